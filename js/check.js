@@ -1,0 +1,88 @@
+// Argument checks shared by the public API. Every message names the function, the argument and
+// the offending value.
+
+export const MAX_RANK = 8; // QW_MAX_RANK in src/include/qwasm.h
+
+function show(value) {
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === undefined) return 'undefined';
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  } catch {
+    return String(value);
+  }
+}
+export { show };
+
+export function checkShape(shape, where, name = 'shape') {
+  if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
+    throw new TypeError(`${where}: ${name} must be an array of dimension sizes, got ${show(shape)}`);
+  }
+  const dims = Array.from(shape);
+  if (dims.length > MAX_RANK) {
+    throw new RangeError(`${where}: ${name} has ${dims.length} dimensions; at most ${MAX_RANK} are supported`);
+  }
+  let numel = 1;
+  dims.forEach((d, i) => {
+    if (!Number.isSafeInteger(d) || d < 0) {
+      throw new RangeError(`${where}: ${name}[${i}] must be a non-negative integer, got ${show(d)}`);
+    }
+    numel *= d;
+  });
+  if (numel > 2 ** 31 - 1) {
+    throw new RangeError(`${where}: ${name} ${show(dims)} has ${numel} elements; at most 2^31 - 1 fit in wasm memory`);
+  }
+  return dims;
+}
+
+export function numelOf(shape) {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+/** A scale the kernels can use: finite and > 0 as float32, with a finite float32 reciprocal. */
+export function checkScale(scale, where, name = 'scale') {
+  const f = Math.fround(scale);
+  if (typeof scale !== 'number' || !Number.isFinite(f) || !(f > 0) || !Number.isFinite(Math.fround(1 / f))) {
+    throw new RangeError(`${where}: ${name} must be a finite number > 0 (at least 2.9e-39 in float32), got ${show(scale)}`);
+  }
+  return scale;
+}
+
+export function checkZeroPoint(zeroPoint, dtype, where, name = 'zeroPoint') {
+  if (!Number.isInteger(zeroPoint) || zeroPoint < dtype.min || zeroPoint > dtype.max) {
+    throw new RangeError(
+      `${where}: ${name} must be an integer in [${dtype.min}, ${dtype.max}] for ${dtype.name}, got ${show(zeroPoint)}`,
+    );
+  }
+  return zeroPoint;
+}
+
+/** A dimension index in [-rank, rank), normalized to [0, rank). */
+export function checkDim(dim, rank, where, name = 'dim') {
+  if (!Number.isInteger(dim) || dim < -rank || dim >= rank || rank === 0) {
+    const range = rank === 0 ? 'none (the tensor is 0-dimensional)' : `[${-rank}, ${rank - 1}]`;
+    throw new RangeError(`${where}: ${name} must be an integer in ${range}, got ${show(dim)}`);
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+export function checkNumberArray(data, length, where, name) {
+  if (!Array.isArray(data) && !(ArrayBuffer.isView(data) && !(data instanceof DataView))) {
+    throw new TypeError(`${where}: ${name} must be an array or a typed array, got ${show(data)}`);
+  }
+  if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
+    throw new TypeError(`${where}: ${name} must hold numbers, not BigInts`);
+  }
+  if (length !== undefined && data.length !== length) {
+    throw new RangeError(`${where}: ${name} has ${data.length} elements but ${length} are needed`);
+  }
+  if (Array.isArray(data)) {
+    for (let i = 0; i < data.length; i++) {
+      if (typeof data[i] !== 'number') {
+        throw new TypeError(`${where}: ${name}[${i}] must be a number, got ${show(data[i])}`);
+      }
+    }
+  }
+  return data;
+}

@@ -1,0 +1,13 @@
+// qwasm: int8 quantized inference for the browser and Node, PyTorch- and ONNX-exact.
+export { init, backendInfo, memoryStats } from './runtime.js';
+export { simdSupported } from './wasm.js';
+export { DTYPES } from './dtype.js';
+export { chooseQParams, quantRange, QSCHEMES, FLOAT32_EPS } from './qparams.js';
+export {
+  QTensor,
+  quantizePerTensor,
+  quantizePerChannel,
+  fromIntRepr,
+  fromIntReprPerChannel,
+  empty,
+} from './qtensor.js';

@@ -1,0 +1,210 @@
+// Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
+// fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
+
+// A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
+// Engines that validate it run the SIMD build (the same probe onnxruntime-web relies on).
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 43, 1, 41, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 253, 186, 1, 11,
+]);
+
+/** True when this engine runs wasm SIMD128 including i32x4.dot_i16x8_s. */
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const STATUS = ['QW_OK', 'QW_INVALID_ARGUMENT', 'QW_INVALID_QPARAMS', 'QW_UNSUPPORTED', 'QW_OUT_OF_MEMORY'];
+
+/** The instantiated module: typed views over its memory, allocation with accounting, status checks. */
+export class Backend {
+  #exports;
+  #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
+
+  constructor(instance, source) {
+    this.#exports = instance.exports;
+    this.source = source;
+    this.#exports._initialize();
+    this.isa = this.#cString(this.#exports.qw_isa());
+    this.simd = this.isa === 'wasmsimd';
+  }
+
+  get exports() {
+    return this.#exports;
+  }
+
+  // Views are made fresh on every use: memory growth detaches old ones.
+  u8(ptr, length) {
+    return new Uint8Array(this.#exports.memory.buffer, ptr, length);
+  }
+  i8(ptr, length) {
+    return new Int8Array(this.#exports.memory.buffer, ptr, length);
+  }
+  i32(ptr, length) {
+    return new Int32Array(this.#exports.memory.buffer, ptr, length);
+  }
+  f32(ptr, length) {
+    return new Float32Array(this.#exports.memory.buffer, ptr, length);
+  }
+  view(Type, ptr, length) {
+    return new Type(this.#exports.memory.buffer, ptr, length);
+  }
+
+  /** Allocates bytes (>= 1) of wasm memory, 16-byte aligned. */
+  alloc(bytes) {
+    const size = Math.max(1, bytes);
+    const ptr = this.#exports.qw_alloc(size);
+    if (ptr === 0) {
+      throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
+    }
+    this.#live.set(ptr, size);
+    return ptr;
+  }
+
+  free(ptr) {
+    if (this.#live.delete(ptr)) {
+      this.#exports.qw_free(ptr);
+    }
+  }
+
+  /** Runs fn(ptrs) with temporary buffers of the given byte sizes, freed afterwards whatever happens. */
+  withBuffers(sizes, fn) {
+    const ptrs = [];
+    try {
+      for (const size of sizes) ptrs.push(this.alloc(size));
+      return fn(...ptrs);
+    } finally {
+      for (const ptr of ptrs) this.free(ptr);
+    }
+  }
+
+  /** Calls an exported qw_* function and turns a non-zero qw_status into an Error. */
+  call(name, ...args) {
+    const status = this.#exports[name](...args);
+    if (status !== 0) {
+      throw new Error(`qwasm: ${name} returned ${STATUS[status] ?? status}`);
+    }
+  }
+
+  memoryStats() {
+    let liveBytes = 0;
+    for (const size of this.#live.values()) liveBytes += size;
+    return { liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
+  }
+
+  #cString(ptr) {
+    const bytes = new Uint8Array(this.#exports.memory.buffer, ptr);
+    return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+  }
+}
+
+function defaultUrl(simd) {
+  // Literal new URL(..., import.meta.url) calls: the form Vite and webpack 5 rewrite into assets.
+  return simd
+    ? new URL('../dist/qwasm-simd.wasm', import.meta.url)
+    : new URL('../dist/qwasm-scalar.wasm', import.meta.url);
+}
+
+function resolveUrl(wasmPaths, simd) {
+  const file = simd ? 'qwasm-simd.wasm' : 'qwasm-scalar.wasm';
+  if (wasmPaths == null) return defaultUrl(simd);
+  if (typeof wasmPaths === 'string' || wasmPaths instanceof URL) {
+    // A prefix, as onnxruntime-web's wasmPaths: a directory URL or path ending in '/'.
+    const prefix = String(wasmPaths);
+    return prefix.endsWith('/') ? prefix + file : `${prefix}/${file}`;
+  }
+  if (typeof wasmPaths === 'object') {
+    const entry = simd ? wasmPaths.simd : wasmPaths.scalar;
+    if (entry == null) {
+      throw new TypeError(`init: wasmPaths.${simd ? 'simd' : 'scalar'} is missing`);
+    }
+    return String(entry);
+  }
+  throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar }, got ${typeof wasmPaths}`);
+}
+
+const isNode = typeof process !== 'undefined' && process.versions?.node != null;
+
+async function readBytes(where) {
+  const text = String(where);
+  const isFileUrl = text.startsWith('file:');
+  const looksLikeUrl = /^[a-z][a-z0-9+.-]*:/i.test(text);
+  if (isNode && (isFileUrl || !looksLikeUrl)) {
+    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
+    const { fileURLToPath } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:url');
+    try {
+      return await readFile(isFileUrl ? fileURLToPath(text) : text);
+    } catch (error) {
+      throw new Error(`qwasm: could not read the wasm binary at ${text}: ${error.message}`, { cause: error });
+    }
+  }
+  let response;
+  try {
+    response = await fetch(text);
+  } catch (error) {
+    throw new Error(`qwasm: could not fetch the wasm binary at ${text}: ${error.message}`, { cause: error });
+  }
+  if (!response.ok) {
+    throw new Error(`qwasm: could not fetch the wasm binary at ${text}: HTTP ${response.status}`);
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+const IMPORTS = {
+  env: {
+    // Called by the module after memory.grow; views are recreated on every use, so nothing to do.
+    emscripten_notify_memory_growth() {},
+  },
+};
+
+/**
+ * Instantiates a backend. options: { simd?: boolean, wasmPaths?: string | URL | {simd, scalar},
+ * wasmBinary?: ArrayBuffer | Uint8Array | WebAssembly.Module }.
+ */
+export async function loadBackend(options = {}) {
+  const { simd, wasmPaths, wasmBinary } = options;
+  if (simd != null && typeof simd !== 'boolean') {
+    throw new TypeError(`init: simd must be a boolean, got ${String(simd)}`);
+  }
+  const supported = simdSupported();
+  if (simd === true && !supported) {
+    throw new Error('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
+  }
+  const useSimd = simd ?? supported;
+  let module;
+  let source;
+  if (wasmBinary != null) {
+    source = 'wasmBinary';
+    if (wasmBinary instanceof WebAssembly.Module) {
+      module = wasmBinary;
+    } else if (wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)) {
+      module = await compile(wasmBinary, source);
+    } else {
+      throw new TypeError('init: wasmBinary must be an ArrayBuffer, a Uint8Array or a WebAssembly.Module');
+    }
+  } else {
+    source = String(resolveUrl(wasmPaths, useSimd));
+    module = await compile(await readBytes(source), source);
+  }
+  let instance;
+  try {
+    instance = await WebAssembly.instantiate(module, IMPORTS);
+  } catch (error) {
+    throw new Error(`qwasm: could not instantiate the wasm binary from ${source}: ${error.message}`, { cause: error });
+  }
+  if (typeof instance.exports.qw_isa !== 'function') {
+    throw new Error(`qwasm: the wasm binary from ${source} is not a qwasm build (no qw_isa export)`);
+  }
+  return new Backend(instance, source);
+}
+
+async function compile(bytes, source) {
+  try {
+    return await WebAssembly.compile(bytes);
+  } catch (error) {
+    throw new Error(`qwasm: the wasm binary from ${source} does not compile: ${error.message}`, { cause: error });
+  }
+}

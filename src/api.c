@@ -1,0 +1,187 @@
+/* The exported entry points: validate, prepare parameters, dispatch to the selected kernels. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "qwasm.h"
+
+static const int32_t dtype_min[3] = {0, -128, INT32_MIN};
+static const int32_t dtype_max[3] = {255, 127, INT32_MAX};
+static const size_t dtype_size[3] = {1, 1, 4};
+
+static int valid_dtype(qw_dtype dtype) {
+  return (unsigned)dtype <= QW_QINT32;
+}
+
+/* A usable scale: finite, > 0, with a finite float reciprocal (the torch rule multiplies by it). */
+static int valid_scale(float scale) {
+  return isfinite(scale) && scale > 0.0f && isfinite(1.0f / scale);
+}
+
+static int valid_qparams(qw_dtype dtype, float scale, int32_t zero_point) {
+  return valid_scale(scale) && zero_point >= dtype_min[dtype] && zero_point <= dtype_max[dtype];
+}
+
+void* qw_alloc(size_t size) {
+  if (size == 0) {
+    return NULL;
+  }
+  void* ptr = NULL;
+  return posix_memalign(&ptr, 16, size) == 0 ? ptr : NULL;
+}
+
+void qw_free(void* ptr) {
+  free(ptr);
+}
+
+const char* qw_isa(void) {
+  return qw_kernels()->isa;
+}
+
+qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
+                      int32_t zero_point) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(dtype) || (unsigned)rounding > QW_ROUND_ONNX) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!valid_qparams(dtype, scale, zero_point)) {
+    return QW_INVALID_QPARAMS;
+  }
+  struct qw_quantize_params params;
+  qw_quantize_params_init(&params, scale, zero_point, dtype_min[dtype], dtype_max[dtype]);
+  qw_kernels()->quantize[rounding][dtype](n, x, y, &params);
+  return QW_OK;
+}
+
+qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y, qw_dtype dtype,
+                                  qw_rounding rounding, const float* scales, const int32_t* zero_points) {
+  if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || !valid_dtype(dtype) ||
+      (unsigned)rounding > QW_ROUND_ONNX) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t c = 0; c < channels; c++) {
+    if (!valid_qparams(dtype, scales[c], zero_points[c])) {
+      return QW_INVALID_QPARAMS;
+    }
+  }
+  const qw_quantize_ukernel ukernel = qw_kernels()->quantize[rounding][dtype];
+  const size_t size = dtype_size[dtype];
+  for (size_t o = 0; o < outer; o++) {
+    for (size_t c = 0; c < channels; c++) {
+      struct qw_quantize_params params;
+      qw_quantize_params_init(&params, scales[c], zero_points[c], dtype_min[dtype], dtype_max[dtype]);
+      const size_t offset = (o * channels + c) * inner;
+      ukernel(inner, x + offset, (char*)y + offset * size, &params);
+    }
+  }
+  return QW_OK;
+}
+
+qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float scale, int32_t zero_point) {
+  if ((n != 0 && (q == NULL || y == NULL)) || !valid_dtype(dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!valid_qparams(dtype, scale, zero_point)) {
+    return QW_INVALID_QPARAMS;
+  }
+  const struct qw_dequantize_params params = {scale, zero_point};
+  qw_kernels()->dequantize[dtype](n, q, y, &params);
+  return QW_OK;
+}
+
+qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner, const void* q, float* y,
+                                    qw_dtype dtype, const double* scales, const int32_t* zero_points) {
+  if (q == NULL || y == NULL || scales == NULL || zero_points == NULL || !valid_dtype(dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t c = 0; c < channels; c++) {
+    if (!valid_qparams(dtype, (float)scales[c], zero_points[c]) || !isfinite(scales[c])) {
+      return QW_INVALID_QPARAMS;
+    }
+  }
+  const qw_dequantize_f64_ukernel ukernel = qw_kernels()->dequantize_f64scale[dtype];
+  const size_t size = dtype_size[dtype];
+  for (size_t o = 0; o < outer; o++) {
+    for (size_t c = 0; c < channels; c++) {
+      const struct qw_dequantize_f64_params params = {scales[c], (float)zero_points[c]};
+      const size_t offset = (o * channels + c) * inner;
+      ukernel(inner, (const char*)q + offset * size, y + offset, &params);
+    }
+  }
+  return QW_OK;
+}
+
+qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
+                        qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(x_dtype) || !valid_dtype(y_dtype) ||
+      (unsigned)rounding > QW_ROUND_ONNX) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!valid_qparams(x_dtype, x_scale, x_zero_point) || !valid_qparams(y_dtype, y_scale, y_zero_point)) {
+    return QW_INVALID_QPARAMS;
+  }
+  /* In place is allowed only when the element sizes match: each block is read before written. */
+  if (x == y && dtype_size[x_dtype] != dtype_size[y_dtype]) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const struct qw_kernels* kernels = qw_kernels();
+  const struct qw_dequantize_params dq = {x_scale, x_zero_point};
+  struct qw_quantize_params qp;
+  qw_quantize_params_init(&qp, y_scale, y_zero_point, dtype_min[y_dtype], dtype_max[y_dtype]);
+  /* Through a float block on the stack: the same float the two separate calls would produce. */
+  enum { BLOCK = 256 };
+  float block[BLOCK];
+  for (size_t i = 0; i < n; i += BLOCK) {
+    const size_t len = n - i < BLOCK ? n - i : BLOCK;
+    kernels->dequantize[x_dtype](len, (const char*)x + i * dtype_size[x_dtype], block, &dq);
+    kernels->quantize[rounding][y_dtype](len, block, (char*)y + i * dtype_size[y_dtype], &qp);
+  }
+  return QW_OK;
+}
+
+qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
+                          const int32_t* src_strides, void* dst, const int32_t* dst_strides) {
+  if (src == NULL || dst == NULL || rank > QW_MAX_RANK ||
+      (rank != 0 && (shape == NULL || src_strides == NULL || dst_strides == NULL)) ||
+      !(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  size_t count = 1;
+  for (size_t k = 0; k < rank; k++) {
+    if (shape[k] < 0 || src_strides[k] < 0 || dst_strides[k] < 0) {
+      return QW_INVALID_ARGUMENT;
+    }
+    count *= (size_t)shape[k];
+  }
+  if (count == 0) {
+    return QW_OK;
+  }
+  /* Odometer over all but the innermost dimension; the innermost run is a (strided) loop. */
+  size_t index[QW_MAX_RANK] = {0};
+  const size_t inner = rank == 0 ? 1 : (size_t)shape[rank - 1];
+  const size_t s_step = rank == 0 ? 0 : (size_t)src_strides[rank - 1] * elem_size;
+  const size_t d_step = rank == 0 ? 0 : (size_t)dst_strides[rank - 1] * elem_size;
+  for (size_t done = 0; done < count; done += inner) {
+    size_t s_off = 0, d_off = 0;
+    for (size_t k = 0; k + 1 < rank; k++) {
+      s_off += index[k] * (size_t)src_strides[k];
+      d_off += index[k] * (size_t)dst_strides[k];
+    }
+    const char* s = (const char*)src + s_off * elem_size;
+    char* d = (char*)dst + d_off * elem_size;
+    if (s_step == elem_size && d_step == elem_size) {
+      memcpy(d, s, inner * elem_size);
+    } else {
+      for (size_t i = 0; i < inner; i++) {
+        memcpy(d + i * d_step, s + i * s_step, elem_size);
+      }
+    }
+    for (size_t k = rank == 0 ? 0 : rank - 1; k-- > 0;) {
+      if (++index[k] < (size_t)shape[k]) {
+        break;
+      }
+      index[k] = 0;
+    }
+  }
+  return QW_OK;
+}

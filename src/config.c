@@ -1,0 +1,43 @@
+#include "config.h"
+
+#include "qwasm.h"
+
+const struct qw_kernels qw_scalar_kernels = {
+    .isa = "scalar",
+    .quantize = {
+        [QW_ROUND_TORCH] = {qw_f32_qu8_quantize_torch_ukernel__scalar, qw_f32_qs8_quantize_torch_ukernel__scalar,
+                            qw_f32_qs32_quantize_torch_ukernel__scalar},
+        [QW_ROUND_ONNX] = {qw_f32_qu8_quantize_onnx_ukernel__scalar, qw_f32_qs8_quantize_onnx_ukernel__scalar,
+                           qw_f32_qs32_quantize_onnx_ukernel__scalar},
+    },
+    .dequantize = {qw_qu8_f32_dequantize_ukernel__scalar, qw_qs8_f32_dequantize_ukernel__scalar,
+                   qw_qs32_f32_dequantize_ukernel__scalar},
+    .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__scalar,
+                            qw_qs8_f32_dequantize_f64scale_ukernel__scalar,
+                            qw_qs32_f32_dequantize_f64scale_ukernel__scalar},
+};
+
+#if QW_SIMD
+static const struct qw_kernels wasmsimd_kernels = {
+    .isa = "wasmsimd",
+    .quantize = {
+        [QW_ROUND_TORCH] = {qw_f32_qu8_quantize_torch_ukernel__wasmsimd, qw_f32_qs8_quantize_torch_ukernel__wasmsimd,
+                            qw_f32_qs32_quantize_torch_ukernel__wasmsimd},
+        [QW_ROUND_ONNX] = {qw_f32_qu8_quantize_onnx_ukernel__wasmsimd, qw_f32_qs8_quantize_onnx_ukernel__wasmsimd,
+                           qw_f32_qs32_quantize_onnx_ukernel__wasmsimd},
+    },
+    .dequantize = {qw_qu8_f32_dequantize_ukernel__wasmsimd, qw_qs8_f32_dequantize_ukernel__wasmsimd,
+                   qw_qs32_f32_dequantize_ukernel__wasmsimd},
+    .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__wasmsimd,
+                            qw_qs8_f32_dequantize_f64scale_ukernel__wasmsimd,
+                            qw_qs32_f32_dequantize_f64scale_ukernel__wasmsimd},
+};
+#endif
+
+const struct qw_kernels* qw_kernels(void) {
+#if QW_SIMD
+  return &wasmsimd_kernels;
+#else
+  return &qw_scalar_kernels;
+#endif
+}

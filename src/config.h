@@ -1,0 +1,20 @@
+/* The kernel table: the single place where a build's kernels are chosen. */
+#ifndef QWASM_CONFIG_H
+#define QWASM_CONFIG_H
+
+#include "quantize/quantize.h"
+
+struct qw_kernels {
+  const char* isa;
+  qw_quantize_ukernel quantize[2][3]; /* [qw_rounding][qw_dtype] */
+  qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
+  qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
+};
+
+/* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */
+const struct qw_kernels* qw_kernels(void);
+
+/* The scalar baseline, always compiled: tests compare the selected kernels against it. */
+extern const struct qw_kernels qw_scalar_kernels;
+
+#endif /* QWASM_CONFIG_H */

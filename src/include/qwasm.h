@@ -1,0 +1,146 @@
+/*
+ * qwasm.h: the public C API of qwasm.
+ *
+ * Conventions (docs/quantization.md derives them):
+ *   real = scale * (q - zero_point)
+ *   quint8 q in [0, 255], qint8 q in [-128, 127], qint32 q in [-2^31, 2^31 - 1].
+ *
+ * Every function here validates its arguments and returns a qw_status; nothing
+ * aborts. Scales are float32 (PyTorch keeps scales as double but casts them to
+ * float before any arithmetic; callers pass the already-cast float).
+ *
+ * Memory: the library never allocates inside a kernel. Buffers are owned by the
+ * caller (the JS package allocates them with qw_alloc). Kernels read exactly the
+ * elements they are given: no over-read, no over-write, so buffers need no padding.
+ * Input and output buffers must not overlap unless a function says otherwise.
+ */
+#ifndef QWASM_H
+#define QWASM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define QW_API EMSCRIPTEN_KEEPALIVE
+#else
+#define QW_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes returned by every API function. */
+typedef enum qw_status {
+  QW_OK = 0,
+  QW_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad enum, a bad range, an inconsistent size */
+  QW_INVALID_QPARAMS = 2,  /* scale not finite and > 0, or zero point outside the quantized range */
+  QW_UNSUPPORTED = 3,      /* a valid request this build does not implement */
+  QW_OUT_OF_MEMORY = 4,
+} qw_status;
+
+/* Quantized element types, with PyTorch's names. Values are part of the ABI. */
+typedef enum qw_dtype {
+  QW_QUINT8 = 0, /* uint8 storage, [0, 255] */
+  QW_QINT8 = 1,  /* int8 storage, [-128, 127] */
+  QW_QINT32 = 2, /* int32 storage, [-2^31, 2^31 - 1] */
+} qw_dtype;
+
+/* Rounding rule of quantize. Both round half to even; they differ in how x meets the scale.
+ *   QW_ROUND_TORCH: q = clamp(zp + nearbyint(x * (1.0f / scale)), qmin, qmax), the addition of zp
+ *                   done in float32 as PyTorch 1.13 does (visible for qint32 beyond 2^24).
+ *   QW_ROUND_ONNX:  q = saturate(round_half_even(x / scale) + zp), the addition exact (ONNX QuantizeLinear).
+ * Non-finite input (both rules): NaN -> zero_point, +Inf -> qmax, -Inf -> qmin, and finite values
+ * beyond the range saturate. (PyTorch 1.13 maps NaN, +-Inf and |x / scale| >= 2^63 to qmin through an
+ * int64 conversion overflow; qwasm deliberately does not reproduce that.) */
+typedef enum qw_rounding {
+  QW_ROUND_TORCH = 0,
+  QW_ROUND_ONNX = 1,
+} qw_rounding;
+
+/* The schemes of torch.ao.quantization observers. */
+typedef enum qw_qscheme {
+  QW_PER_TENSOR_AFFINE = 0,
+  QW_PER_TENSOR_SYMMETRIC = 1,
+  QW_PER_CHANNEL_AFFINE = 2,
+  QW_PER_CHANNEL_SYMMETRIC = 3,
+} qw_qscheme;
+
+/* ---- memory (for the JS package; kernels never call these) ------------------------------ */
+
+/* 16-byte aligned allocation; returns NULL when size is 0 or memory cannot grow. */
+QW_API void* qw_alloc(size_t size);
+QW_API void qw_free(void* ptr);
+
+/* ---- choosing scale and zero point (torch.ao.quantization.observer._calculate_qparams) ---- */
+
+/* The integer range an observer quantizes to, as torch.ao.quantization.utils.calculate_qmin_qmax:
+ * without a custom range: quint8 [0,255] ([0,127] with reduce_range), qint8 [-128,127] ([-64,63]),
+ * qint32 [-2^31, 2^31-1] (reduce_range ignored). With a custom range (has_custom_range != 0) it
+ * must contain 0, quant_min < quant_max, its length must not exceed 256 (qint8) or 2^31 (qint32),
+ * and reduce_range floor-halves both ends. Out: *qmin, *qmax. */
+QW_API qw_status qw_quant_range(qw_dtype dtype, int reduce_range, int has_custom_range, int32_t quant_min,
+                                int32_t quant_max, int32_t* qmin, int32_t* qmax);
+
+/* Scale and zero point for an observed [min_val, max_val], bit-exact with PyTorch 1.13's
+ * _calculate_qparams in float32 arithmetic. [qmin, qmax] comes from qw_quant_range; has_custom_range
+ * selects the quint8 symmetric zero point ((qmin + qmax) floor-div 2 instead of 128); eps is the
+ * lower bound of the scale (PyTorch's default: FLT_EPSILON). min_val > max_val, NaN or a non-finite
+ * value (other than the unobserved pair min=+Inf, max=-Inf, which gives (1.0, 0)) -> QW_INVALID_ARGUMENT.
+ * Per-channel schemes compute the same per channel: use qw_choose_qparams_per_channel. */
+QW_API qw_status qw_choose_qparams(float min_val, float max_val, qw_dtype dtype, qw_qscheme qscheme, int32_t qmin,
+                                   int32_t qmax, int has_custom_range, float eps, float* scale, int32_t* zero_point);
+
+/* The same for `channels` (min, max) pairs; scales[c] and zero_points[c] receive channel c. */
+QW_API qw_status qw_choose_qparams_per_channel(size_t channels, const float* min_vals, const float* max_vals,
+                                               qw_dtype dtype, qw_qscheme qscheme, int32_t qmin, int32_t qmax,
+                                               int has_custom_range, float eps, float* scales, int32_t* zero_points);
+
+/* ---- quantize / dequantize / requantize ------------------------------------------------- */
+
+/* y[i] = quantize(x[i]) for i < n; y holds n elements of dtype. See qw_rounding for the rules. */
+QW_API qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
+                             int32_t zero_point);
+
+/* Per-channel quantize of a contiguous tensor viewed as [outer, channels, inner] (the channel axis
+ * in the middle): element (o, c, i) uses scales[c], zero_points[c]. */
+QW_API qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y,
+                                         qw_dtype dtype, qw_rounding rounding, const float* scales,
+                                         const int32_t* zero_points);
+
+/* y[i] = scale * (float)(q[i] - zero_point), one float rounding after an exact integer subtraction
+ * (PyTorch's dequantize_val, ONNX DequantizeLinear). For qint32 the subtraction wraps modulo 2^32. */
+QW_API qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float scale, int32_t zero_point);
+
+/* Per-channel dequantize, layout as qw_quantize_per_channel, with PyTorch's float64 channel scales:
+ * y = (float)((double)((float)q - (float)zp) * scales[c]). (PyTorch keeps per-channel scales in a
+ * float64 tensor and uses them as they are here, unlike the per-tensor path, which casts the scale
+ * to float first. For 8-bit data and float32-representable scales both give the same result.) */
+QW_API qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner, const void* q, float* y,
+                                           qw_dtype dtype, const double* scales, const int32_t* zero_points);
+
+/* y[i] = quantize(dequantize(x[i])) with new qparams and dtype (PyTorch's requantize_val): the float
+ * in between is exactly what qw_dequantize produces. x and y may be the same buffer when the dtypes
+ * have the same size. */
+QW_API qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
+                               qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding);
+
+/* ---- layout ------------------------------------------------------------------------------ */
+
+/* Copies a strided view to another: for every index (i0..i{rank-1}) < shape,
+ * dst[sum(ik * dst_strides[k])] = src[sum(ik * src_strides[k])]. Strides are in ELEMENTS and
+ * non-negative (0 broadcasts a source; a destination must not alias itself); each element is
+ * elem_size bytes (1, 2, 4 or 8). rank <= QW_MAX_RANK; rank 0 copies one element. */
+#define QW_MAX_RANK 8
+QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
+                                 const int32_t* src_strides, void* dst, const int32_t* dst_strides);
+
+/* Name of the kernel set this build selected ("wasmsimd" or "scalar"). */
+QW_API const char* qw_isa(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QWASM_H */

@@ -1,0 +1,83 @@
+/* wasm SIMD128 quantize kernels. Main loops handle 16 (8-bit) or 4 (qint32) elements; the tail
+ * uses the per-element rule of quantize.h, which the vector code mirrors lane for lane. */
+#include "quantize.h"
+#include "simd128.h"
+
+/* One f32x4 through the rule, up to the int32 result. DIVIDE selects the ONNX rule (x / scale)
+ * over PyTorch's (x * (1/scale)); for 8-bit outputs the float addition of zp is exact wherever
+ * the result is not clamped, so both rules share the rest. */
+static inline v128_t quantize_f32x4(v128_t x, int divide, const struct qw_quantize_params* p) {
+  const v128_t scaled = divide ? wasm_f32x4_div(x, wasm_f32x4_splat(p->scale))
+                               : wasm_f32x4_mul(x, wasm_f32x4_splat(p->inv_scale));
+  const v128_t r = wasm_f32x4_nearest(scaled);
+  const v128_t is_nan = wasm_f32x4_ne(r, r);
+  v128_t t = wasm_f32x4_add(r, wasm_f32x4_splat(p->zero_point_f));
+  t = wasm_f32x4_pmax(t, wasm_f32x4_splat(p->qmin_f)); /* t < qmin ? qmin : t */
+  t = wasm_f32x4_pmin(t, wasm_f32x4_splat(p->qmax_f)); /* qmax < t ? qmax : t */
+  const v128_t q = wasm_i32x4_trunc_sat_f32x4(t);
+  return wasm_v128_bitselect(wasm_i32x4_splat(p->zero_point), q, is_nan);
+}
+
+/* Sixteen floats to sixteen 8-bit lanes (values already inside the range, so the saturating
+ * narrows only pack). */
+static inline v128_t quantize_16(const float* x, int divide, int is_unsigned, const struct qw_quantize_params* p) {
+  const v128_t q0 = quantize_f32x4(wasm_v128_load(x), divide, p);
+  const v128_t q1 = quantize_f32x4(wasm_v128_load(x + 4), divide, p);
+  const v128_t q2 = quantize_f32x4(wasm_v128_load(x + 8), divide, p);
+  const v128_t q3 = quantize_f32x4(wasm_v128_load(x + 12), divide, p);
+  const v128_t lo = wasm_i16x8_narrow_i32x4(q0, q1);
+  const v128_t hi = wasm_i16x8_narrow_i32x4(q2, q3);
+  return is_unsigned ? wasm_u8x16_narrow_i16x8(lo, hi) : wasm_i8x16_narrow_i16x8(lo, hi);
+}
+
+#define QW_QUANTIZE_8BIT_WASMSIMD(name, T, divide, is_unsigned, rule)              \
+  QW_DECLARE_QUANTIZE_UKERNEL(name) {                                              \
+    T* out = (T*)y;                                                                \
+    for (; n >= 16; n -= 16, x += 16, out += 16) {                                 \
+      wasm_v128_store(out, quantize_16(x, divide, is_unsigned, params));           \
+    }                                                                              \
+    for (size_t i = 0; i < n; i++) {                                               \
+      out[i] = (T)rule(x[i], params);                                              \
+    }                                                                              \
+  }
+
+QW_QUANTIZE_8BIT_WASMSIMD(qw_f32_qu8_quantize_torch_ukernel__wasmsimd, uint8_t, 0, 1, qw_quantize_torch)
+QW_QUANTIZE_8BIT_WASMSIMD(qw_f32_qs8_quantize_torch_ukernel__wasmsimd, int8_t, 0, 0, qw_quantize_torch)
+QW_QUANTIZE_8BIT_WASMSIMD(qw_f32_qu8_quantize_onnx_ukernel__wasmsimd, uint8_t, 1, 1, qw_quantize_onnx)
+QW_QUANTIZE_8BIT_WASMSIMD(qw_f32_qs8_quantize_onnx_ukernel__wasmsimd, int8_t, 1, 0, qw_quantize_onnx)
+
+/* qint32, PyTorch rule: trunc_sat performs the clamp to [-2^31, 2^31 - 1] (qmax_f is 2^31). */
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__wasmsimd) {
+  int32_t* out = (int32_t*)y;
+  for (; n >= 4; n -= 4, x += 4, out += 4) {
+    wasm_v128_store(out, quantize_f32x4(wasm_v128_load(x), 0, params));
+  }
+  for (size_t i = 0; i < n; i++) {
+    out[i] = qw_quantize_torch(x[i], params);
+  }
+}
+
+/* qint32, ONNX rule: the zero point is added exactly, in f64x2 lanes. */
+static inline v128_t add_zero_point_f64(v128_t r, const struct qw_quantize_params* p) {
+  const v128_t zp = wasm_f64x2_splat((double)p->zero_point);
+  const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(r), zp);
+  const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(r, r, 2, 3, 2, 3)), zp);
+  return wasm_i32x4_shuffle(wasm_i32x4_trunc_sat_f64x2_zero(lo), wasm_i32x4_trunc_sat_f64x2_zero(hi), 0, 1, 4, 5);
+}
+
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_onnx_ukernel__wasmsimd) {
+  int32_t* out = (int32_t*)y;
+  const v128_t vscale = wasm_f32x4_splat(params->scale);
+  const v128_t vlimit = wasm_f32x4_splat(8589934592.0f);
+  const v128_t vneg_limit = wasm_f32x4_splat(-8589934592.0f);
+  const v128_t vzp = wasm_i32x4_splat(params->zero_point);
+  for (; n >= 4; n -= 4, x += 4, out += 4) {
+    v128_t r = wasm_f32x4_nearest(wasm_f32x4_div(wasm_v128_load(x), vscale));
+    const v128_t is_nan = wasm_f32x4_ne(r, r);
+    r = wasm_f32x4_pmin(wasm_f32x4_pmax(r, vneg_limit), vlimit);
+    wasm_v128_store(out, wasm_v128_bitselect(vzp, add_zero_point_f64(r, params), is_nan));
+  }
+  for (size_t i = 0; i < n; i++) {
+    out[i] = qw_quantize_onnx(x[i], params);
+  }
+}

@@ -1,0 +1,64 @@
+/* qw_copy_strided: transposes, broadcasts (stride 0), slices, rank 0, and argument checks. */
+#include "check.h"
+#include "qwasm.h"
+
+static const int32_t* contiguous_2d(const int32_t* shape) {
+  static int32_t strides[2];
+  strides[0] = shape[1];
+  strides[1] = 1;
+  return strides;
+}
+
+int main(void) {
+  const int32_t dense_p[3] = {6, 3, 1}, dense_b[2] = {2, 1};
+  /* A 3x4 int32 matrix read as its transpose (shape 4x3, strides 1, 4). */
+  int32_t m[12];
+  for (int i = 0; i < 12; i++) {
+    m[i] = i;
+  }
+  int32_t t[12];
+  const int32_t shape_t[2] = {4, 3}, strides_t[2] = {1, 4};
+  CHECK(qw_copy_strided(4, 2, shape_t, m, strides_t, t, contiguous_2d(shape_t)) == QW_OK, "status");
+  for (int r = 0; r < 4; r++) {
+    for (int c = 0; c < 3; c++) {
+      CHECK(t[r * 3 + c] == m[c * 4 + r], "transpose (%d,%d)", r, c);
+    }
+  }
+  /* A 2x3x4 uint8 tensor permuted to (2, 0, 1): shape 4x2x3, strides 1, 12, 4. */
+  uint8_t src[24], dst[24];
+  for (int i = 0; i < 24; i++) {
+    src[i] = (uint8_t)(i * 7);
+  }
+  const int32_t shape_p[3] = {4, 2, 3}, strides_p[3] = {1, 12, 4};
+  CHECK(qw_copy_strided(1, 3, shape_p, src, strides_p, dst, dense_p) == QW_OK, "status");
+  for (int a = 0; a < 4; a++) {
+    for (int b = 0; b < 2; b++) {
+      for (int c = 0; c < 3; c++) {
+        CHECK(dst[(a * 2 + b) * 3 + c] == src[b * 12 + c * 4 + a], "permute (%d,%d,%d)", a, b, c);
+      }
+    }
+  }
+  /* Broadcast: stride 0 repeats. Rank 0: one element. Empty: nothing touched. */
+  const int32_t shape_b[2] = {3, 2}, strides_b[2] = {0, 1};
+  uint8_t row[2] = {5, 9}, rep[6];
+  CHECK(qw_copy_strided(1, 2, shape_b, row, strides_b, rep, dense_b) == QW_OK, "status");
+  CHECK(rep[0] == 5 && rep[1] == 9 && rep[4] == 5 && rep[5] == 9, "broadcast");
+  int32_t one = 42, out = 0;
+  CHECK(qw_copy_strided(4, 0, NULL, &one, NULL, &out, NULL) == QW_OK && out == 42, "rank 0");
+  const int32_t shape_e[2] = {3, 0}, strides_e[2] = {0, 1};
+  CHECK(qw_copy_strided(4, 2, shape_e, &one, strides_e, &out, strides_e) == QW_OK, "empty");
+  /* Scatter: write a 2x2 block into column 1..2 of a 3x4 destination (strides 4, 1). */
+  int32_t block[4] = {-1, -2, -3, -4}, canvas[12] = {0};
+  const int32_t shape_s[2] = {2, 2}, dense_s[2] = {2, 1}, into[2] = {4, 1};
+  CHECK(qw_copy_strided(4, 2, shape_s, block, dense_s, canvas + 1, into) == QW_OK, "status");
+  CHECK(canvas[1] == -1 && canvas[2] == -2 && canvas[5] == -3 && canvas[6] == -4 && canvas[0] == 0 && canvas[3] == 0 &&
+            canvas[4] == 0 && canvas[7] == 0,
+        "scatter");
+  /* Bad arguments. */
+  const int32_t neg[1] = {-1}, pos[1] = {1};
+  CHECK(qw_copy_strided(4, 1, neg, m, pos, t, pos) == QW_INVALID_ARGUMENT, "negative dim");
+  CHECK(qw_copy_strided(4, 1, pos, m, neg, t, pos) == QW_INVALID_ARGUMENT, "negative stride");
+  CHECK(qw_copy_strided(3, 1, pos, m, pos, t, pos) == QW_INVALID_ARGUMENT, "element size 3");
+  CHECK(qw_copy_strided(4, QW_MAX_RANK + 1, shape_t, m, strides_t, t, strides_t) == QW_INVALID_ARGUMENT, "rank too large");
+  return check_summary("test_layout");
+}

@@ -1,0 +1,226 @@
+/* Quantize / dequantize / requantize kernels: the selected kernels (SIMD in the simd build) against
+ * the scalar baseline on every length up to a few vectors and on hostile inputs, buffers sized
+ * exactly so sanitizers catch any over-read, plus the documented special values. Agreement with
+ * real PyTorch and ONNX is checked by the JS suites against committed golden fixtures. */
+#include <float.h>
+#include <math.h>
+
+#include "check.h"
+#include "config.h"
+#include "qwasm.h"
+
+static const size_t dtype_size[3] = {1, 1, 4};
+static const char* dtype_name[3] = {"quint8", "qint8", "qint32"};
+static const int32_t dtype_min[3] = {0, -128, INT32_MIN};
+static const int32_t dtype_max[3] = {255, 127, INT32_MAX};
+
+static int32_t load_q(const void* buf, qw_dtype dtype, size_t i) {
+  switch (dtype) {
+    case QW_QUINT8: return ((const uint8_t*)buf)[i];
+    case QW_QINT8: return ((const int8_t*)buf)[i];
+    default: return ((const int32_t*)buf)[i];
+  }
+}
+
+/* A mix of ordinary values, exact ties after scaling, and raw bit patterns (NaN, Inf, subnormals,
+ * huge magnitudes, -0.0). */
+static void fill_hostile(float* x, size_t n, float scale) {
+  for (size_t i = 0; i < n; i++) {
+    switch (rng_u32() % 4) {
+      case 0: x[i] = rng_uniform(-300.0f, 300.0f) * scale; break;
+      case 1: x[i] = ((float)((int32_t)(rng_u32() % 600) - 300) + 0.5f) * scale; break;
+      case 2: x[i] = float_from_bits(rng_u32()); break;
+      default: x[i] = rng_uniform(-1.0f, 1.0f) * 3e9f * scale; break;
+    }
+  }
+}
+
+static void test_simd_matches_scalar(void) {
+  const struct qw_kernels* selected = qw_kernels();
+  const float scales[] = {1.0f, 0.5f, 0.1f, 1.0f / 3.0f, 0.00214854861f, 3e-5f, 1e6f};
+  for (int rounding = 0; rounding <= 1; rounding++) {
+    for (int dt = 0; dt < 3; dt++) {
+      for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+        for (size_t n = 0; n <= 70; n += (n < 40 ? 1 : 7)) {
+          const int32_t zps[] = {0, dtype_min[dt], dtype_max[dt], dt == 0 ? 128 : 3};
+          for (size_t zi = 0; zi < 4; zi++) {
+            struct qw_quantize_params p;
+            qw_quantize_params_init(&p, scales[si], zps[zi], dtype_min[dt], dtype_max[dt]);
+            float* x = exact_alloc(n * sizeof(float));
+            void* a = exact_alloc(n * dtype_size[dt]);
+            void* b = exact_alloc(n * dtype_size[dt]);
+            fill_hostile(x, n, scales[si]);
+            selected->quantize[rounding][dt](n, x, a, &p);
+            qw_scalar_kernels.quantize[rounding][dt](n, x, b, &p);
+            CHECK(memcmp(a, b, n * dtype_size[dt]) == 0, "quantize %s rounding %d n=%zu scale=%g zp=%d differs from scalar",
+                  dtype_name[dt], rounding, n, scales[si], zps[zi]);
+            /* Every output inside the dtype's range, every NaN at the zero point. */
+            for (size_t i = 0; i < n; i++) {
+              const int32_t q = load_q(b, (qw_dtype)dt, i);
+              CHECK(q >= dtype_min[dt] && q <= dtype_max[dt], "out of range");
+              if (isnan(x[i])) {
+                CHECK(q == zps[zi], "NaN gave %d, not the zero point %d", q, zps[zi]);
+              }
+            }
+            free(x);
+            free(a);
+            free(b);
+          }
+        }
+      }
+    }
+  }
+}
+
+static void test_dequantize_simd_matches_scalar(void) {
+  const struct qw_kernels* selected = qw_kernels();
+  for (int dt = 0; dt < 3; dt++) {
+    for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 13)) {
+      const struct qw_dequantize_params p = {rng_uniform(1e-4f, 2.0f), dt == 2 ? (int32_t)rng_u32() : (int32_t)(rng_u32() % 256) + dtype_min[dt]};
+      void* q = exact_alloc(n * dtype_size[dt]);
+      float* a = exact_alloc(n * sizeof(float));
+      float* b = exact_alloc(n * sizeof(float));
+      for (size_t i = 0; i < n * dtype_size[dt]; i++) {
+        ((uint8_t*)q)[i] = (uint8_t)rng_u32();
+      }
+      selected->dequantize[dt](n, q, a, &p);
+      qw_scalar_kernels.dequantize[dt](n, q, b, &p);
+      CHECK(memcmp(a, b, n * sizeof(float)) == 0, "dequantize %s n=%zu differs from scalar", dtype_name[dt], n);
+      /* The float64-scale (per-channel) kernels, with a scale that is not a float32. */
+      const struct qw_dequantize_f64_params p64 = {(double)p.scale * (1.0 + 1e-12), (float)p.zero_point};
+      selected->dequantize_f64scale[dt](n, q, a, &p64);
+      qw_scalar_kernels.dequantize_f64scale[dt](n, q, b, &p64);
+      CHECK(memcmp(a, b, n * sizeof(float)) == 0, "f64-scale dequantize %s n=%zu differs from scalar", dtype_name[dt], n);
+      free(q);
+      free(a);
+      free(b);
+    }
+  }
+}
+
+/* Facts stated in docs/quantization.md, checked through the public API. */
+static void test_documented_values(void) {
+  /* The FBGEMM case: x * (1/s) = 127.5 -> 128 (torch), x / s = 127.49999 -> 127 (onnx). */
+  const float x = 0.273939937f;
+  int32_t q = 0;
+  CHECK(qw_quantize(1, &x, &q, QW_QINT32, QW_ROUND_TORCH, 0.00214854861f, 0) == QW_OK, "status");
+  CHECK(q == 128, "torch rule gave %d", q);
+  CHECK(qw_quantize(1, &x, &q, QW_QINT32, QW_ROUND_ONNX, 0.00214854861f, 0) == QW_OK, "status");
+  CHECK(q == 127, "onnx rule gave %d", q);
+
+  /* Ties go to even: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2. */
+  const float ties[3] = {2.5f, 3.5f, -2.5f};
+  int8_t t[3];
+  CHECK(qw_quantize(3, ties, t, QW_QINT8, QW_ROUND_TORCH, 1.0f, 0) == QW_OK, "status");
+  CHECK(t[0] == 2 && t[1] == 4 && t[2] == -2, "ties gave %d %d %d", t[0], t[1], t[2]);
+
+  /* Non-finite and huge: NaN -> zp, +Inf/-Inf and |x| >= 2^63 saturate. */
+  const float special[5] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f};
+  uint8_t u[5];
+  CHECK(qw_quantize(5, special, u, QW_QUINT8, QW_ROUND_TORCH, 0.1f, 7) == QW_OK, "status");
+  CHECK(u[0] == 7 && u[1] == 255 && u[2] == 0 && u[3] == 255 && u[4] == 0, "special gave %d %d %d %d %d", u[0], u[1],
+        u[2], u[3], u[4]);
+  int32_t w[5];
+  CHECK(qw_quantize(5, special, w, QW_QINT32, QW_ROUND_ONNX, 0.1f, -7) == QW_OK, "status");
+  CHECK(w[0] == -7 && w[1] == INT32_MAX && w[2] == INT32_MIN && w[3] == INT32_MAX && w[4] == INT32_MIN, "qint32 special");
+
+  /* torch adds the zero point in float32: 2^24 + 1 is not a float, so 16777216 + 1 -> 16777216. */
+  const float big = 16777216.0f;
+  CHECK(qw_quantize(1, &big, &q, QW_QINT32, QW_ROUND_TORCH, 1.0f, 1) == QW_OK, "status");
+  CHECK(q == 16777216, "torch qint32 float add gave %d", q);
+  CHECK(qw_quantize(1, &big, &q, QW_QINT32, QW_ROUND_ONNX, 1.0f, 1) == QW_OK, "status");
+  CHECK(q == 16777217, "onnx qint32 exact add gave %d", q);
+
+  /* Dequantize: scale * (q - zp). */
+  const uint8_t dq_in[3] = {0, 128, 255};
+  float dq[3];
+  CHECK(qw_dequantize(3, dq_in, dq, QW_QUINT8, 0.5f, 128) == QW_OK, "status");
+  CHECK(dq[0] == -64.0f && dq[1] == 0.0f && dq[2] == 63.5f, "dequantize gave %g %g %g", dq[0], dq[1], dq[2]);
+}
+
+static void test_per_channel_and_requantize(void) {
+  enum { OUTER = 3, CH = 5, INNER = 7, N = OUTER * CH * INNER };
+  float x[N];
+  fill_hostile(x, N, 0.05f);
+  float scales[CH];
+  double scales_f64[CH];
+  int32_t zps[CH];
+  for (int c = 0; c < CH; c++) {
+    scales[c] = rng_uniform(0.01f, 0.2f);
+    scales_f64[c] = scales[c]; /* float32-representable: then per-channel equals per-tensor */
+    zps[c] = (int32_t)(rng_u32() % 256) - 128;
+  }
+  int8_t q[N];
+  float back[N];
+  CHECK(qw_quantize_per_channel(OUTER, CH, INNER, x, q, QW_QINT8, QW_ROUND_TORCH, scales, zps) == QW_OK, "status");
+  CHECK(qw_dequantize_per_channel(OUTER, CH, INNER, q, back, QW_QINT8, scales_f64, zps) == QW_OK, "status");
+  for (int o = 0; o < OUTER; o++) {
+    for (int c = 0; c < CH; c++) {
+      const size_t off = ((size_t)o * CH + c) * INNER;
+      int8_t ref[INNER];
+      float ref_back[INNER];
+      qw_quantize(INNER, x + off, ref, QW_QINT8, QW_ROUND_TORCH, scales[c], zps[c]);
+      qw_dequantize(INNER, ref, ref_back, QW_QINT8, scales[c], zps[c]);
+      CHECK(memcmp(ref, q + off, INNER) == 0, "per-channel quantize, channel %d", c);
+      CHECK(memcmp(ref_back, back + off, sizeof ref_back) == 0, "per-channel dequantize, channel %d", c);
+    }
+  }
+
+  /* Requantize = dequantize then quantize, across dtypes, lengths crossing the internal block. */
+  for (size_t n = 0; n < 700; n += 37) {
+    uint8_t* src = exact_alloc(n);
+    int32_t* dst = exact_alloc(n * 4);
+    float* mid = exact_alloc(n * sizeof(float));
+    int32_t* ref = exact_alloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+      src[i] = (uint8_t)rng_u32();
+    }
+    CHECK(qw_requantize(n, src, QW_QUINT8, 0.37f, 100, dst, QW_QINT32, 0.011f, -5, QW_ROUND_TORCH) == QW_OK, "status");
+    qw_dequantize(n, src, mid, QW_QUINT8, 0.37f, 100);
+    qw_quantize(n, mid, ref, QW_QINT32, QW_ROUND_TORCH, 0.011f, -5);
+    CHECK(n == 0 || memcmp(dst, ref, n * 4) == 0, "requantize n=%zu", n);
+    /* In place with equal element sizes. */
+    uint8_t* inplace = exact_alloc(n);
+    memcpy(inplace, src, n);
+    int8_t* expect = exact_alloc(n);
+    qw_requantize(n, src, QW_QUINT8, 0.37f, 100, expect, QW_QINT8, 0.5f, 3, QW_ROUND_ONNX);
+    CHECK(qw_requantize(n, inplace, QW_QUINT8, 0.37f, 100, inplace, QW_QINT8, 0.5f, 3, QW_ROUND_ONNX) == QW_OK, "status");
+    CHECK(n == 0 || memcmp(inplace, expect, n) == 0, "in-place requantize n=%zu", n);
+    free(src);
+    free(dst);
+    free(mid);
+    free(ref);
+    free(inplace);
+    free(expect);
+  }
+}
+
+static void test_validation(void) {
+  float x = 1.0f;
+  uint8_t q;
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, 0.0f, 0) == QW_INVALID_QPARAMS, "scale 0");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, -1.0f, 0) == QW_INVALID_QPARAMS, "scale < 0");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, NAN, 0) == QW_INVALID_QPARAMS, "scale NaN");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, INFINITY, 0) == QW_INVALID_QPARAMS, "scale Inf");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, 1e-45f, 0) == QW_INVALID_QPARAMS, "reciprocal overflows");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 256) == QW_INVALID_QPARAMS, "zp > 255");
+  CHECK(qw_quantize(1, &x, &q, QW_QINT8, QW_ROUND_TORCH, 1.0f, -129) == QW_INVALID_QPARAMS, "zp < -128");
+  CHECK(qw_quantize(1, &x, &q, (qw_dtype)7, QW_ROUND_TORCH, 1.0f, 0) == QW_INVALID_ARGUMENT, "bad dtype");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, (qw_rounding)2, 1.0f, 0) == QW_INVALID_ARGUMENT, "bad rounding");
+  CHECK(qw_quantize(1, NULL, &q, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 0) == QW_INVALID_ARGUMENT, "NULL input");
+  CHECK(qw_quantize(0, NULL, NULL, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 0) == QW_OK, "empty is fine");
+  CHECK(qw_dequantize(1, &q, &x, QW_QINT8, 1.0f, 200) == QW_INVALID_QPARAMS, "dequantize zp");
+  int32_t wide[2];
+  CHECK(qw_requantize(2, wide, QW_QINT32, 1.0f, 0, wide, QW_QINT8, 1.0f, 0, QW_ROUND_TORCH) == QW_INVALID_ARGUMENT,
+        "in-place requantize across sizes");
+}
+
+int main(void) {
+  test_simd_matches_scalar();
+  test_dequantize_simd_matches_scalar();
+  test_documented_values();
+  test_per_channel_and_requantize();
+  test_validation();
+  printf("isa: %s\n", qw_isa());
+  return check_summary("test_quantize");
+}

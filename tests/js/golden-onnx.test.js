@@ -1,0 +1,57 @@
+// The ONNX backend conformance data (Debian libonnx-testdata, converted to JSON by
+// tools/golden/onnx_node_tests.py) through qwasm in rounding mode 'onnx'.
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { assertBitEqual, fixture, qwasm, setup } from './helpers.js';
+
+before(setup);
+
+const ONNX_DTYPE = { uint8: 'quint8', int8: 'qint8', int32: 'qint32' };
+
+/** Runs one QuantizeLinear / DequantizeLinear node (opset 13 semantics) with qwasm. */
+function runNode(c) {
+  const [x, scale, zp] = c.inputs;
+  const axis = c.node.attributes.axis ?? 1;
+  const perAxis = scale.dims.length === 1;
+  const zeroPoints = zp ? zp.data : new Array(scale.data.length).fill(0);
+  if (c.node.op_type === 'QuantizeLinear') {
+    const dtype = ONNX_DTYPE[zp?.dtype ?? 'uint8'];
+    const options = { rounding: 'onnx' };
+    const t = perAxis
+      ? qwasm.quantizePerChannel(x.data, x.dims, scale.data, zeroPoints, axis, dtype, options)
+      : qwasm.quantizePerTensor(x.data, x.dims, scale.data[0], zeroPoints[0], dtype, options);
+    try {
+      return Array.from(t.intRepr());
+    } finally {
+      t.dispose();
+    }
+  }
+  if (c.node.op_type === 'DequantizeLinear') {
+    const dtype = ONNX_DTYPE[x.dtype];
+    const t = perAxis
+      ? qwasm.fromIntReprPerChannel(x.data, x.dims, scale.data, zeroPoints, axis, dtype)
+      : qwasm.fromIntRepr(x.data, x.dims, scale.data[0], zeroPoints[0], dtype);
+    try {
+      return Array.from(t.dequantize());
+    } finally {
+      t.dispose();
+    }
+  }
+  throw new Error(`no runner for ${c.node.op_type}`);
+}
+
+for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_dequantizelinear', 'test_dequantizelinear_axis']) {
+  test(`ONNX conformance: ${name}`, () => {
+    const c = fixture(`onnx/${name}.json`);
+    assertBitEqual(assert, runNode(c), c.outputs[0].data, name);
+  });
+}
+
+test("the two rounding rules differ where PyTorch and ONNX differ (scale 0.00214854861, x 0.273939937)", () => {
+  const torchQ = qwasm.quantizePerTensor([0.273939937], [1], 0.00214854861, 0, 'qint32');
+  const onnxQ = qwasm.quantizePerTensor([0.273939937], [1], 0.00214854861, 0, 'qint32', { rounding: 'onnx' });
+  assert.equal(torchQ.intRepr()[0], 128); // x * (1/s) = 127.5 -> 128 (ties to even)
+  assert.equal(onnxQ.intRepr()[0], 127); // x / s = 127.49999 -> 127
+  torchQ.dispose();
+  onnxQ.dispose();
+});

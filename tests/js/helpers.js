@@ -1,0 +1,40 @@
+// Shared by the node:test suites. QWASM_SIMD=1 / QWASM_SIMD=0 (set by tools/test.sh) picks the
+// wasm build under test, so every suite runs against both.
+import { readFileSync } from 'node:fs';
+import * as qwasm from '../../js/index.js';
+
+export { qwasm };
+
+export const wantSimd = process.env.QWASM_SIMD === undefined ? undefined : process.env.QWASM_SIMD !== '0';
+
+export async function setup() {
+  const info = await qwasm.init({ simd: wantSimd });
+  if (wantSimd !== undefined && info.simd !== wantSimd) {
+    throw new Error(`expected the ${wantSimd ? 'SIMD' : 'scalar'} build, got ${info.isa}`);
+  }
+  return info;
+}
+
+const SPECIAL = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+
+/** Loads a golden fixture; "NaN"/"Infinity"/"-Infinity" strings become numbers. */
+export function fixture(path) {
+  const text = readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
+  return JSON.parse(text, (key, value) => (typeof value === 'string' && value in SPECIAL ? SPECIAL[value] : value));
+}
+
+/** First index where two array-likes differ bitwise (NaN equals NaN, -0 differs from 0), or -1. */
+export function firstDifference(actual, expected) {
+  if (actual.length !== expected.length) return Math.min(actual.length, expected.length);
+  for (let i = 0; i < expected.length; i++) {
+    if (!Object.is(actual[i], expected[i])) return i;
+  }
+  return -1;
+}
+
+export function assertBitEqual(assert, actual, expected, label) {
+  const i = firstDifference(actual, expected);
+  assert.equal(i, -1, i < 0 ? '' : `${label}: element ${i} is ${actual[i]}, expected ${expected[i]} (length ${actual.length} vs ${expected.length})`);
+}
+
+export const DTYPE_RANGE = { quint8: [0, 255], qint8: [-128, 127], qint32: [-2147483648, 2147483647] };
