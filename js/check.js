@@ -16,7 +16,7 @@ function show(value) {
 export { show };
 
 export function checkShape(shape, where, name = 'shape') {
-  if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
+  if (!Array.isArray(shape) && !(ArrayBuffer.isView(shape) && !(shape instanceof DataView))) {
     throw new TypeError(`${where}: ${name} must be an array of dimension sizes, got ${show(shape)}`);
   }
   const dims = Array.from(shape);

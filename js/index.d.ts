@@ -69,8 +69,11 @@ export interface InitOptions {
    * is appended, or the URL of each build. Default: ../dist/ next to js/, resolved from import.meta.url.
    */
   wasmPaths?: string | URL | { simd?: string | URL; scalar?: string | URL };
-  /** The wasm binary itself (bytes or a compiled module); used instead of wasmPaths when given. */
-  wasmBinary?: ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+  /**
+   * The wasm binary itself (bytes or a compiled module); used instead of wasmPaths when given.
+   * (`& object`: lib.dom's WebAssembly.Module is an empty interface that would otherwise admit strings.)
+   */
+  wasmBinary?: ArrayBuffer | ArrayBufferView | (WebAssembly.Module & object);
 }
 
 /** Which build runs. */
@@ -264,7 +267,7 @@ export class QTensor<D extends QDtype = QDtype> {
   get qscheme(): QScheme;
   /** Strides in elements, as torch's stride() (a frozen copy). */
   get strides(): readonly number[];
-  /** True once dispose() was called; every other member but toString() then throws. */
+  /** True once dispose() was called; later use of the tensor then throws (dispose() and toString() excepted). */
   get disposed(): boolean;
 
   /** Number of elements (the product of shape). */
@@ -318,7 +321,12 @@ export class QTensor<D extends QDtype = QDtype> {
    * A new per-tensor tensor holding this tensor's values requantized to (scale, zeroPoint, dtype):
    * quantize(dequantize(q)). dtype defaults to this tensor's.
    */
-  requantize<E extends QDtype = D>(scale: number, zeroPoint: number, dtype?: E, options?: RoundingOptions): QTensor<E>;
+  requantize(scale: number, zeroPoint: number, dtype?: undefined, options?: RoundingOptions): QTensor<D>;
+  /**
+   * A new per-tensor tensor holding this tensor's values requantized to (scale, zeroPoint, dtype):
+   * quantize(dequantize(q)).
+   */
+  requantize<E extends QDtype>(scale: number, zeroPoint: number, dtype: E, options?: RoundingOptions): QTensor<E>;
 
   /** A compact byte string (docs/qtensor-format.md) that QTensor.fromBytes turns back into an equal tensor. */
   toBytes(): OwnedUint8Array;

@@ -18,7 +18,11 @@ export const FLOAT32_EPS = 2 ** -23;
  * The integer range an observer quantizes to (torch.ao.quantization.utils.calculate_qmin_qmax).
  * Returns { quantMin, quantMax }.
  */
-export function quantRange({ dtype = 'quint8', reduceRange = false, quantMin, quantMax } = {}, where = 'quantRange') {
+export function quantRange(options = {}) {
+  return resolveRange(options, 'quantRange');
+}
+
+function resolveRange({ dtype = 'quint8', reduceRange = false, quantMin, quantMax }, where) {
   const info = dtypeInfo(dtype, where);
   if (typeof reduceRange !== 'boolean') {
     throw new TypeError(`${where}: reduceRange must be a boolean, got ${show(reduceRange)}`);
@@ -94,7 +98,7 @@ export function chooseQParams(options) {
     // torch: NotImplementedError "Cannot reduce range for symmetric quantization for quint8"
     throw new RangeError(`${where}: reduceRange is not supported for symmetric quint8 (torch raises NotImplementedError)`);
   }
-  const { quantMin, quantMax } = quantRange(options, where);
+  const { quantMin, quantMax } = resolveRange(options, where);
   const custom = options.quantMin != null;
   const epsF = checkEps(eps, where);
   const schemeCode = QSCHEMES[qscheme];

@@ -154,7 +154,8 @@ export class QTensor {
     return this.#shape;
   }
   get ndim() {
-    return this.shape.length;
+    this.#live('ndim');
+    return this.#shape.length;
   }
   get dtype() {
     this.#live('dtype');
@@ -252,6 +253,7 @@ export class QTensor {
 
   /** The single real value of a one-element tensor. */
   item() {
+    this.#live('item');
     const n = this.numel();
     if (n !== 1) {
       throw new RangeError(`QTensor.item: the tensor has ${n} elements; item() needs exactly one`);
@@ -496,9 +498,9 @@ export class QTensor {
     const { dtype, shape, quant, ints } = decode(bytes);
     const where = 'QTensor.fromBytes';
     if (quant.scheme === 'per_tensor_affine') {
-      return fromIntRepr(ints, shape, quant.scale, quant.zeroPoint, dtype.name, where);
+      return perTensorFromInts(ints, shape, quant.scale, quant.zeroPoint, dtype.name, where);
     }
-    return fromIntReprPerChannel(ints, shape, quant.scales, quant.zeroPoints, quant.axis, dtype.name, where);
+    return perChannelFromInts(ints, shape, quant.scales, quant.zeroPoints, quant.axis, dtype.name, where);
   }
 
   // ---- lifetime ------------------------------------------------------------------------------
@@ -646,7 +648,16 @@ function createFromInts(ints, shape, dtype, quant, where) {
  * are scale * (ints[i] - zeroPoint). Seed 000's case: quantize with your own method, then use
  * qwasm's ops on the result.
  */
-export function fromIntRepr(ints, shape, scale, zeroPoint, dtype, where = 'fromIntRepr') {
+export function fromIntRepr(ints, shape, scale, zeroPoint, dtype) {
+  return perTensorFromInts(ints, shape, scale, zeroPoint, dtype, 'fromIntRepr');
+}
+
+/** Per-channel counterpart of fromIntRepr (torch._make_per_channel_quantized_tensor). */
+export function fromIntReprPerChannel(ints, shape, scales, zeroPoints, axis, dtype) {
+  return perChannelFromInts(ints, shape, scales, zeroPoints, axis, dtype, 'fromIntReprPerChannel');
+}
+
+function perTensorFromInts(ints, shape, scale, zeroPoint, dtype, where) {
   const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
   checkScale(scale, where);
@@ -654,8 +665,7 @@ export function fromIntRepr(ints, shape, scale, zeroPoint, dtype, where = 'fromI
   return createFromInts(ints, dims, info, perTensor(scale, zeroPoint), where);
 }
 
-/** Per-channel counterpart of fromIntRepr (torch._make_per_channel_quantized_tensor). */
-export function fromIntReprPerChannel(ints, shape, scales, zeroPoints, axis, dtype, where = 'fromIntReprPerChannel') {
+function perChannelFromInts(ints, shape, scales, zeroPoints, axis, dtype, where) {
   const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
   const quant = checkPerChannel(scales, zeroPoints, axis, dims, info, where);

@@ -6,7 +6,8 @@ let pending = null;
 
 /**
  * Loads the wasm backend once: the SIMD128 build where the engine supports it, the scalar build
- * otherwise. Later calls return the same backend. Options: { simd, wasmPaths, wasmBinary }.
+ * otherwise. Options: { simd, wasmPaths, wasmBinary }. They apply to the first call; later calls
+ * return the same backend (and throw if they ask for the other build with `simd`).
  */
 export async function init(options = {}) {
   if (options === null || typeof options !== 'object') {

@@ -183,7 +183,7 @@ export async function loadBackend(options = {}) {
     } else if (wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)) {
       module = await compile(wasmBinary, source);
     } else {
-      throw new TypeError('init: wasmBinary must be an ArrayBuffer, a Uint8Array or a WebAssembly.Module');
+      throw new TypeError('init: wasmBinary must be an ArrayBuffer, a typed array or a WebAssembly.Module');
     }
   } else {
     source = String(resolveUrl(wasmPaths, useSimd));

@@ -53,7 +53,7 @@ test('a binary that cannot be loaded gives an error naming where it came from', 
   await assert.rejects(loadBackend({ wasmBinary: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 99]) }), /wasm binary from wasmBinary does not compile/);
   const notQwasm = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
   await assert.rejects(loadBackend({ wasmBinary: notQwasm }), /is not a qwasm build \(no qw_isa export\)/);
-  await assert.rejects(loadBackend({ wasmBinary: 'qwasm.wasm' }), /wasmBinary must be an ArrayBuffer/);
+  await assert.rejects(loadBackend({ wasmBinary: 'qwasm.wasm' }), /wasmBinary must be an ArrayBuffer, a typed array or a WebAssembly.Module/);
   await assert.rejects(loadBackend({ wasmPaths: { simd: 'x' }, simd: false }), /wasmPaths\.scalar is missing/);
   await assert.rejects(loadBackend({ simd: 'yes' }), /simd must be a boolean, got yes/);
   await assert.rejects(qwasm.init(null), /options must be an object/);

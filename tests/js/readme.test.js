@@ -1,0 +1,22 @@
+// The README's example is examples/quickstart.mjs verbatim, and running it prints exactly the
+// output the README shows.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+const root = new URL('../../', import.meta.url);
+const readme = readFileSync(new URL('README.md', root), 'utf8');
+const example = readFileSync(new URL('examples/quickstart.mjs', root), 'utf8').trimEnd();
+
+test('the README shows examples/quickstart.mjs verbatim', () => {
+  assert.ok(readme.includes('```js\n' + example + '\n```'), 'README example differs from examples/quickstart.mjs');
+});
+
+test("running the example prints the README's output", () => {
+  const shown = readme.split('```js\n' + example + '\n```')[1].match(/```text\n([\s\S]*?)\n```/)[1];
+  const printed = execFileSync(process.execPath, ['examples/quickstart.mjs'], { cwd: root, encoding: 'utf8' }).trimEnd();
+  // The one line that names the build differs between the two builds.
+  const strip = (text) => text.replace(/^backend: .*$/m, 'backend: <isa>');
+  assert.equal(strip(printed), strip(shown));
+});

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# npm test: installs what is missing, builds, and runs every suite:
+#   native C tests under AddressSanitizer + UBSan (scalar kernels, and the SIMD kernels through SIMDe),
+#   the node:test suites against BOTH wasm builds (SIMD128 and scalar), and the TypeScript API check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/setup.sh
+bash tools/build.sh
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+echo "== native C tests (ASan + UBSan)"
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Debug > "$log/cmake.txt" || { cat "$log/cmake.txt"; exit 1; }
+cmake --build build/native -j"$(nproc)"
+ctest --test-dir build/native --output-on-failure | tee "$log/ctest.txt"
+
+for simd in 1 0; do
+  name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
+  echo "== node --test against the $name build"
+  QWASM_SIMD=$simd node --test --test-reporter=tap tests/js/ | tee "$log/node-$simd.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true
+  if grep -q '^# fail [1-9]' "$log/node-$simd.txt" || ! grep -q '^# pass' "$log/node-$simd.txt"; then
+    grep -B2 -A30 '^not ok' "$log/node-$simd.txt" | head -150
+    echo "node tests failed against the $name build" >&2
+    exit 1
+  fi
+done
+
+echo "== TypeScript declarations"
+npx --no-install tsc -p tests/types/tsconfig.json
+
+passed=$(( $(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2-\1/p' "$log/ctest.txt") ))
+failed=0
+for f in "$log"/node-*.txt; do
+  passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)/\1/p' "$f")))
+  failed=$((failed + $(sed -n 's/^# fail \([0-9]*\)/\1/p' "$f")))
+done
+echo "qwasm: $passed passed, $failed failed"
