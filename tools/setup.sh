@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(emscripten cmake make gcc libc6-dev libsimde-dev binaryen nodejs)
+APT_PACKAGES=(emscripten cmake make gcc libc6-dev libsimde-dev binaryen nodejs chromium)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
