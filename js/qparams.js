@@ -94,10 +94,6 @@ export function chooseQParams(options) {
   if (typeof qscheme !== 'string' || !Object.hasOwn(QSCHEMES, qscheme)) {
     throw new TypeError(`${where}: unknown qscheme ${show(qscheme)}; expected one of ${Object.keys(QSCHEMES).join(', ')}`);
   }
-  if (dtype === 'quint8' && qscheme.endsWith('symmetric') && options.reduceRange === true) {
-    // torch: NotImplementedError "Cannot reduce range for symmetric quantization for quint8"
-    throw new RangeError(`${where}: reduceRange is not supported for symmetric quint8 (torch raises NotImplementedError)`);
-  }
   const { quantMin, quantMax } = resolveRange(options, where);
   const custom = options.quantMin != null;
   const epsF = checkEps(eps, where);

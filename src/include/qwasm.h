@@ -35,7 +35,8 @@ extern "C" {
 typedef enum qw_status {
   QW_OK = 0,
   QW_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad enum, a bad range, an inconsistent size */
-  QW_INVALID_QPARAMS = 2,  /* scale not finite and > 0, or zero point outside the quantized range */
+  QW_INVALID_QPARAMS = 2,  /* scale not finite and > 0 (or below ~2.9e-39, where 1/scale overflows), or zero
+                              point outside the quantized range */
   QW_UNSUPPORTED = 3,      /* a valid request this build does not implement */
   QW_OUT_OF_MEMORY = 4,
 } qw_status;
