@@ -1,4 +1,6 @@
-/* wasm SIMD128 dequantize kernels: widen to i32, subtract zp (wrapping), convert, scale. */
+/* wasm SIMD128 dequantize kernels: widen to i32, subtract zp, convert, scale. Two arithmetic
+ * variants: per-tensor float scale (int subtraction, f32 multiply) and PyTorch's per-channel
+ * float64 scale (f32 subtraction, f64 multiply, demote). */
 #include "quantize.h"
 #include "simd128.h"
 
@@ -7,49 +9,6 @@ static inline void dequantize_i32x4(v128_t q, float* y, const struct qw_dequanti
   wasm_v128_store(y, wasm_f32x4_mul(wasm_f32x4_splat(p->scale), wasm_f32x4_convert_i32x4(d)));
 }
 
-QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qu8_f32_dequantize_ukernel__wasmsimd) {
-  const uint8_t* in = (const uint8_t*)q;
-  for (; n >= 16; n -= 16, in += 16, y += 16) {
-    const v128_t v = wasm_v128_load(in);
-    const v128_t lo = wasm_u16x8_extend_low_u8x16(v);
-    const v128_t hi = wasm_u16x8_extend_high_u8x16(v);
-    dequantize_i32x4(wasm_u32x4_extend_low_u16x8(lo), y, params);
-    dequantize_i32x4(wasm_u32x4_extend_high_u16x8(lo), y + 4, params);
-    dequantize_i32x4(wasm_u32x4_extend_low_u16x8(hi), y + 8, params);
-    dequantize_i32x4(wasm_u32x4_extend_high_u16x8(hi), y + 12, params);
-  }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_value(in[i], params);
-  }
-}
-
-QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs8_f32_dequantize_ukernel__wasmsimd) {
-  const int8_t* in = (const int8_t*)q;
-  for (; n >= 16; n -= 16, in += 16, y += 16) {
-    const v128_t v = wasm_v128_load(in);
-    const v128_t lo = wasm_i16x8_extend_low_i8x16(v);
-    const v128_t hi = wasm_i16x8_extend_high_i8x16(v);
-    dequantize_i32x4(wasm_i32x4_extend_low_i16x8(lo), y, params);
-    dequantize_i32x4(wasm_i32x4_extend_high_i16x8(lo), y + 4, params);
-    dequantize_i32x4(wasm_i32x4_extend_low_i16x8(hi), y + 8, params);
-    dequantize_i32x4(wasm_i32x4_extend_high_i16x8(hi), y + 12, params);
-  }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_value(in[i], params);
-  }
-}
-
-QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs32_f32_dequantize_ukernel__wasmsimd) {
-  const int32_t* in = (const int32_t*)q;
-  for (; n >= 4; n -= 4, in += 4, y += 4) {
-    dequantize_i32x4(wasm_v128_load(in), y, params);
-  }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_value(in[i], params);
-  }
-}
-
-/* float64-scale variant (per-channel): (float)q - zp in f32, times the scale in f64x2, demoted. */
 static inline void dequantize_f64_i32x4(v128_t q, float* y, const struct qw_dequantize_f64_params* p) {
   const v128_t d = wasm_f32x4_sub(wasm_f32x4_convert_i32x4(q), wasm_f32x4_splat(p->zero_point_f));
   const v128_t scale = wasm_f64x2_splat(p->scale);
@@ -58,44 +17,49 @@ static inline void dequantize_f64_i32x4(v128_t q, float* y, const struct qw_dequ
   wasm_v128_store(y, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
 }
 
-QW_DECLARE_DEQUANTIZE_F64_UKERNEL(qw_qu8_f32_dequantize_f64scale_ukernel__wasmsimd) {
-  const uint8_t* in = (const uint8_t*)q;
-  for (; n >= 16; n -= 16, in += 16, y += 16) {
-    const v128_t v = wasm_v128_load(in);
-    const v128_t lo = wasm_u16x8_extend_low_u8x16(v);
-    const v128_t hi = wasm_u16x8_extend_high_u8x16(v);
-    dequantize_f64_i32x4(wasm_u32x4_extend_low_u16x8(lo), y, params);
-    dequantize_f64_i32x4(wasm_u32x4_extend_high_u16x8(lo), y + 4, params);
-    dequantize_f64_i32x4(wasm_u32x4_extend_low_u16x8(hi), y + 8, params);
-    dequantize_f64_i32x4(wasm_u32x4_extend_high_u16x8(hi), y + 12, params);
+/* 16 bytes at a time, widened 8 -> 16 -> 32 bits by the given extends; the tail per element. */
+#define QW_DEQUANTIZE_8BIT_WASMSIMD(name, T, P, vector_fn, value_fn, ext16_lo, ext16_hi, ext32_lo, ext32_hi) \
+  void name(size_t n, const void* q, float* y, const P* params) {                                             \
+    const T* in = (const T*)q;                                                                               \
+    for (; n >= 16; n -= 16, in += 16, y += 16) {                                                            \
+      const v128_t v = wasm_v128_load(in);                                                                   \
+      const v128_t lo = ext16_lo(v);                                                                         \
+      const v128_t hi = ext16_hi(v);                                                                         \
+      vector_fn(ext32_lo(lo), y, params);                                                                    \
+      vector_fn(ext32_hi(lo), y + 4, params);                                                                \
+      vector_fn(ext32_lo(hi), y + 8, params);                                                                \
+      vector_fn(ext32_hi(hi), y + 12, params);                                                               \
+    }                                                                                                        \
+    for (size_t i = 0; i < n; i++) {                                                                         \
+      y[i] = value_fn(in[i], params);                                                                        \
+    }                                                                                                        \
   }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_f64_value(in[i], params);
-  }
-}
 
-QW_DECLARE_DEQUANTIZE_F64_UKERNEL(qw_qs8_f32_dequantize_f64scale_ukernel__wasmsimd) {
-  const int8_t* in = (const int8_t*)q;
-  for (; n >= 16; n -= 16, in += 16, y += 16) {
-    const v128_t v = wasm_v128_load(in);
-    const v128_t lo = wasm_i16x8_extend_low_i8x16(v);
-    const v128_t hi = wasm_i16x8_extend_high_i8x16(v);
-    dequantize_f64_i32x4(wasm_i32x4_extend_low_i16x8(lo), y, params);
-    dequantize_f64_i32x4(wasm_i32x4_extend_high_i16x8(lo), y + 4, params);
-    dequantize_f64_i32x4(wasm_i32x4_extend_low_i16x8(hi), y + 8, params);
-    dequantize_f64_i32x4(wasm_i32x4_extend_high_i16x8(hi), y + 12, params);
+#define QW_DEQUANTIZE_32BIT_WASMSIMD(name, P, vector_fn, value_fn) \
+  void name(size_t n, const void* q, float* y, const P* params) {  \
+    const int32_t* in = (const int32_t*)q;                         \
+    for (; n >= 4; n -= 4, in += 4, y += 4) {                      \
+      vector_fn(wasm_v128_load(in), y, params);                    \
+    }                                                              \
+    for (size_t i = 0; i < n; i++) {                               \
+      y[i] = value_fn(in[i], params);                              \
+    }                                                              \
   }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_f64_value(in[i], params);
-  }
-}
 
-QW_DECLARE_DEQUANTIZE_F64_UKERNEL(qw_qs32_f32_dequantize_f64scale_ukernel__wasmsimd) {
-  const int32_t* in = (const int32_t*)q;
-  for (; n >= 4; n -= 4, in += 4, y += 4) {
-    dequantize_f64_i32x4(wasm_v128_load(in), y, params);
-  }
-  for (size_t i = 0; i < n; i++) {
-    y[i] = qw_dequantize_f64_value(in[i], params);
-  }
-}
+QW_DEQUANTIZE_8BIT_WASMSIMD(qw_qu8_f32_dequantize_ukernel__wasmsimd, uint8_t, struct qw_dequantize_params,
+                            dequantize_i32x4, qw_dequantize_value, wasm_u16x8_extend_low_u8x16,
+                            wasm_u16x8_extend_high_u8x16, wasm_u32x4_extend_low_u16x8, wasm_u32x4_extend_high_u16x8)
+QW_DEQUANTIZE_8BIT_WASMSIMD(qw_qs8_f32_dequantize_ukernel__wasmsimd, int8_t, struct qw_dequantize_params,
+                            dequantize_i32x4, qw_dequantize_value, wasm_i16x8_extend_low_i8x16,
+                            wasm_i16x8_extend_high_i8x16, wasm_i32x4_extend_low_i16x8, wasm_i32x4_extend_high_i16x8)
+QW_DEQUANTIZE_32BIT_WASMSIMD(qw_qs32_f32_dequantize_ukernel__wasmsimd, struct qw_dequantize_params, dequantize_i32x4,
+                             qw_dequantize_value)
+
+QW_DEQUANTIZE_8BIT_WASMSIMD(qw_qu8_f32_dequantize_f64scale_ukernel__wasmsimd, uint8_t, struct qw_dequantize_f64_params,
+                            dequantize_f64_i32x4, qw_dequantize_f64_value, wasm_u16x8_extend_low_u8x16,
+                            wasm_u16x8_extend_high_u8x16, wasm_u32x4_extend_low_u16x8, wasm_u32x4_extend_high_u16x8)
+QW_DEQUANTIZE_8BIT_WASMSIMD(qw_qs8_f32_dequantize_f64scale_ukernel__wasmsimd, int8_t, struct qw_dequantize_f64_params,
+                            dequantize_f64_i32x4, qw_dequantize_f64_value, wasm_i16x8_extend_low_i8x16,
+                            wasm_i16x8_extend_high_i8x16, wasm_i32x4_extend_low_i16x8, wasm_i32x4_extend_high_i16x8)
+QW_DEQUANTIZE_32BIT_WASMSIMD(qw_qs32_f32_dequantize_f64scale_ukernel__wasmsimd, struct qw_dequantize_f64_params,
+                             dequantize_f64_i32x4, qw_dequantize_f64_value)
