@@ -137,6 +137,93 @@ QW_API qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float 
 QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
                                  const int32_t* src_strides, void* dst, const int32_t* dst_strides);
 
+/* ---- requantization of int32 accumulators (GEMM, convolution) ---------------------------- */
+
+/* How an int32 accumulator becomes an 8-bit output; each is bit-exact with its reference
+ * (docs/quantization.md, "Requantization modes"):
+ *   QW_REQUANT_QNNPACK:    PyTorch's qnnpack engine: float bias rounded to int32 at scale
+ *                          w_scale * in_scale; requant_scale = w_scale * in_scale * (1 / out_scale).
+ *   QW_REQUANT_FBGEMM:     PyTorch's fbgemm / x86 engine: bias stays float, added as
+ *                          bias / (in_scale * w_scale) to the float accumulator; multiplier =
+ *                          (in_scale * w_scale) / out_scale; lrintf.
+ *   QW_REQUANT_ONNX:       QLinearConv / QLinearMatMul: int32 bias (scale in_scale * w_scale) given;
+ *                          multiplier = in_scale * w_scale / out_scale.
+ *   QW_REQUANT_FIXEDPOINT: integer only (gemmlowp / TFLite): multiplier as a Q31 m0 and a shift,
+ *                          SaturatingRoundingDoublingHighMul then RoundingDivideByPOT. */
+typedef enum qw_requant_mode {
+  QW_REQUANT_QNNPACK = 0,
+  QW_REQUANT_FBGEMM = 1,
+  QW_REQUANT_ONNX = 2,
+  QW_REQUANT_FIXEDPOINT = 3,
+} qw_requant_mode;
+
+/* Bytes of a requantization blob for n output channels. */
+QW_API size_t qw_requantization_size(size_t n);
+
+/* Fills a requantization blob (qw_requantization_size(n) bytes, 4-byte aligned) for n output
+ * channels. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
+ * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
+ * int32. out_dtype quint8 or qint8. [clamp_min, clamp_max] is a fused activation in real units
+ * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU), quantized with the output qparams by the
+ * mode's rounding rule, as PyTorch quantizes hardtanh / relu6 bounds. */
+QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mode, float in_scale,
+                                        const float* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
+                                        qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,
+                                        float out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
+                                        float clamp_max);
+
+/* ---- int8 GEMM: y = requantize(sum_k (a - a_zp) * (w - w_zp)) -------------------------------- */
+
+/* Bytes of packed weights for n output columns of k. */
+QW_API size_t qw_gemm_pack_size(size_t n, size_t k);
+
+/* Packs weights W[n][k] = w[n * n_stride + k * k_stride] (strides in elements; a PyTorch Linear
+ * weight [N, K] has n_stride = K, k_stride = 1; an ONNX MatMul B [K, N] has n_stride = 1,
+ * k_stride = N). w_dtype qint8 or quint8. Done once per weight tensor. */
+QW_API qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
+                              void* packed);
+
+/* Bytes of workspace qw_gemm needs for n output columns. */
+QW_API size_t qw_gemm_workspace_size(size_t n);
+
+/* y[m][n] for m rows of activations a (quint8 or qint8, a_stride bytes apart) times packed
+ * weights, requantized by a blob for n channels; y rows y_stride bytes apart, dtype from the blob.
+ * k < 65536. */
+QW_API qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype,
+                         int32_t a_zero_point, const void* packed, const void* requantization, void* y,
+                         size_t y_stride, void* workspace);
+
+/* ---- 2-D convolution, channels-last -------------------------------------------------------- */
+
+/* The geometry of a convolution: 16 int32 in this order (the JS package writes it as such). */
+typedef struct qw_conv2d_shape {
+  int32_t batch, in_h, in_w, in_c, out_c;
+  int32_t kernel_h, kernel_w, stride_h, stride_w;
+  int32_t pad_top, pad_left, pad_bottom, pad_right;
+  int32_t dilation_h, dilation_w, groups;
+} qw_conv2d_shape;
+
+/* Output height and width; QW_INVALID_ARGUMENT for an inconsistent geometry (channels not divisible
+ * by groups, non-positive sizes, a kernel larger than the padded input, ...). */
+QW_API qw_status qw_conv2d_output_size(const qw_conv2d_shape* shape, int32_t* out_h, int32_t* out_w);
+
+/* Bytes of packed weights. */
+QW_API size_t qw_conv2d_pack_size(const qw_conv2d_shape* shape);
+
+/* Packs weights given as PyTorch / ONNX lay them out: [out_c][in_c / groups][kernel_h][kernel_w],
+ * qint8 or quint8, with their zero points (w_zp_count = 1 or out_c). The packing chooses the
+ * algorithm: depthwise (groups == in_c == out_c) or GEMM over an im2col of the input. */
+QW_API qw_status qw_conv2d_pack(const qw_conv2d_shape* shape, const void* w, qw_dtype w_dtype,
+                                const int32_t* w_zero_points, size_t w_zp_count, void* packed);
+
+/* Bytes of workspace qw_conv2d needs. */
+QW_API size_t qw_conv2d_workspace_size(const qw_conv2d_shape* shape);
+
+/* y = requantize(conv2d(x - x_zp, w)), x and y channels-last (NHWC, contiguous), x quint8 or qint8;
+ * padding contributes real zeros (the input zero point); the requantization blob has out_c channels. */
+QW_API qw_status qw_conv2d(const qw_conv2d_shape* shape, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
+                           const void* packed, const void* requantization, void* y, void* workspace);
+
 /* Name of the kernel set this build selected ("wasmsimd" or "scalar"). */
 QW_API const char* qw_isa(void);
 

@@ -1,0 +1,278 @@
+/* 2-D convolution on channels-last data. Two algorithms, chosen when the weights are packed:
+ * depthwise (one input channel per output channel) through the dwconv microkernels over an
+ * indirection list, and everything else as GEMM: 1x1 / stride 1 / no padding reads the input as
+ * the GEMM's A directly, other shapes gather an im2col block of output pixels first. */
+#include <string.h>
+
+#include "config.h"
+#include "operators/operators.h"
+#include "qwasm.h"
+
+enum { CONV_GEMM = 1, CONV_DEPTHWISE = 2 };
+
+struct conv_pack_header {
+  uint32_t kind;
+  uint32_t reserved[3];
+};
+#define HEADER_BYTES 16
+
+/* im2col blocks of about this many bytes. */
+#define IM2COL_BLOCK_BYTES (64 * 1024)
+
+static int is_depthwise(const qw_conv2d_shape* s) {
+  return s->groups > 1 && s->groups == s->in_c && s->out_c == s->in_c;
+}
+
+qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_t* out_w) {
+  if (s == NULL || out_h == NULL || out_w == NULL || s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 ||
+      s->out_c <= 0 || s->kernel_h <= 0 || s->kernel_w <= 0 || s->stride_h <= 0 || s->stride_w <= 0 ||
+      s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 || s->pad_right < 0 || s->dilation_h <= 0 ||
+      s->dilation_w <= 0 || s->groups <= 0 || s->in_c % s->groups != 0 || s->out_c % s->groups != 0) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int64_t eff_h = (int64_t)(s->kernel_h - 1) * s->dilation_h + 1;
+  const int64_t eff_w = (int64_t)(s->kernel_w - 1) * s->dilation_w + 1;
+  const int64_t padded_h = (int64_t)s->in_h + s->pad_top + s->pad_bottom;
+  const int64_t padded_w = (int64_t)s->in_w + s->pad_left + s->pad_right;
+  if (eff_h > padded_h || eff_w > padded_w) {
+    return QW_INVALID_ARGUMENT;
+  }
+  *out_h = (int32_t)((padded_h - eff_h) / s->stride_h + 1);
+  *out_w = (int32_t)((padded_w - eff_w) / s->stride_w + 1);
+  return QW_OK;
+}
+
+static size_t gemm_k(const qw_conv2d_shape* s) {
+  return (size_t)s->kernel_h * s->kernel_w * (s->in_c / s->groups);
+}
+
+size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
+  int32_t oh, ow;
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+    return 0;
+  }
+  if (is_depthwise(s)) {
+    return HEADER_BYTES + qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+  }
+  return HEADER_BYTES + (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
+}
+
+qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
+                         size_t w_zp_count, void* packed) {
+  int32_t oh, ow;
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || w == NULL || packed == NULL || w_zero_points == NULL ||
+      (w_zp_count != 1 && w_zp_count != (size_t)s->out_c) || (w_dtype != QW_QINT8 && w_dtype != QW_QUINT8)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
+  for (size_t j = 0; j < w_zp_count; j++) {
+    if (w_zero_points[j] < w_min || w_zero_points[j] > w_min + 255) {
+      return QW_INVALID_QPARAMS;
+    }
+  }
+  struct conv_pack_header* header = (struct conv_pack_header*)packed;
+  memset(header, 0, HEADER_BYTES);
+  const size_t taps = (size_t)s->kernel_h * s->kernel_w;
+  if (is_depthwise(s)) {
+    /* int16 with the zero point subtracted, in the dwconv layout; then per-channel weight sums. */
+    header->kind = CONV_DEPTHWISE;
+    const size_t channels = (size_t)s->out_c;
+    int16_t* out = (int16_t*)((char*)packed + HEADER_BYTES);
+    const size_t bytes = qw_dwconv_packed_size(channels, taps);
+    memset(out, 0, bytes);
+    int32_t* sums = (int32_t*)((char*)out + bytes - channels * sizeof(int32_t));
+    for (size_t c = 0; c < channels; c++) {
+      const int32_t zp = w_zero_points[w_zp_count == 1 ? 0 : c];
+      int32_t sum = 0;
+      for (size_t t = 0; t < taps; t++) {
+        const int32_t v = w_dtype == QW_QUINT8 ? ((const uint8_t*)w)[c * taps + t] : ((const int8_t*)w)[c * taps + t];
+        out[qw_dwconv_weight_index(channels, taps, t, c)] = (int16_t)(v - zp);
+        sum += v - zp;
+      }
+      sums[c] = sum;
+    }
+    return QW_OK;
+  }
+  /* GEMM: per group, N = out_c / groups columns of K = (kernel_h, kernel_w, in_c / groups), the order
+   * of an NHWC im2col row; the source index of (n, ky, kx, ci) is ((n * cin_g + ci) * kh + ky) * kw + kx. */
+  header->kind = CONV_GEMM;
+  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
+  const size_t k = gemm_k(s);
+  const uint8_t* src = (const uint8_t*)w;
+  int8_t* dst = (int8_t*)((char*)packed + HEADER_BYTES);
+  const uint8_t flip = w_dtype == QW_QUINT8 ? 0x80 : 0;
+  const size_t kc = qw_round_up(k, QW_GEMM_KR);
+  for (size_t g = 0; g < (size_t)s->groups; g++) {
+    int8_t* group_dst = dst + g * qw_gemm_packed_size(cout_g, k);
+    memset(group_dst, 0, qw_gemm_packed_size(cout_g, k));
+    for (size_t n = 0; n < cout_g; n++) {
+      const uint8_t* wn = src + (g * cout_g + n) * cin_g * taps;
+      int8_t* tile = group_dst + (n / QW_GEMM_NR) * QW_GEMM_NR * kc;
+      for (size_t kk = 0; kk < k; kk++) {
+        const size_t t = kk / cin_g, ci = kk % cin_g;
+        tile[((kk / QW_GEMM_KR) * QW_GEMM_NR + n % QW_GEMM_NR) * QW_GEMM_KR + kk % QW_GEMM_KR] =
+            (int8_t)(uint8_t)(wn[ci * taps + t] ^ flip);
+      }
+    }
+  }
+  return QW_OK;
+}
+
+static int direct_gemm(const qw_conv2d_shape* s) {
+  return s->groups == 1 && s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 &&
+         s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
+}
+
+static size_t im2col_rows(const qw_conv2d_shape* s) {
+  size_t rows = IM2COL_BLOCK_BYTES / gemm_k(s);
+  rows = rows / QW_GEMM_MR_MAX * QW_GEMM_MR_MAX;
+  return rows < QW_GEMM_MR_MAX ? QW_GEMM_MR_MAX : rows;
+}
+
+size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
+  int32_t oh, ow;
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+    return 0;
+  }
+  if (is_depthwise(s)) {
+    /* padding row, the effective bias, an output row's tap pointers and accumulators */
+    const size_t taps = qw_dwconv_taps_padded((size_t)s->kernel_h * s->kernel_w);
+    return qw_round_up((size_t)s->in_c, 16) + (size_t)s->out_c * sizeof(int32_t) +
+           qw_round_up((size_t)ow * taps * sizeof(void*), 16) + (size_t)ow * s->out_c * sizeof(int32_t);
+  }
+  const size_t gemm_ws = qw_gemm_workspace_size((size_t)(s->out_c / s->groups));
+  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
+}
+
+/* One im2col row: the kernel window of output pixel (oy, ox) over channels [c0, c0 + cin_g). */
+static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t elem, int32_t oy, int32_t ox, size_t c0,
+                       uint8_t pad_byte, uint8_t* row) {
+  const size_t cin_g = (size_t)(s->in_c / s->groups);
+  for (int32_t ky = 0; ky < s->kernel_h; ky++) {
+    const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
+    for (int32_t kx = 0; kx < s->kernel_w; kx++, row += cin_g * elem) {
+      const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
+      if (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) {
+        memset(row, pad_byte, cin_g * elem);
+      } else {
+        memcpy(row, image + (((size_t)iy * s->in_w + ix) * s->in_c + c0) * elem, cin_g * elem);
+      }
+    }
+  }
+}
+
+static struct qw_requantization_params offset_params(const struct qw_requantization_params* rq, size_t n0) {
+  struct qw_requantization_params r = *rq;
+  r.bias += n0;
+  r.bias_f32 += n0;
+  r.w_zero_point += n0;
+  r.multiplier += n0;
+  r.m0 += n0;
+  r.shift += n0;
+  return r;
+}
+
+qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
+                    const void* packed, const void* requantization, void* y, void* workspace) {
+  int32_t oh, ow;
+  int kernel = 0, y_signed = 0;
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
+      (s->batch != 0 && (x == NULL || y == NULL)) || (x_dtype != QW_QINT8 && x_dtype != QW_QUINT8) ||
+      gemm_k(s) >= 65536) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const struct qw_requantization_params* rq = qw_requantization_params_of(requantization, (size_t)s->out_c, &kernel,
+                                                                          &y_signed);
+  const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
+  if (rq == NULL || header->kind != (uint32_t)(is_depthwise(s) ? CONV_DEPTHWISE : CONV_GEMM)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int32_t x_min = x_dtype == QW_QINT8 ? -128 : 0;
+  if (x_zero_point < x_min || x_zero_point > x_min + 255) {
+    return QW_INVALID_QPARAMS;
+  }
+  const int x_signed = x_dtype == QW_QINT8;
+  const uint8_t pad_byte = (uint8_t)x_zero_point;
+  const struct qw_kernels* kernels = qw_kernels();
+  const uint8_t* weights = (const uint8_t*)packed + HEADER_BYTES;
+  const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
+  const size_t out_pixels = (size_t)oh * ow;
+  const size_t out_image = out_pixels * s->out_c;
+
+  if (header->kind == CONV_DEPTHWISE) {
+    const size_t channels = (size_t)s->out_c;
+    const size_t taps = (size_t)s->kernel_h * s->kernel_w;
+    const size_t taps_padded = qw_dwconv_taps_padded(taps);
+    const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_size(channels, taps) - channels * sizeof(int32_t));
+    uint8_t* pad_row = (uint8_t*)workspace;
+    int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
+    const uint8_t** tap_ptrs = (const uint8_t**)(bias + channels);
+    int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)ow * taps_padded * sizeof(void*), 16));
+    memset(pad_row, pad_byte, channels);
+    /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
+     * into the bias (padding taps read zp, so they cancel exactly). */
+    for (size_t c = 0; c < channels; c++) {
+      bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
+    }
+    struct qw_requantization_params rq_dw = *rq;
+    rq_dw.bias = bias;
+    const qw_dwconv_ukernel dw = kernels->dwconv[x_signed];
+    const qw_requantization_ukernel requantize = kernels->requantize[kernel][y_signed];
+    for (size_t b = 0; b < (size_t)s->batch; b++) {
+      const uint8_t* image = (const uint8_t*)x + b * in_image;
+      uint8_t* out = (uint8_t*)y + b * out_image;
+      for (int32_t oy = 0; oy < oh; oy++) {
+        const uint8_t** ptr = tap_ptrs;
+        for (int32_t ox = 0; ox < ow; ox++) {
+          for (int32_t ky = 0; ky < s->kernel_h; ky++) {
+            const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
+            for (int32_t kx = 0; kx < s->kernel_w; kx++) {
+              const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
+              *ptr++ = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) ? pad_row
+                                                                              : image + ((size_t)iy * s->in_w + ix) * s->in_c;
+            }
+          }
+          if (taps_padded != taps) {
+            *ptr++ = pad_row;
+          }
+        }
+        dw((size_t)ow, channels, taps, tap_ptrs, (const int16_t*)weights, acc);
+        /* row_sum 0: the packed weights already carry their zero points. */
+        for (int32_t ox = 0; ox < ow; ox++, out += channels) {
+          requantize(channels, acc + (size_t)ox * channels, 0, &rq_dw, out);
+        }
+      }
+    }
+    return QW_OK;
+  }
+
+  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
+  const size_t k = gemm_k(s);
+  int32_t* gemm_ws = (int32_t*)workspace;
+  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size(cout_g);
+  const size_t rows = im2col_rows(s);
+  for (size_t b = 0; b < (size_t)s->batch; b++) {
+    const uint8_t* image = (const uint8_t*)x + b * in_image;
+    uint8_t* out = (uint8_t*)y + b * out_image;
+    for (size_t g = 0; g < (size_t)s->groups; g++) {
+      const int8_t* wg = (const int8_t*)weights + g * qw_gemm_packed_size(cout_g, k);
+      const struct qw_requantization_params rq_g = offset_params(rq, g * cout_g);
+      if (direct_gemm(s)) {
+        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &rq_g, kernel,
+                    y_signed, out, (size_t)s->out_c, gemm_ws);
+        continue;
+      }
+      for (size_t p0 = 0; p0 < out_pixels; p0 += rows) {
+        const size_t count = out_pixels - p0 < rows ? out_pixels - p0 : rows;
+        for (size_t i = 0; i < count; i++) {
+          const size_t p = p0 + i;
+          im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
+                     block + i * k);
+        }
+        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &rq_g, kernel, y_signed,
+                    out + p0 * s->out_c + g * cout_g, (size_t)s->out_c, gemm_ws);
+      }
+    }
+  }
+  return QW_OK;
+}

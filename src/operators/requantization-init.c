@@ -1,0 +1,164 @@
+/* Preparing the per-output-channel requantization of a GEMM or convolution, for each named mode.
+ * The float formulas are written operation by operation as each reference computes them. */
+#include <math.h>
+#include <string.h>
+
+#include "operators/operators.h"
+#include "quantize/quantize.h"
+#include "qwasm.h"
+
+struct requantization_blob {
+  uint32_t magic;
+  uint32_t n;
+  int32_t kernel; /* QW_REQUANT_KERNEL_FP32 / _FIXEDPOINT */
+  int32_t output_dtype;
+  struct qw_requantization_params params;
+};
+
+#define BLOB_MAGIC 0x51575251u /* "QRWQ" */
+
+static size_t blob_arrays_offset(void) {
+  return qw_round_up(sizeof(struct requantization_blob), 16);
+}
+
+size_t qw_requantization_size(size_t n) {
+  return blob_arrays_offset() + 6 * qw_round_up(n, 4) * sizeof(int32_t);
+}
+
+/* TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31), m0 in [2^30, 2^31). */
+static void quantize_multiplier(double m, int32_t* m0, int32_t* shift) {
+  if (!(m > 0.0)) {
+    *m0 = 0;
+    *shift = 0;
+    return;
+  }
+  int e;
+  const double q = frexp(m, &e);
+  int64_t q_fixed = (int64_t)round(q * 2147483648.0);
+  if (q_fixed == ((int64_t)1 << 31)) {
+    q_fixed /= 2;
+    e++;
+  }
+  if (e < -31) {
+    q_fixed = 0;
+    e = 0;
+  }
+  if (e > 30) { /* multipliers >= 2^30 are not representable; saturate as TFLite does */
+    q_fixed = INT32_MAX;
+    e = 30;
+  }
+  *m0 = (int32_t)q_fixed;
+  *shift = e;
+}
+
+/* A real clamp bound in output integers, quantized with the mode's rounding rule and saturated. */
+static int32_t quantize_bound(float bound, float scale, int32_t zero_point, int onnx_rule, int32_t lo, int32_t hi) {
+  struct qw_quantize_params p;
+  qw_quantize_params_init(&p, scale, zero_point, lo, hi);
+  return onnx_rule ? qw_quantize_onnx(bound, &p) : qw_quantize_torch(bound, &p);
+}
+
+qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, float in_scale, const float* w_scales,
+                                 size_t w_scale_count, const int32_t* w_zero_points, qw_dtype w_dtype,
+                                 const float* bias_f32, const int32_t* bias_i32, float out_scale,
+                                 int32_t out_zero_point, qw_dtype out_dtype, float clamp_min, float clamp_max) {
+  if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
+      (unsigned)mode > QW_REQUANT_FIXEDPOINT || (out_dtype != QW_QUINT8 && out_dtype != QW_QINT8) ||
+      (w_dtype != QW_QUINT8 && w_dtype != QW_QINT8) || (bias_f32 != NULL && bias_i32 != NULL) ||
+      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : -128;
+  const int32_t out_max = out_dtype == QW_QUINT8 ? 255 : 127;
+  const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
+  const int32_t w_max = w_dtype == QW_QUINT8 ? 255 : 127;
+  if (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f) ||
+      out_zero_point < out_min || out_zero_point > out_max) {
+    return QW_INVALID_QPARAMS;
+  }
+  for (size_t j = 0; j < w_scale_count; j++) {
+    if (!(isfinite(w_scales[j]) && w_scales[j] > 0.0f) || w_zero_points[j] < w_min || w_zero_points[j] > w_max) {
+      return QW_INVALID_QPARAMS;
+    }
+  }
+
+  struct requantization_blob* blob = (struct requantization_blob*)buffer;
+  memset(buffer, 0, qw_requantization_size(n));
+  const size_t stride = qw_round_up(n, 4);
+  int32_t* arrays = (int32_t*)((char*)buffer + blob_arrays_offset());
+  int32_t* bias = arrays;
+  float* bias_float = (float*)(arrays + stride);
+  int32_t* w_zp = arrays + 2 * stride;
+  float* multiplier = (float*)(arrays + 3 * stride);
+  int32_t* m0 = arrays + 4 * stride;
+  int32_t* shift = arrays + 5 * stride;
+
+  for (size_t j = 0; j < n; j++) {
+    const float w_scale = w_scales[w_scale_count == 1 ? 0 : j];
+    /* uint8 weights are packed as w - 128: their zero point moves with them. */
+    w_zp[j] = w_zero_points[w_scale_count == 1 ? 0 : j] - (w_dtype == QW_QUINT8 ? 128 : 0);
+    switch (mode) {
+      case QW_REQUANT_QNNPACK:
+      case QW_REQUANT_FIXEDPOINT: {
+        /* PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale), all float;
+         * the float bias quantized to int32 with scale w_scale * in_scale (torch's rule). */
+        const float product = w_scale * in_scale;
+        multiplier[j] = product * (1.0f / out_scale);
+        if (bias_f32 != NULL) {
+          struct qw_quantize_params p;
+          qw_quantize_params_init(&p, product, 0, INT32_MIN, INT32_MAX);
+          bias[j] = qw_quantize_torch(bias_f32[j], &p);
+        }
+        if (mode == QW_REQUANT_FIXEDPOINT) {
+          quantize_multiplier((double)in_scale * (double)w_scale / (double)out_scale, &m0[j], &shift[j]);
+        }
+        break;
+      }
+      case QW_REQUANT_FBGEMM: {
+        /* FBGEMM: act_times_w_scale = in_scale * w_scale; multiplier = act_times_w_scale / out_scale;
+         * the float bias enters as bias / act_times_w_scale, added to the float accumulator. */
+        const float act_times_w_scale = in_scale * w_scale;
+        multiplier[j] = act_times_w_scale / out_scale;
+        if (bias_f32 != NULL) {
+          bias_float[j] = bias_f32[j] / act_times_w_scale;
+        }
+        break;
+      }
+      case QW_REQUANT_ONNX:
+        /* ONNX Runtime's QLinearConv / QLinearMatMul: a_scale * b_scale / y_scale in float. */
+        multiplier[j] = in_scale * w_scale / out_scale;
+        break;
+    }
+    if (bias_i32 != NULL) {
+      bias[j] = bias_i32[j];
+    }
+  }
+  const int onnx_rule = mode == QW_REQUANT_ONNX;
+  blob->magic = BLOB_MAGIC;
+  blob->n = (uint32_t)n;
+  blob->kernel = mode == QW_REQUANT_FIXEDPOINT ? QW_REQUANT_KERNEL_FIXEDPOINT : QW_REQUANT_KERNEL_FP32;
+  blob->output_dtype = out_dtype;
+  blob->params = (struct qw_requantization_params){
+      .bias = bias,
+      .bias_f32 = bias_float,
+      .w_zero_point = w_zp,
+      .multiplier = multiplier,
+      .m0 = m0,
+      .shift = shift,
+      .zero_point = out_zero_point,
+      .qmin = quantize_bound(clamp_min, out_scale, out_zero_point, onnx_rule, out_min, out_max),
+      .qmax = quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
+  };
+  return QW_OK;
+}
+
+const struct qw_requantization_params* qw_requantization_params_of(const void* buffer, size_t n, int* kernel,
+                                                                   int* output_signed) {
+  const struct requantization_blob* blob = (const struct requantization_blob*)buffer;
+  if (buffer == NULL || blob->magic != BLOB_MAGIC || blob->n != n) {
+    return NULL;
+  }
+  *kernel = blob->kernel;
+  *output_signed = blob->output_dtype == QW_QINT8;
+  return &blob->params;
+}

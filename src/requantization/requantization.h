@@ -1,0 +1,98 @@
+/*
+ * Requantization: int32 accumulators of a GEMM / convolution row -> 8-bit outputs. One row of n
+ * outputs per call; per-column arrays hold what depends on the output channel.
+ *
+ *   x = acc[j] + bias[j] - w_zero_point[j] * row_sum       (int32, wrapping; row_sum = sum_k (a - a_zp))
+ *
+ * fp32 (PyTorch qnnpack, ONNX, PyTorch fbgemm):
+ *   v = ((float)x + bias_f32[j]) * multiplier[j];  q = clamp(nearbyint(v) + zp, qmin, qmax)
+ *   qnnpack: int32 bias in bias, bias_f32 = 0, multiplier = (w_scale * in_scale) * (1 / out_scale);
+ *   onnx:    int32 bias in bias, bias_f32 = 0, multiplier = (in_scale * w_scale) / out_scale;
+ *   fbgemm:  bias = 0, bias_f32 = bias / (in_scale * w_scale), multiplier = (in_scale * w_scale) / out_scale.
+ *   (The multipliers are computed by the caller; this stage only applies them.)
+ * fixedpoint (gemmlowp / TFLite, integer only):
+ *   q = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x << left, m0[j]), right) + zp)
+ *   with shift[j] = left - right as TFLite's QuantizeMultiplier gives it (m0 in [2^30, 2^31)).
+ * [qmin, qmax] carries fused activations (ReLU: qmin = max(qmin, zp); ReLU6 / hardtanh: quantized bounds).
+ */
+#ifndef QWASM_REQUANTIZATION_H
+#define QWASM_REQUANTIZATION_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct qw_requantization_params {
+  const int32_t* bias;         /* [n] int32, zeros when there is none */
+  const float* bias_f32;       /* [n] float, zeros unless fbgemm */
+  const int32_t* w_zero_point; /* [n] */
+  const float* multiplier;     /* [n] fp32 modes */
+  const int32_t* m0;           /* [n] fixedpoint */
+  const int32_t* shift;        /* [n] fixedpoint: > 0 left, < 0 right */
+  int32_t zero_point;
+  int32_t qmin;
+  int32_t qmax;
+};
+
+typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, int32_t row_sum,
+                                          const struct qw_requantization_params* params, void* y);
+
+static inline int32_t qw_requant_input(int32_t acc, size_t j, int32_t row_sum, const struct qw_requantization_params* p) {
+  return (int32_t)((uint32_t)acc + (uint32_t)p->bias[j] - (uint32_t)p->w_zero_point[j] * (uint32_t)row_sum);
+}
+
+/* The fp32 rule for output j, saturating like the vector code (nearest, then clamp in float). */
+static inline int32_t qw_requantize_fp32_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
+  const float v = ((float)x + p->bias_f32[j]) * p->multiplier[j];
+  float t = nearbyintf(v);
+  if (t != t) {
+    return p->zero_point < p->qmin ? p->qmin : p->zero_point > p->qmax ? p->qmax : p->zero_point;
+  }
+  t += (float)p->zero_point;
+  t = t < (float)p->qmin ? (float)p->qmin : t;
+  t = (float)p->qmax < t ? (float)p->qmax : t;
+  return (int32_t)t;
+}
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +infinity. */
+static inline int32_t qw_srdhm(int32_t a, int32_t b) {
+  if (a == b && a == INT32_MIN) {
+    return INT32_MAX;
+  }
+  const int64_t ab = (int64_t)a * (int64_t)b;
+  const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* gemmlowp's RoundingDivideByPOT: x / 2^e rounded half away from zero. */
+static inline int32_t qw_rdbpot(int32_t x, int e) {
+  const int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
+  const int32_t shift = p->shift[j];
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t scaled = qw_rdbpot(qw_srdhm((int32_t)((uint32_t)x << left), p->m0[j]), right);
+  int64_t q = (int64_t)scaled + p->zero_point;
+  q = q < p->qmin ? p->qmin : q;
+  q = q > p->qmax ? p->qmax : q;
+  return (int32_t)q;
+}
+
+#define QW_DECLARE_REQUANTIZATION_UKERNEL(name) \
+  void name(size_t n, const int32_t* acc, int32_t row_sum, const struct qw_requantization_params* params, void* y)
+
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar);
+#if QW_SIMD
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd);
+#endif
+
+#endif /* QWASM_REQUANTIZATION_H */

@@ -1,0 +1,17 @@
+/* Scalar requantization: loops over the per-element rules of requantization.h. The fixedpoint mode
+ * is scalar in every build: its per-column shifts have no wasm SIMD counterpart, and it costs per
+ * output, not per multiply-add. */
+#include "requantization/requantization.h"
+
+#define QW_REQUANTIZE_SCALAR(name, T, rule)                                   \
+  QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                   \
+    T* out = (T*)y;                                                           \
+    for (size_t j = 0; j < n; j++) {                                          \
+      out[j] = (T)rule(qw_requant_input(acc[j], j, row_sum, params), j, params); \
+    }                                                                         \
+  }
+
+QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fp32_ukernel__scalar, uint8_t, qw_requantize_fp32_value)
+QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fp32_ukernel__scalar, int8_t, qw_requantize_fp32_value)
+QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, uint8_t, qw_requantize_fixedpoint_value)
+QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar, int8_t, qw_requantize_fixedpoint_value)
