@@ -11,3 +11,15 @@ export {
   fromIntReprPerChannel,
   empty,
 } from './qtensor.js';
+export {
+  REQUANT_MODES,
+  PackedLinear,
+  PackedConv2d,
+  PackedMatMul,
+  packLinear,
+  packConv2d,
+  packMatMul,
+  linear,
+  conv2d,
+  matmul,
+} from './ops.js';

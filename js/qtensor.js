@@ -110,6 +110,12 @@ export class QTensor {
 
   // ---- internals ---------------------------------------------------------------------------
 
+  /** @internal The raw fields, for js/ops.js: { storage, ptr, offset, shape, strides, dtype, quant }. */
+  static [Symbol.for('qwasm.raw')](t, where) {
+    const storage = t.#live(where);
+    return { storage, ptr: t.#ptr(), offset: t.#offset, shape: t.#shape, strides: t.#strides, dtype: t.#dtype, quant: t.#quant };
+  }
+
   #live(where) {
     if (this.#storage === null) {
       throw new Error(`QTensor.${where}: this tensor was disposed`);
@@ -700,3 +706,17 @@ export function empty(shape, qparams) {
   ints.fill(qparams.zeroPoint);
   return createFromInts(ints, dims, info, perTensor(qparams.scale, qparams.zeroPoint), where);
 }
+
+// ---- internal access for the operators (js/ops.js); not part of the public API ----------------
+
+/** Wraps raw tensor fields; shares `storage` (which the caller already holds one reference to). */
+export function wrapStorage(storage, offset, shape, strides, dtype, quant) {
+  return new QTensor(INTERNAL, storage, offset, shape, strides, dtype, quant);
+}
+
+/** Allocates reference-counted storage of `bytes` in the active backend. */
+export function newStorage(bytes) {
+  return new Storage(backend(), bytes);
+}
+
+export { contiguousStrides, perTensor, perChannel };

@@ -37,10 +37,43 @@ function runNode(c) {
       t.dispose();
     }
   }
+  if (c.node.op_type === 'QLinearMatMul') {
+    const [a, aS, aZ, b, bS, bZ, yS, yZ] = c.inputs;
+    const qa = qwasm.fromIntRepr(a.data, a.dims, aS.data[0], aZ.data[0], ONNX_DTYPE[a.dtype]);
+    const qb = bS.data.length > 1
+      ? qwasm.fromIntReprPerChannel(b.data, b.dims, bS.data, bZ.data, b.dims.length - 1, ONNX_DTYPE[b.dtype])
+      : qwasm.fromIntRepr(b.data, b.dims, bS.data[0], bZ.data[0], ONNX_DTYPE[b.dtype]);
+    const y = qwasm.matmul(qa, qb, { scale: yS.data[0], zeroPoint: yZ.data[0], dtype: ONNX_DTYPE[yZ.dtype], mode: 'onnx' });
+    try {
+      return Array.from(y.intRepr());
+    } finally {
+      for (const t of [qa, qb, y]) t.dispose();
+    }
+  }
+  if (c.node.op_type === 'QLinearConv') {
+    const [x, xS, xZ, w, wS, wZ, yS, yZ, bias] = c.inputs;
+    const at = c.node.attributes;
+    const qx = qwasm.fromIntRepr(x.data, x.dims, xS.data[0], xZ.data[0], ONNX_DTYPE[x.dtype]);
+    const qw = wS.data.length > 1
+      ? qwasm.fromIntReprPerChannel(w.data, w.dims, wS.data, wZ.data, 0, ONNX_DTYPE[w.dtype])
+      : qwasm.fromIntRepr(w.data, w.dims, wS.data[0], wZ.data[0], ONNX_DTYPE[w.dtype]);
+    const pads = at.pads ?? [0, 0, 0, 0];
+    const packed = qwasm.packConv2d(qw, bias ? Int32Array.from(bias.data) : null, {
+      stride: at.strides ?? 1, dilation: at.dilations ?? 1, groups: at.group ?? 1,
+      padding: [pads[0], pads[1], pads[2], pads[3]], mode: 'onnx',
+    });
+    const y = qwasm.conv2d(qx, packed, { scale: yS.data[0], zeroPoint: yZ.data[0], dtype: ONNX_DTYPE[yZ.dtype] });
+    try {
+      return Array.from(y.intRepr());
+    } finally {
+      for (const t of [qx, qw, y, packed]) t.dispose();
+    }
+  }
   throw new Error(`no runner for ${c.node.op_type}`);
 }
 
-for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_dequantizelinear', 'test_dequantizelinear_axis']) {
+for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_dequantizelinear', 'test_dequantizelinear_axis',
+  'test_qlinearmatmul_2D', 'test_qlinearmatmul_3D', 'test_qlinearconv']) {
   test(`ONNX conformance: ${name}`, () => {
     const c = fixture(`onnx/${name}.json`);
     assertBitEqual(assert, runNode(c), c.outputs[0].data, name);

@@ -1,0 +1,485 @@
+// Quantized operators on QTensors: linear, conv2d, matmul (and the packed-weight objects they reuse).
+// Convolutions compute channels-last (NHWC) internally; their outputs are NCHW-shaped tensors stored
+// channels-last (torch's channels_last memory format), so chained convolutions never transpose.
+import { backend } from './runtime.js';
+import { dtypeInfo } from './dtype.js';
+import { checkNumberArray, checkScale, checkZeroPoint, numelOf, show } from './check.js';
+import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
+
+const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
+
+/** Requantization modes (src/include/qwasm.h qw_requant_mode). */
+export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3 });
+
+function modeCode(mode, where) {
+  if (typeof mode !== 'string' || !Object.hasOwn(REQUANT_MODES, mode)) {
+    throw new TypeError(`${where}: unknown mode ${show(mode)}; expected one of ${Object.keys(REQUANT_MODES).join(', ')}`);
+  }
+  return REQUANT_MODES[mode];
+}
+
+function checkQTensor(t, where, name) {
+  if (!(t instanceof QTensor)) throw new TypeError(`${where}: ${name} must be a QTensor, got ${show(t)}`);
+  return raw(t, where);
+}
+
+function checkActivation(t, where, name = 'input') {
+  const r = checkQTensor(t, where, name);
+  if (r.quant.scheme !== 'per_tensor_affine') {
+    throw new TypeError(`${where}: ${name} must be quantized per tensor, got ${r.quant.scheme}`);
+  }
+  if (r.dtype.name === 'qint32') throw new TypeError(`${where}: ${name} must be quint8 or qint8, got qint32`);
+  return r;
+}
+
+/** Output qparams and fused clamp of an operator call. */
+function outputSpec(options, where) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
+  }
+  const { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin = -Infinity, clampMax = Infinity } = options;
+  const info = dtypeInfo(dtype, where);
+  if (info.name === 'qint32') throw new TypeError(`${where}: the output dtype must be quint8 or qint8`);
+  checkScale(scale, where, 'scale');
+  checkZeroPoint(zeroPoint, info, where, 'zeroPoint');
+  if (typeof relu !== 'boolean') throw new TypeError(`${where}: relu must be a boolean, got ${show(relu)}`);
+  if (typeof clampMin !== 'number' || typeof clampMax !== 'number' || Number.isNaN(clampMin) || Number.isNaN(clampMax) || clampMin > clampMax) {
+    throw new RangeError(`${where}: clampMin / clampMax must be numbers with clampMin <= clampMax, got ${show(clampMin)}, ${show(clampMax)}`);
+  }
+  return { scale, zeroPoint, dtype: info, clampMin: relu ? Math.max(clampMin, 0) : clampMin, clampMax };
+}
+
+/**
+ * Weight-side state shared by linear, conv2d and matmul: the packed bytes, the weight qparams, the
+ * bias and the requantization mode, plus a cache of the last requantization blob (it depends on the
+ * input scale and the output qparams of a call).
+ */
+class PackedWeights {
+  #backend;
+  #packed;
+  #blob = 0;
+  #blobKey = '';
+
+  constructor(where, weight, bias, mode, channels, packFn) {
+    const w = checkQTensor(weight, where, 'weight');
+    if (w.dtype.name === 'qint32') throw new TypeError(`${where}: weight must be qint8 or quint8, got qint32`);
+    this.mode = mode ?? 'qnnpack';
+    this.modeCode = modeCode(this.mode, where);
+    this.channels = channels;
+    this.weightDtype = w.dtype;
+    if (w.quant.scheme === 'per_tensor_affine') {
+      this.weightScales = Float32Array.of(w.quant.scale);
+      this.weightZeroPoints = Int32Array.of(w.quant.zeroPoint);
+    } else {
+      if (w.quant.axis !== 0) {
+        throw new RangeError(`${where}: per-channel weights must be quantized along axis 0 (output channels), got axis ${w.quant.axis}`);
+      }
+      this.weightScales = Float32Array.from(w.quant.scales); // the kernels use float32 scales, as torch does
+      this.weightZeroPoints = Int32Array.from(w.quant.zeroPoints);
+    }
+    this.bias = checkBias(bias, channels, this.mode, where);
+    const b = backend();
+    this.#backend = b;
+    const contiguous = weight.contiguous();
+    try {
+      this.#packed = packFn(b, raw(contiguous, where), this.weightZeroPoints);
+    } finally {
+      contiguous.dispose();
+    }
+  }
+
+  get packedPtr() {
+    if (this.#packed === 0) throw new Error(`${this.constructor.name}: the packed weights were disposed`);
+    return this.#packed;
+  }
+
+  /** The requantization blob for an input scale and output spec (cached for repeated calls). */
+  requantization(inScale, out, modeOverride, where) {
+    const b = this.#backend;
+    const mode = modeOverride === undefined ? this.modeCode : modeCode(modeOverride, where);
+    if (mode === REQUANT_MODES.onnx && this.bias !== null && !(this.bias instanceof Int32Array)) {
+      throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array)`);
+    }
+    const key = [inScale, out.scale, out.zeroPoint, out.dtype.code, out.clampMin, out.clampMax, mode].join(',');
+    if (key === this.#blobKey) return this.#blob;
+    const n = this.channels;
+    const size = b.exports.qw_requantization_size(n);
+    if (this.#blob === 0) this.#blob = b.alloc(size);
+    const ws = this.weightScales.length;
+    const floatBias = this.bias instanceof Float32Array && mode !== REQUANT_MODES.onnx;
+    b.withBuffers([4 * ws, 4 * ws, 4 * n], (ps, pz, pb) => {
+      b.f32(ps, ws).set(this.weightScales);
+      b.i32(pz, ws).set(this.weightZeroPoints);
+      if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
+      b.call('qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
+        floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
+        out.clampMin, out.clampMax);
+    });
+    this.#blobKey = key;
+    return this.#blob;
+  }
+
+  get disposed() {
+    return this.#packed === 0;
+  }
+
+  /** Frees the packed weights. Idempotent. */
+  dispose() {
+    if (this.#packed === 0) return;
+    this.#backend.free(this.#packed);
+    if (this.#blob !== 0) this.#backend.free(this.#blob);
+    this.#packed = 0;
+    this.#blob = 0;
+  }
+}
+
+if (typeof Symbol.dispose === 'symbol') {
+  PackedWeights.prototype[Symbol.dispose] = PackedWeights.prototype.dispose;
+}
+
+function checkBias(bias, channels, mode, where) {
+  if (bias === null || bias === undefined) return null;
+  if (bias instanceof Int32Array) {
+    checkNumberArray(bias, channels, where, 'bias');
+    return Int32Array.from(bias);
+  }
+  checkNumberArray(bias, channels, where, 'bias');
+  if (mode === 'onnx') {
+    throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array at scale in_scale * w_scale), got ${bias.constructor.name}`);
+  }
+  return Float32Array.from(bias);
+}
+
+// ---- linear -------------------------------------------------------------------------------------
+
+/** Weights of a fully-connected layer, packed once: y = x W^T + b. */
+export class PackedLinear extends PackedWeights {
+  constructor(weight, bias, mode) {
+    const where = 'packLinear';
+    const w = checkQTensor(weight, where, 'weight');
+    if (w.shape.length !== 2) throw new RangeError(`${where}: weight must be [outFeatures, inFeatures], got shape ${show(w.shape)}`);
+    const [n, k] = w.shape;
+    if (n === 0 || k === 0 || k >= 65536) throw new RangeError(`${where}: weight shape ${show(w.shape)} is not supported (need 0 < K < 65536)`);
+    super(where, weight, bias, mode, n, (b, r) => {
+      const ptr = b.alloc(b.exports.qw_gemm_pack_size(n, k));
+      b.call('qw_gemm_pack', n, k, r.ptr, r.dtype.code, k, 1, ptr);
+      return ptr;
+    });
+    this.outFeatures = n;
+    this.inFeatures = k;
+  }
+}
+
+/** Packs a [outFeatures, inFeatures] weight (qint8 / quint8, per tensor or per channel on axis 0). */
+export function packLinear(weight, bias = null, { mode } = {}) {
+  return new PackedLinear(weight, bias, mode);
+}
+
+/** Returns [ptr, release] of a row-major contiguous copy of t (or t's own data when contiguous). */
+function contiguousData(t, where) {
+  const r = raw(t, where);
+  if (t.isContiguous()) return [r.ptr, () => {}];
+  const c = t.contiguous();
+  return [raw(c, where).ptr, () => c.dispose()];
+}
+
+function newOutput(shape, strides, out) {
+  const storage = newStorage(Math.max(1, numelOf(shape)) * out.dtype.bytes);
+  return wrapStorage(storage, 0, shape, strides, out.dtype, perTensor(out.scale, out.zeroPoint));
+}
+
+/**
+ * Quantized linear layer (torch.ao.nn.quantized.Linear): x [..., inFeatures] -> [..., outFeatures].
+ * options: { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin, clampMax, mode }.
+ */
+export function linear(x, weights, options) {
+  const where = 'linear';
+  const xr = checkActivation(x, where);
+  if (!(weights instanceof PackedLinear)) throw new TypeError(`${where}: weights must come from packLinear(), got ${show(weights)}`);
+  const out = outputSpec(options, where);
+  const k = weights.inFeatures;
+  const n = weights.outFeatures;
+  if (xr.shape.length === 0 || xr.shape[xr.shape.length - 1] !== k) {
+    throw new RangeError(`${where}: input shape ${show(xr.shape)} must end in inFeatures = ${k}`);
+  }
+  const m = numelOf(xr.shape) / k;
+  const shape = [...xr.shape.slice(0, -1), n];
+  const y = newOutput(shape, contiguousStrides(shape), out);
+  const b = backend();
+  const [xp, release] = contiguousData(x, where);
+  try {
+    const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
+    b.withBuffers([b.exports.qw_gemm_workspace_size(n)], (ws) =>
+      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n, ws),
+    );
+  } catch (error) {
+    y.dispose();
+    throw error;
+  } finally {
+    release();
+  }
+  return y;
+}
+
+// ---- conv2d -------------------------------------------------------------------------------------
+
+function pair(v, name, where, min) {
+  const p = typeof v === 'number' ? [v, v] : v;
+  if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min)) {
+    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or [h, w], got ${show(v)}`);
+  }
+  return p;
+}
+
+function padding4(v, where) {
+  if (Array.isArray(v) && v.length === 4) {
+    if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
+    return v; // [top, left, bottom, right]
+  }
+  const [h, w] = pair(v, 'padding', where, 0);
+  return [h, w, h, w];
+}
+
+/** Weights of a 2-D convolution, packed once, with the convolution's geometry. */
+export class PackedConv2d extends PackedWeights {
+  constructor(weight, bias, { stride = 1, padding = 0, dilation = 1, groups = 1, mode } = {}) {
+    const where = 'packConv2d';
+    const w = checkQTensor(weight, where, 'weight');
+    if (w.shape.length !== 4) throw new RangeError(`${where}: weight must be [outChannels, inChannels / groups, kH, kW], got shape ${show(w.shape)}`);
+    if (!Number.isInteger(groups) || groups < 1 || w.shape[0] % groups !== 0) {
+      throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${w.shape[0]}, got ${show(groups)}`);
+    }
+    const [outC, inCg, kh, kw] = w.shape;
+    const geometry = {
+      inC: inCg * groups, outC, kh, kw, groups,
+      stride: pair(stride, 'stride', where, 1),
+      dilation: pair(dilation, 'dilation', where, 1),
+      padding: padding4(padding, where),
+    };
+    if (outC === 0 || inCg === 0 || kh === 0 || kw === 0) throw new RangeError(`${where}: weight shape ${show(w.shape)} has an empty dimension`);
+    super(where, weight, bias, mode, outC, (b, r, zeroPoints) => {
+      // The packing needs channels and kernel only; the spatial size of a call comes later.
+      const shape = shapeStruct(geometry, 1, (kh - 1) * geometry.dilation[0] + 1, (kw - 1) * geometry.dilation[1] + 1);
+      return b.withBuffers([64, 4 * zeroPoints.length], (ps, pz) => {
+        b.i32(ps, 16).set(shape);
+        b.i32(pz, zeroPoints.length).set(zeroPoints);
+        const ptr = b.alloc(b.exports.qw_conv2d_pack_size(ps));
+        try {
+          b.call('qw_conv2d_pack', ps, r.ptr, r.dtype.code, pz, zeroPoints.length, ptr);
+        } catch (error) {
+          b.free(ptr);
+          throw error;
+        }
+        return ptr;
+      });
+    });
+    this.geometry = geometry;
+  }
+}
+
+function shapeStruct(g, batch, inH, inW) {
+  const [pt, pl, pb, pr] = g.padding;
+  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
+}
+
+/**
+ * Packs a convolution weight [outChannels, inChannels / groups, kH, kW]. options: { stride, padding
+ * (number, [h, w] or [top, left, bottom, right]), dilation, groups, mode }.
+ */
+export function packConv2d(weight, bias = null, options = {}) {
+  return new PackedConv2d(weight, bias, options);
+}
+
+/** True when an NCHW-shaped tensor is stored channels-last (NHWC). */
+function isChannelsLast(r) {
+  const [, c, h, w] = r.shape;
+  const s = r.strides;
+  return (c === 1 || s[1] === 1) && (w === 1 || s[3] === c) && (h === 1 || s[2] === w * c) && (r.shape[0] === 1 || s[0] === h * w * c);
+}
+
+/**
+ * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW],
+ * returned stored channels-last. options: { scale, zeroPoint, dtype, relu, clampMin, clampMax, mode }.
+ */
+export function conv2d(x, weights, options) {
+  const where = 'conv2d';
+  const xr = checkActivation(x, where);
+  if (!(weights instanceof PackedConv2d)) throw new TypeError(`${where}: weights must come from packConv2d(), got ${show(weights)}`);
+  const out = outputSpec(options, where);
+  const g = weights.geometry;
+  if (xr.shape.length !== 4 || xr.shape[1] !== g.inC) {
+    throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xr.shape)}`);
+  }
+  const [batch, , h, w] = xr.shape;
+  const b = backend();
+  return b.withBuffers([64, 8], (ps, po) => {
+    b.i32(ps, 16).set(shapeStruct(g, batch, h, w));
+    if (b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
+      throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
+    }
+    const [oh, ow] = b.i32(po, 2);
+    const shape = [batch, g.outC, oh, ow];
+    const y = newOutput(shape, [oh * ow * g.outC, 1, ow * g.outC, g.outC], out);
+    let tmp = 0;
+    try {
+      let xp = xr.ptr;
+      if (!isChannelsLast(xr)) {
+        // Gather NHWC: iterate (n, h, w, c) over the source strides.
+        tmp = b.alloc(numelOf(xr.shape) * xr.dtype.bytes);
+        const nhwc = [batch, h, w, g.inC];
+        b.withBuffers([16, 16, 16], (pshape, psrc, pdst) => {
+          b.i32(pshape, 4).set(nhwc);
+          b.i32(psrc, 4).set([xr.strides[0], xr.strides[2], xr.strides[3], xr.strides[1]]);
+          b.i32(pdst, 4).set(contiguousStrides(nhwc));
+          b.call('qw_copy_strided', xr.dtype.bytes, 4, pshape, xr.ptr, psrc, tmp, pdst);
+        });
+        xp = tmp;
+      }
+      const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
+      b.withBuffers([b.exports.qw_conv2d_workspace_size(ps)], (ws) =>
+        b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws),
+      );
+    } catch (error) {
+      y.dispose();
+      throw error;
+    } finally {
+      if (tmp !== 0) b.free(tmp);
+    }
+    return y;
+  });
+}
+
+// ---- matmul (ONNX QLinearMatMul) ---------------------------------------------------------------
+
+/** Weights of a matmul's right operand B [K, N], packed once. */
+export class PackedMatMul extends PackedWeights {
+  constructor(bMatrix, { mode = 'onnx' } = {}) {
+    const where = 'packMatMul';
+    const r = checkQTensor(bMatrix, where, 'b');
+    if (r.shape.length !== 2) throw new RangeError(`${where}: b must be [K, N], got shape ${show(r.shape)}`);
+    const [k, n] = r.shape;
+    // Per-column qparams live on axis 1 of B; the kernels want them per output channel.
+    const q = r.quant;
+    if (q.scheme === 'per_channel_affine' && q.axis !== 1) {
+      throw new RangeError(`${where}: per-channel b must be quantized along axis 1 (columns), got axis ${q.axis}`);
+    }
+    const asOutputChannels = bMatrix.transpose(0, 1); // [N, K]: columns become output channels
+    try {
+      super(where, asOutputChannels, null, mode, n, (b, wr) => {
+        const ptr = b.alloc(b.exports.qw_gemm_pack_size(n, k));
+        b.call('qw_gemm_pack', n, k, wr.ptr, wr.dtype.code, k, 1, ptr);
+        return ptr;
+      });
+    } finally {
+      asOutputChannels.dispose();
+    }
+    this.k = k;
+    this.n = n;
+  }
+}
+
+export function packMatMul(b, options = {}) {
+  return new PackedMatMul(b, options);
+}
+
+/**
+ * Quantized matmul (ONNX QLinearMatMul): a [..., M, K] x b [..., K, N] -> [..., M, N] with numpy
+ * broadcasting of the batch dimensions. b is a QTensor (packed per call) or a PackedMatMul (2-D).
+ * options: { scale, zeroPoint, dtype, mode = 'onnx' }.
+ */
+export function matmul(a, bIn, options) {
+  const where = 'matmul';
+  const ar = checkActivation(a, where, 'a');
+  const out = outputSpec(options, where);
+  if (ar.shape.length < 2) throw new RangeError(`${where}: a must have at least 2 dimensions, got shape ${show(ar.shape)}`);
+  const mode = options.mode ?? 'onnx';
+  const [m, k] = ar.shape.slice(-2);
+  if (bIn instanceof PackedMatMul) {
+    if (bIn.k !== k) throw new RangeError(`${where}: a's K = ${k} does not match b's K = ${bIn.k}`);
+    const shape = [...ar.shape.slice(0, -1), bIn.n];
+    return runMatMul(a, ar, [bIn], shape, m, k, bIn.n, out, mode, where, () => 0);
+  }
+  const br = checkQTensor(bIn, where, 'b');
+  if (br.shape.length < 2) throw new RangeError(`${where}: b must have at least 2 dimensions, got shape ${show(br.shape)}`);
+  const [kb, n] = br.shape.slice(-2);
+  if (kb !== k) throw new RangeError(`${where}: a [..., ${m}, ${k}] and b [..., ${kb}, ${n}] do not multiply`);
+  const aBatch = ar.shape.slice(0, -2);
+  const bBatch = br.shape.slice(0, -2);
+  const batch = broadcastShapes(aBatch, bBatch, where);
+  // One packed B per batch matrix of b; each output batch picks its a and b matrices by broadcasting.
+  const bCount = numelOf(bBatch);
+  const packs = [];
+  try {
+    for (let i = 0; i < bCount; i++) {
+      const idx = unravel(i, bBatch);
+      let view = bIn;
+      for (let d = 0; d < idx.length; d++) {
+        const next = view.select(0, idx[d]);
+        if (view !== bIn) view.dispose();
+        view = next;
+      }
+      packs.push(new PackedMatMul(view, { mode }));
+      if (view !== bIn) view.dispose();
+    }
+    const shape = [...batch, m, n];
+    return runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, (outIndex) => broadcastIndex(outIndex, batch, bBatch));
+  } finally {
+    for (const p of packs) p.dispose();
+  }
+}
+
+function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
+  const b = backend();
+  const batch = shape.slice(0, -2);
+  const aBatch = ar.shape.slice(0, -2);
+  const y = newOutput(shape, contiguousStrides(shape), out);
+  const [ap, release] = contiguousData(a, where);
+  try {
+    const yp = raw(y, where).ptr;
+    b.withBuffers([b.exports.qw_gemm_workspace_size(n)], (ws) => {
+      for (let i = 0; i < numelOf(batch); i++) {
+        const ai = broadcastIndex(i, batch, aBatch);
+        const p = packs[pickB(i)];
+        const blob = p.requantization(ar.quant.scale, out, mode, where);
+        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
+          yp + i * m * n * out.dtype.bytes, n, ws);
+      }
+    });
+  } catch (error) {
+    y.dispose();
+    throw error;
+  } finally {
+    release();
+  }
+  return y;
+}
+
+function broadcastShapes(a, b, where) {
+  const rank = Math.max(a.length, b.length);
+  const out = [];
+  for (let i = 0; i < rank; i++) {
+    const x = a[a.length - rank + i] ?? 1;
+    const y = b[b.length - rank + i] ?? 1;
+    if (x !== y && x !== 1 && y !== 1) throw new RangeError(`${where}: batch shapes ${show(a)} and ${show(b)} do not broadcast`);
+    out.push(Math.max(x, y));
+  }
+  return out;
+}
+
+function unravel(i, shape) {
+  const idx = new Array(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    idx[d] = i % shape[d];
+    i = Math.floor(i / shape[d]);
+  }
+  return idx;
+}
+
+/** The flat index in `src` (broadcast to `full`) of flat index i of `full`. */
+function broadcastIndex(i, full, src) {
+  const idx = unravel(i, full).slice(full.length - src.length);
+  let flat = 0;
+  for (let d = 0; d < src.length; d++) flat = flat * src[d] + (src[d] === 1 ? 0 : idx[d]);
+  return flat;
+}
+
