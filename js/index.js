@@ -22,4 +22,7 @@ export {
   linear,
   conv2d,
   matmul,
+  dynamicQuantizeLinear,
+  matmulInteger,
+  convInteger,
 } from './ops.js';

@@ -9,7 +9,7 @@ import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from '
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
 /** Requantization modes (src/include/qwasm.h qw_requant_mode). */
-export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3 });
+export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3, none: 4 });
 
 function modeCode(mode, where) {
   if (typeof mode !== 'string' || !Object.hasOwn(REQUANT_MODES, mode)) {
@@ -32,11 +32,14 @@ function checkActivation(t, where, name = 'input') {
   return r;
 }
 
-/** Output qparams and fused clamp of an operator call. */
-function outputSpec(options, where) {
+const INT32_OUTPUT = Object.freeze({ scale: 1, zeroPoint: 0, dtype: dtypeInfo('qint32', ''), clampMin: -Infinity, clampMax: Infinity });
+
+/** Output qparams and fused clamp of an operator call ('none' mode: the raw int32 sums). */
+function outputSpec(options, where, defaultMode) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
   }
+  if ((options.mode ?? defaultMode) === 'none') return INT32_OUTPUT;
   const { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin = -Infinity, clampMax = Infinity } = options;
   const info = dtypeInfo(dtype, where);
   if (info.name === 'qint32') throw new TypeError(`${where}: the output dtype must be quint8 or qint8`);
@@ -196,7 +199,7 @@ export function linear(x, weights, options) {
   const where = 'linear';
   const xr = checkActivation(x, where);
   if (!(weights instanceof PackedLinear)) throw new TypeError(`${where}: weights must come from packLinear(), got ${show(weights)}`);
-  const out = outputSpec(options, where);
+  const out = outputSpec(options, where, weights.mode);
   const k = weights.inFeatures;
   const n = weights.outFeatures;
   if (xr.shape.length === 0 || xr.shape[xr.shape.length - 1] !== k) {
@@ -210,7 +213,7 @@ export function linear(x, weights, options) {
   try {
     const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
     b.withBuffers([b.exports.qw_gemm_workspace_size(n)], (ws) =>
-      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n, ws),
+      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n * out.dtype.bytes, ws),
     );
   } catch (error) {
     y.dispose();
@@ -305,7 +308,7 @@ export function conv2d(x, weights, options) {
   const where = 'conv2d';
   const xr = checkActivation(x, where);
   if (!(weights instanceof PackedConv2d)) throw new TypeError(`${where}: weights must come from packConv2d(), got ${show(weights)}`);
-  const out = outputSpec(options, where);
+  const out = outputSpec(options, where, weights.mode);
   const g = weights.geometry;
   if (xr.shape.length !== 4 || xr.shape[1] !== g.inC) {
     throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xr.shape)}`);
@@ -390,9 +393,9 @@ export function packMatMul(b, options = {}) {
 export function matmul(a, bIn, options) {
   const where = 'matmul';
   const ar = checkActivation(a, where, 'a');
-  const out = outputSpec(options, where);
+  const out = outputSpec(options, where, bIn instanceof PackedMatMul ? bIn.mode : 'onnx');
   if (ar.shape.length < 2) throw new RangeError(`${where}: a must have at least 2 dimensions, got shape ${show(ar.shape)}`);
-  const mode = options.mode ?? 'onnx';
+  const mode = options.mode ?? (bIn instanceof PackedMatMul ? bIn.mode : 'onnx');
   const [m, k] = ar.shape.slice(-2);
   if (bIn instanceof PackedMatMul) {
     if (bIn.k !== k) throw new RangeError(`${where}: a's K = ${k} does not match b's K = ${bIn.k}`);
@@ -442,7 +445,7 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
         const p = packs[pickB(i)];
         const blob = p.requantization(ar.quant.scale, out, mode, where);
         b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
-          yp + i * m * n * out.dtype.bytes, n, ws);
+          yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
       }
     });
   } catch (error) {
@@ -483,3 +486,41 @@ function broadcastIndex(i, full, src) {
   return flat;
 }
 
+
+// ---- dynamic quantization (ONNX DynamicQuantizeLinear, MatMulInteger, ConvInteger) -------------
+
+/**
+ * ONNX DynamicQuantizeLinear: uint8 qparams from the data's range (widened to include 0), then the
+ * onnx-rule quantize. Returns { y, scale, zeroPoint } with ONNX's y_scale and y_zero_point; for an
+ * all-zero input ONNX's scale is 0, and y (all zeros) carries scale 1 so that it stays a valid tensor.
+ */
+export function dynamicQuantizeLinear(data, shape) {
+  const where = 'dynamicQuantizeLinear';
+  const b = backend();
+  const dims = Array.isArray(shape) ? shape : [data?.length];
+  const n = numelOf(dims);
+  checkNumberArray(data, n, where, 'data');
+  return b.withBuffers([4 * n, 8], (px, pq) => {
+    b.f32(px, n).set(data);
+    const storage = newStorage(Math.max(1, n));
+    const status = b.exports.qw_dynamic_quantize(n, px, storage.ptr, pq, pq + 4);
+    if (status !== 0) {
+      storage.release();
+      throw new RangeError(`${where}: data must be finite numbers (NaN or Infinity has no uint8 range)`);
+    }
+    const scale = b.f32(pq, 1)[0];
+    const zeroPoint = b.i32(pq + 4, 1)[0];
+    const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
+    return { y, scale, zeroPoint };
+  });
+}
+
+/** ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1). */
+export function matmulInteger(a, b) {
+  return matmul(a, b, { mode: 'none' });
+}
+
+/** ONNX ConvInteger: the exact int32 sums as a qint32 tensor (scale 1); weights from packConv2d(w, null, { mode: 'none', ... }). */
+export function convInteger(x, weights) {
+  return conv2d(x, weights, { mode: 'none' });
+}

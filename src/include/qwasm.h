@@ -127,6 +127,11 @@ QW_API qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t
 QW_API qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
                                qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding);
 
+/* ONNX DynamicQuantizeLinear: *scale = (max(x, 0) - min(x, 0)) / 255, *zero_point =
+ * round_half_even(clamp(-min / scale, 0, 255)), y = quantize(x) by the onnx rule (uint8). NaN or
+ * infinite input -> QW_INVALID_ARGUMENT; all-zero input gives scale 0, zero point 0, y = 0. */
+QW_API qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale, int32_t* zero_point);
+
 /* ---- layout ------------------------------------------------------------------------------ */
 
 /* Copies a strided view to another: for every index (i0..i{rank-1}) < shape,
@@ -155,6 +160,7 @@ typedef enum qw_requant_mode {
   QW_REQUANT_FBGEMM = 1,
   QW_REQUANT_ONNX = 2,
   QW_REQUANT_FIXEDPOINT = 3,
+  QW_REQUANT_NONE = 4, /* int32 output: the exact sum (ONNX MatMulInteger / ConvInteger); out_dtype qint32 */
 } qw_requant_mode;
 
 /* Bytes of a requantization blob for n output channels. */
@@ -163,7 +169,7 @@ QW_API size_t qw_requantization_size(size_t n);
 /* Fills a requantization blob (qw_requantization_size(n) bytes, 4-byte aligned) for n output
  * channels. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
  * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
- * int32. out_dtype quint8 or qint8. [clamp_min, clamp_max] is a fused activation in real units
+ * int32. out_dtype quint8 or qint8 (qint32 with QW_REQUANT_NONE, where scales are ignored). [clamp_min, clamp_max] is a fused activation in real units
  * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU), quantized with the output qparams by the
  * mode's rounding rule, as PyTorch quantizes hardtanh / relu6 bounds. */
 QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mode, float in_scale,

@@ -175,16 +175,14 @@ static struct qw_requantization_params offset_params(const struct qw_requantizat
 qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
                     const void* packed, const void* requantization, void* y, void* workspace) {
   int32_t oh, ow;
-  int kernel = 0, y_signed = 0;
+  struct qw_output_stage stage;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
       (s->batch != 0 && (x == NULL || y == NULL)) || (x_dtype != QW_QINT8 && x_dtype != QW_QUINT8) ||
       gemm_k(s) >= 65536) {
     return QW_INVALID_ARGUMENT;
   }
-  const struct qw_requantization_params* rq = qw_requantization_params_of(requantization, (size_t)s->out_c, &kernel,
-                                                                          &y_signed);
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
-  if (rq == NULL || header->kind != (uint32_t)(is_depthwise(s) ? CONV_DEPTHWISE : CONV_GEMM)) {
+  if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) || header->kind != (uint32_t)(is_depthwise(s) ? CONV_DEPTHWISE : CONV_GEMM)) {
     return QW_INVALID_ARGUMENT;
   }
   const int32_t x_min = x_dtype == QW_QINT8 ? -128 : 0;
@@ -197,7 +195,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
   const uint8_t* weights = (const uint8_t*)packed + HEADER_BYTES;
   const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
   const size_t out_pixels = (size_t)oh * ow;
-  const size_t out_image = out_pixels * s->out_c;
+  const size_t out_image = out_pixels * s->out_c * stage.elem_size; /* bytes */
+  const struct qw_requantization_params* rq = stage.params;
 
   if (header->kind == CONV_DEPTHWISE) {
     const size_t channels = (size_t)s->out_c;
@@ -217,7 +216,7 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     struct qw_requantization_params rq_dw = *rq;
     rq_dw.bias = bias;
     const qw_dwconv_ukernel dw = kernels->dwconv[x_signed];
-    const qw_requantization_ukernel requantize = kernels->requantize[kernel][y_signed];
+    const qw_requantization_ukernel requantize = qw_output_kernel(&stage);
     for (size_t b = 0; b < (size_t)s->batch; b++) {
       const uint8_t* image = (const uint8_t*)x + b * in_image;
       uint8_t* out = (uint8_t*)y + b * out_image;
@@ -238,7 +237,7 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
         }
         dw((size_t)ow, channels, taps, tap_ptrs, (const int16_t*)weights, acc);
         /* row_sum 0: the packed weights already carry their zero points. */
-        for (int32_t ox = 0; ox < ow; ox++, out += channels) {
+        for (int32_t ox = 0; ox < ow; ox++, out += channels * stage.elem_size) {
           requantize(channels, acc + (size_t)ox * channels, 0, &rq_dw, out);
         }
       }
@@ -257,9 +256,13 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     for (size_t g = 0; g < (size_t)s->groups; g++) {
       const int8_t* wg = (const int8_t*)weights + g * qw_gemm_packed_size(cout_g, k);
       const struct qw_requantization_params rq_g = offset_params(rq, g * cout_g);
+      struct qw_output_stage stage_g = stage;
+      stage_g.params = &rq_g;
+      const size_t y_stride = (size_t)s->out_c * stage.elem_size;
+      uint8_t* out_g = out + g * cout_g * stage.elem_size;
       if (direct_gemm(s)) {
-        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &rq_g, kernel,
-                    y_signed, out, (size_t)s->out_c, gemm_ws);
+        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g, y_stride,
+                    gemm_ws);
         continue;
       }
       for (size_t p0 = 0; p0 < out_pixels; p0 += rows) {
@@ -269,8 +272,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
           im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
                      block + i * k);
         }
-        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &rq_g, kernel, y_signed,
-                    out + p0 * s->out_c + g * cout_g, (size_t)s->out_c, gemm_ws);
+        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride, y_stride,
+                    gemm_ws);
       }
     }
   }

@@ -32,19 +32,18 @@ qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size
 qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype,
                   int32_t a_zero_point, const void* packed, const void* requantization, void* y, size_t y_stride,
                   void* workspace) {
-  int kernel = 0, y_signed = 0;
-  const struct qw_requantization_params* rq = qw_requantization_params_of(requantization, n, &kernel, &y_signed);
+  struct qw_output_stage out;
   const int32_t a_min = a_dtype == QW_QINT8 ? -128 : 0;
-  if (rq == NULL || packed == NULL || workspace == NULL || n == 0 || k == 0 || k >= 65536 ||
-      (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n)) ||
+  if (!qw_output_stage_of(requantization, n, &out) || packed == NULL || workspace == NULL || n == 0 || k == 0 || k >= 65536 ||
+      (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n * out.elem_size)) ||
       (a_dtype != QW_QINT8 && a_dtype != QW_QUINT8)) {
     return QW_INVALID_ARGUMENT;
   }
   if (a_zero_point < a_min || a_zero_point > a_min + 255) {
     return QW_INVALID_QPARAMS;
   }
-  qw_gemm_run(m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point, (const int8_t*)packed, rq,
-              kernel, y_signed, (uint8_t*)y, y_stride, (int32_t*)workspace);
+  qw_gemm_run(m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point, (const int8_t*)packed, &out,
+              (uint8_t*)y, y_stride, (int32_t*)workspace);
   return QW_OK;
 }
 
@@ -63,12 +62,20 @@ static int32_t row_sum(const uint8_t* a, size_t k, int is_signed, int32_t zp) {
   return s - (int32_t)k * zp;
 }
 
+qw_requantization_ukernel qw_output_kernel(const struct qw_output_stage* out) {
+  if (out->kernel == QW_REQUANT_KERNEL_NONE) {
+    return qw_qs32_qs32_requantize_none_ukernel__scalar;
+  }
+  return qw_kernels()->requantize[out->kernel][out->y_signed];
+}
+
 void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
-                 const int8_t* packed, const struct qw_requantization_params* rq, int requant_mode, int y_signed,
-                 uint8_t* y, size_t y_stride, int32_t* workspace) {
+                 const int8_t* packed, const struct qw_output_stage* out, uint8_t* y, size_t y_stride,
+                 int32_t* workspace) {
   const struct qw_kernels* kernels = qw_kernels();
   const struct qw_gemm_config* gemm = &kernels->gemm[a_signed];
-  const qw_requantization_ukernel requantize = kernels->requantize[requant_mode][y_signed];
+  const qw_requantization_ukernel requantize = qw_output_kernel(out);
+  const struct qw_requantization_params* rq = out->params;
   const struct qw_gemm_params params = {(int16_t)a_zero_point};
   const size_t kc = qw_round_up(k, QW_GEMM_KR);
   const size_t nc_block = column_block(k);
@@ -92,7 +99,7 @@ void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride
       ukernel(mr, nc, k, a_block, a_stride, packed + n0 * kc, workspace, nc, &params);
       for (size_t r = 0; r < mr; r++) {
         const int32_t sum = need_row_sums ? row_sum(a_block + r * a_stride, k, a_signed, a_zero_point) : 0;
-        requantize(nc, workspace + r * nc, sum, &block_rq, y + (m0 + r) * y_stride + n0);
+        requantize(nc, workspace + r * nc, sum, &block_rq, y + (m0 + r) * y_stride + n0 * out->elem_size);
       }
     }
   }

@@ -11,18 +11,29 @@
 /* The largest MR of any GEMM microkernel: workspace rows. */
 #define QW_GEMM_MR_MAX 4
 
-enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1 };
+enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1, QW_REQUANT_KERNEL_NONE = 2 };
 
 /* int32 bytes of GEMM workspace for N output columns. */
 size_t qw_gemm_workspace_size(size_t n);
 
-/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * W[k][n]) for packed W. */
-void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
-                 const int8_t* packed, const struct qw_requantization_params* rq, int requant_mode, int y_signed,
-                 uint8_t* y, size_t y_stride, int32_t* workspace);
+/* How a requantization blob turns int32 sums into outputs. */
+struct qw_output_stage {
+  const struct qw_requantization_params* params;
+  int kernel;        /* QW_REQUANT_KERNEL_* */
+  int y_signed;      /* 8-bit outputs: qint8 */
+  size_t elem_size;  /* 1, or 4 for int32 outputs */
+};
 
-/* The params of a blob made by qw_requantization_init for n channels, or NULL if it is not one. */
-const struct qw_requantization_params* qw_requantization_params_of(const void* blob, size_t n, int* kernel,
-                                                                   int* output_signed);
+/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * W[k][n]) for packed W; y_stride in bytes. */
+void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
+                 const int8_t* packed, const struct qw_output_stage* out, uint8_t* y, size_t y_stride,
+                 int32_t* workspace);
+
+/* The output stage of a blob made by qw_requantization_init for n channels; 0 if it is not one. */
+int qw_output_stage_of(const void* blob, size_t n, struct qw_output_stage* out);
+
+/* The kernel that applies an output stage. */
+qw_requantization_ukernel qw_output_kernel(const struct qw_output_stage* out);
+
 
 #endif /* QWASM_OPERATORS_H */

@@ -63,21 +63,23 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
                                  const float* bias_f32, const int32_t* bias_i32, float out_scale,
                                  int32_t out_zero_point, qw_dtype out_dtype, float clamp_min, float clamp_max) {
   if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
-      (unsigned)mode > QW_REQUANT_FIXEDPOINT || (out_dtype != QW_QUINT8 && out_dtype != QW_QINT8) ||
+      (unsigned)mode > QW_REQUANT_NONE || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
+      (unsigned)out_dtype > QW_QINT32 ||
       (w_dtype != QW_QUINT8 && w_dtype != QW_QINT8) || (bias_f32 != NULL && bias_i32 != NULL) ||
       (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
     return QW_INVALID_ARGUMENT;
   }
-  const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : -128;
-  const int32_t out_max = out_dtype == QW_QUINT8 ? 255 : 127;
+  const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : out_dtype == QW_QINT8 ? -128 : INT32_MIN;
+  const int32_t out_max = out_dtype == QW_QUINT8 ? 255 : out_dtype == QW_QINT8 ? 127 : INT32_MAX;
   const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
   const int32_t w_max = w_dtype == QW_QUINT8 ? 255 : 127;
-  if (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f) ||
-      out_zero_point < out_min || out_zero_point > out_max) {
+  if (mode != QW_REQUANT_NONE && (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f) ||
+                                  out_zero_point < out_min || out_zero_point > out_max)) {
     return QW_INVALID_QPARAMS;
   }
   for (size_t j = 0; j < w_scale_count; j++) {
-    if (!(isfinite(w_scales[j]) && w_scales[j] > 0.0f) || w_zero_points[j] < w_min || w_zero_points[j] > w_max) {
+    if ((mode != QW_REQUANT_NONE && !(isfinite(w_scales[j]) && w_scales[j] > 0.0f)) || w_zero_points[j] < w_min ||
+        w_zero_points[j] > w_max) {
       return QW_INVALID_QPARAMS;
     }
   }
@@ -128,6 +130,8 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
         /* ONNX Runtime's QLinearConv / QLinearMatMul: a_scale * b_scale / y_scale in float. */
         multiplier[j] = in_scale * w_scale / out_scale;
         break;
+      case QW_REQUANT_NONE:
+        break;
     }
     if (bias_i32 != NULL) {
       bias[j] = bias_i32[j];
@@ -136,7 +140,9 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
   const int onnx_rule = mode == QW_REQUANT_ONNX;
   blob->magic = BLOB_MAGIC;
   blob->n = (uint32_t)n;
-  blob->kernel = mode == QW_REQUANT_FIXEDPOINT ? QW_REQUANT_KERNEL_FIXEDPOINT : QW_REQUANT_KERNEL_FP32;
+  blob->kernel = mode == QW_REQUANT_FIXEDPOINT ? QW_REQUANT_KERNEL_FIXEDPOINT
+                 : mode == QW_REQUANT_NONE     ? QW_REQUANT_KERNEL_NONE
+                                               : QW_REQUANT_KERNEL_FP32;
   blob->output_dtype = out_dtype;
   blob->params = (struct qw_requantization_params){
       .bias = bias,
@@ -146,19 +152,22 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
       .m0 = m0,
       .shift = shift,
       .zero_point = out_zero_point,
-      .qmin = quantize_bound(clamp_min, out_scale, out_zero_point, onnx_rule, out_min, out_max),
-      .qmax = quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
+      .qmin = mode == QW_REQUANT_NONE ? out_min
+                                      : quantize_bound(clamp_min, out_scale, out_zero_point, onnx_rule, out_min, out_max),
+      .qmax = mode == QW_REQUANT_NONE ? out_max
+                                      : quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
   };
   return QW_OK;
 }
 
-const struct qw_requantization_params* qw_requantization_params_of(const void* buffer, size_t n, int* kernel,
-                                                                   int* output_signed) {
+int qw_output_stage_of(const void* buffer, size_t n, struct qw_output_stage* out) {
   const struct requantization_blob* blob = (const struct requantization_blob*)buffer;
   if (buffer == NULL || blob->magic != BLOB_MAGIC || blob->n != n) {
-    return NULL;
+    return 0;
   }
-  *kernel = blob->kernel;
-  *output_signed = blob->output_dtype == QW_QINT8;
-  return &blob->params;
+  out->params = &blob->params;
+  out->kernel = blob->kernel;
+  out->y_signed = blob->output_dtype == QW_QINT8;
+  out->elem_size = blob->output_dtype == QW_QINT32 ? 4 : 1;
+  return 1;
 }

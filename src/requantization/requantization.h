@@ -86,6 +86,8 @@ static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const 
 #define QW_DECLARE_REQUANTIZATION_UKERNEL(name) \
   void name(size_t n, const int32_t* acc, int32_t row_sum, const struct qw_requantization_params* params, void* y)
 
+/* No scaling: the exact int32 sum (ONNX MatMulInteger / ConvInteger). */
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar);

@@ -15,3 +15,10 @@ QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fp32_ukernel__scalar, uint8_t, qw_re
 QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fp32_ukernel__scalar, int8_t, qw_requantize_fp32_value)
 QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, uint8_t, qw_requantize_fixedpoint_value)
 QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar, int8_t, qw_requantize_fixedpoint_value)
+
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar) {
+  int32_t* out = (int32_t*)y;
+  for (size_t j = 0; j < n; j++) {
+    out[j] = qw_requant_input(acc[j], j, row_sum, params);
+  }
+}

@@ -12,8 +12,8 @@ const ONNX_DTYPE = { uint8: 'quint8', int8: 'qint8', int32: 'qint32' };
 function runNode(c) {
   const [x, scale, zp] = c.inputs;
   const axis = c.node.attributes.axis ?? 1;
-  const perAxis = scale.dims.length === 1;
-  const zeroPoints = zp ? zp.data : new Array(scale.data.length).fill(0);
+  const perAxis = scale?.dims.length === 1;
+  const zeroPoints = zp ? zp.data : new Array(scale?.data.length).fill(0);
   if (c.node.op_type === 'QuantizeLinear') {
     const dtype = ONNX_DTYPE[zp?.dtype ?? 'uint8'];
     const options = { rounding: 'onnx' };
@@ -69,14 +69,63 @@ function runNode(c) {
       for (const t of [qx, qw, y, packed]) t.dispose();
     }
   }
+  if (c.node.op_type === 'DynamicQuantizeLinear') {
+    const [x] = c.inputs;
+    const { y, scale, zeroPoint } = qwasm.dynamicQuantizeLinear(x.data, x.dims);
+    try {
+      return [Array.from(y.intRepr()), [scale], [zeroPoint]];
+    } finally {
+      y.dispose();
+    }
+  }
+  if (c.node.op_type === 'MatMulInteger') {
+    const [a, b, aZ, bZ] = c.inputs;
+    const qa = qwasm.fromIntRepr(a.data, a.dims, 1, aZ ? aZ.data[0] : 0, ONNX_DTYPE[a.dtype]);
+    const qb = bZ && bZ.data.length > 1
+      ? qwasm.fromIntReprPerChannel(b.data, b.dims, bZ.data.map(() => 1), bZ.data, b.dims.length - 1, ONNX_DTYPE[b.dtype])
+      : qwasm.fromIntRepr(b.data, b.dims, 1, bZ ? bZ.data[0] : 0, ONNX_DTYPE[b.dtype]);
+    const y = qwasm.matmulInteger(qa, qb);
+    try {
+      return Array.from(y.intRepr());
+    } finally {
+      for (const t of [qa, qb, y]) t.dispose();
+    }
+  }
+  if (c.node.op_type === 'ConvInteger') {
+    const [x, w, xZ, wZ] = c.inputs;
+    const at = c.node.attributes;
+    const qx = qwasm.fromIntRepr(x.data, x.dims, 1, xZ ? xZ.data[0] : 0, ONNX_DTYPE[x.dtype]);
+    const qw = qwasm.fromIntRepr(w.data, w.dims, 1, wZ ? wZ.data[0] : 0, ONNX_DTYPE[w.dtype]);
+    const pads = at.pads ?? [0, 0, 0, 0];
+    const packed = qwasm.packConv2d(qw, null, {
+      stride: at.strides ?? 1, dilation: at.dilations ?? 1, groups: at.group ?? 1, padding: pads, mode: 'none',
+    });
+    const y = qwasm.convInteger(qx, packed);
+    try {
+      return Array.from(y.intRepr());
+    } finally {
+      for (const t of [qx, qw, y, packed]) t.dispose();
+    }
+  }
   throw new Error(`no runner for ${c.node.op_type}`);
 }
 
 for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_dequantizelinear', 'test_dequantizelinear_axis',
-  'test_qlinearmatmul_2D', 'test_qlinearmatmul_3D', 'test_qlinearconv']) {
+  'test_qlinearmatmul_2D', 'test_qlinearmatmul_3D', 'test_qlinearconv', 'test_matmulinteger', 'test_convinteger_with_padding',
+  'test_convinteger_without_padding', 'test_basic_convinteger']) {
   test(`ONNX conformance: ${name}`, () => {
     const c = fixture(`onnx/${name}.json`);
     assertBitEqual(assert, runNode(c), c.outputs[0].data, name);
+  });
+}
+
+for (const name of ['test_dynamicquantizelinear', 'test_dynamicquantizelinear_max_adjusted', 'test_dynamicquantizelinear_min_adjusted']) {
+  test(`ONNX conformance: ${name} (y, y_scale, y_zero_point)`, () => {
+    const c = fixture(`onnx/${name}.json`);
+    const [y, scale, zp] = runNode(c);
+    assertBitEqual(assert, y, c.outputs[0].data, `${name} y`);
+    assertBitEqual(assert, scale, c.outputs[1].data, `${name} y_scale`);
+    assertBitEqual(assert, zp, c.outputs[2].data, `${name} y_zero_point`);
   });
 }
 
