@@ -60,6 +60,7 @@ function outputSpec(options, where, defaultMode) {
 class PackedWeights {
   #backend;
   #packed;
+  #packedExtra = 0;
   #blob = 0;
   #blobKey = '';
 
@@ -96,6 +97,13 @@ class PackedWeights {
     return this.#packed;
   }
 
+  /** A second packing made on first use (the int16 GEMM layout for calls with many rows). */
+  extraPacked(makeFn) {
+    if (this.#packed === 0) throw new Error(`${this.constructor.name}: the packed weights were disposed`);
+    if (this.#packedExtra === 0) this.#packedExtra = makeFn(this.#backend);
+    return this.#packedExtra;
+  }
+
   /** The requantization blob for an input scale and output spec (cached for repeated calls). */
   requantization(inScale, out, modeOverride, where) {
     const b = this.#backend;
@@ -130,8 +138,10 @@ class PackedWeights {
   dispose() {
     if (this.#packed === 0) return;
     this.#backend.free(this.#packed);
+    if (this.#packedExtra !== 0) this.#backend.free(this.#packedExtra);
     if (this.#blob !== 0) this.#backend.free(this.#blob);
     this.#packed = 0;
+    this.#packedExtra = 0;
     this.#blob = 0;
   }
 }
@@ -155,19 +165,66 @@ function checkBias(bias, channels, mode, where) {
 
 // ---- linear -------------------------------------------------------------------------------------
 
+const LAYOUT_INT8 = 0;
+const LAYOUT_INT16 = 1;
+/** Calls with at least this many rows use the int16 layout (src/operators/gemm.c C2_MIN_ROWS). */
+const INT16_MIN_ROWS = 4;
+
+/** Packs W[n][k] (row-major [n, k] in wasm memory) in one GEMM layout. */
+function packGemm(b, ptr, dtype, n, k, zeroPoints, layout) {
+  return b.withBuffers([4 * zeroPoints.length], (pz) => {
+    b.i32(pz, zeroPoints.length).set(zeroPoints);
+    const packed = b.alloc(b.exports.qw_gemm_pack_size(n, k, layout));
+    try {
+      b.call('qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, layout, packed);
+    } catch (error) {
+      b.free(packed);
+      throw error;
+    }
+    return packed;
+  });
+}
+
+/**
+ * Weights of a GEMM ([n, k]): the int8 layout at once, the int16 layout on the first call with
+ * enough rows (from a copy of the int8 source kept until then).
+ */
+class PackedGemm extends PackedWeights {
+  #source = null;
+
+  constructor(where, weight, bias, mode, n, k) {
+    super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints, LAYOUT_INT8));
+    this.n = n;
+    this.k = k;
+    const c = weight.contiguous();
+    this.#source = c.intRepr();
+    c.dispose();
+  }
+
+  /** [int8 packing, int16 packing or 0] for a call with m rows. */
+  layoutsFor(m) {
+    const int8 = this.packedPtr;
+    if (m < INT16_MIN_ROWS) return [int8, 0];
+    const int16 = this.extraPacked((b) =>
+      b.withBuffers([this.#source.length], (p) => {
+        b.view(this.#source.constructor, p, this.#source.length).set(this.#source);
+        return packGemm(b, p, this.weightDtype, this.n, this.k, this.weightZeroPoints, LAYOUT_INT16);
+      }),
+    );
+    this.#source = null; // packed in both layouts now
+    return [int8, int16];
+  }
+}
+
 /** Weights of a fully-connected layer, packed once: y = x W^T + b. */
-export class PackedLinear extends PackedWeights {
+export class PackedLinear extends PackedGemm {
   constructor(weight, bias, mode) {
     const where = 'packLinear';
     const w = checkQTensor(weight, where, 'weight');
     if (w.shape.length !== 2) throw new RangeError(`${where}: weight must be [outFeatures, inFeatures], got shape ${show(w.shape)}`);
     const [n, k] = w.shape;
     if (n === 0 || k === 0 || k >= 65536) throw new RangeError(`${where}: weight shape ${show(w.shape)} is not supported (need 0 < K < 65536)`);
-    super(where, weight, bias, mode, n, (b, r) => {
-      const ptr = b.alloc(b.exports.qw_gemm_pack_size(n, k));
-      b.call('qw_gemm_pack', n, k, r.ptr, r.dtype.code, k, 1, ptr);
-      return ptr;
-    });
+    super(where, weight, bias, mode, n, k);
     this.outFeatures = n;
     this.inFeatures = k;
   }
@@ -212,8 +269,9 @@ export function linear(x, weights, options) {
   const [xp, release] = contiguousData(x, where);
   try {
     const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-    b.withBuffers([b.exports.qw_gemm_workspace_size(n)], (ws) =>
-      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n * out.dtype.bytes, ws),
+    const [int8, int16] = weights.layoutsFor(m);
+    b.withBuffers([b.exports.qw_gemm_workspace_size(n, k)], (ws) =>
+      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, int8, int16, blob, raw(y, where).ptr, n * out.dtype.bytes, ws),
     );
   } catch (error) {
     y.dispose();
@@ -355,7 +413,7 @@ export function conv2d(x, weights, options) {
 // ---- matmul (ONNX QLinearMatMul) ---------------------------------------------------------------
 
 /** Weights of a matmul's right operand B [K, N], packed once. */
-export class PackedMatMul extends PackedWeights {
+export class PackedMatMul extends PackedGemm {
   constructor(bMatrix, { mode = 'onnx' } = {}) {
     const where = 'packMatMul';
     const r = checkQTensor(bMatrix, where, 'b');
@@ -368,16 +426,10 @@ export class PackedMatMul extends PackedWeights {
     }
     const asOutputChannels = bMatrix.transpose(0, 1); // [N, K]: columns become output channels
     try {
-      super(where, asOutputChannels, null, mode, n, (b, wr) => {
-        const ptr = b.alloc(b.exports.qw_gemm_pack_size(n, k));
-        b.call('qw_gemm_pack', n, k, wr.ptr, wr.dtype.code, k, 1, ptr);
-        return ptr;
-      });
+      super(where, asOutputChannels, null, mode, n, k);
     } finally {
       asOutputChannels.dispose();
     }
-    this.k = k;
-    this.n = n;
   }
 }
 
@@ -439,12 +491,13 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
   const [ap, release] = contiguousData(a, where);
   try {
     const yp = raw(y, where).ptr;
-    b.withBuffers([b.exports.qw_gemm_workspace_size(n)], (ws) => {
+    b.withBuffers([b.exports.qw_gemm_workspace_size(n, k)], (ws) => {
       for (let i = 0; i < numelOf(batch); i++) {
         const ai = broadcastIndex(i, batch, aBatch);
         const p = packs[pickB(i)];
         const blob = p.requantization(ar.quant.scale, out, mode, where);
-        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
+        const [int8, int16] = p.layoutsFor(m);
+        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, int8, int16, blob,
           yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
       }
     });

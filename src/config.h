@@ -3,25 +3,22 @@
 #define QWASM_CONFIG_H
 
 #include "dwconv/dwconv.h"
+#include "elementwise/lut.h"
 #include "gemm/gemm.h"
+#include "pooling/maxpool.h"
 #include "quantize/quantize.h"
 #include "requantization/requantization.h"
-
-/* GEMM microkernels for one activation signedness: the main MR-row kernel and a 1-row kernel. */
-struct qw_gemm_config {
-  qw_gemm_ukernel ukernel;
-  qw_gemm_ukernel ukernel_1;
-  size_t mr;
-};
 
 struct qw_kernels {
   const char* isa;
   qw_quantize_ukernel quantize[2][3]; /* [qw_rounding][qw_dtype] */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
-  struct qw_gemm_config gemm[2];                     /* [activations signed] */
+  qw_gemm_c8_ukernel gemm_c8[2][2];                  /* [activations signed][rows - 1] */
+  qw_gemm_c2_ukernel gemm_c2[4];                     /* [rows - 1]: kernels for 1..4 rows */
   qw_requantization_ukernel requantize[2][2];        /* [fp32, fixedpoint][output signed] */
   qw_dwconv_ukernel dwconv[2];                       /* [activations signed] */
+  qw_maxpool_ukernel maxpool[2];                     /* [signed] */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

@@ -127,6 +127,30 @@ QW_API qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t
 QW_API qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
                                qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding);
 
+/* ---- pooling, channels-last ---------------------------------------------------------------- */
+
+/* Geometry of a pooling: 14 int32 in this order. The output size is given (qw_pool_output_size
+ * computes PyTorch's); windows are clipped to the input (padding never wins a max). */
+typedef struct qw_pool2d_shape {
+  int32_t batch, in_h, in_w, channels, out_h, out_w;
+  int32_t kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+} qw_pool2d_shape;
+
+/* PyTorch's pooling_output_shape for one dimension, or -1 if the arguments are invalid
+ * (including padding larger than half the kernel, which PyTorch rejects). */
+QW_API int32_t qw_pool_output_size(int32_t in, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation,
+                                   int ceil_mode);
+
+/* Workspace bytes of qw_max_pool2d. */
+QW_API size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* shape);
+
+/* Max pooling of quint8 / qint8 NHWC data; the output keeps the input's qparams. */
+QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, void* y, void* workspace);
+
+/* y[i] = table[byte of x[i]] for 8-bit data: a unary op as a 256-entry table (for qint8 the entry of
+ * q is at index (uint8_t)q). */
+QW_API qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y);
+
 /* ONNX DynamicQuantizeLinear: *scale = (max(x, 0) - min(x, 0)) / 255, *zero_point =
  * round_half_even(clamp(-min / scale, 0, 255)), y = quantize(x) by the onnx rule (uint8). NaN or
  * infinite input -> QW_INVALID_ARGUMENT; all-zero input gives scale 0, zero point 0, y = 0. */
@@ -180,24 +204,28 @@ QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mo
 
 /* ---- int8 GEMM: y = requantize(sum_k (a - a_zp) * (w - w_zp)) -------------------------------- */
 
-/* Bytes of packed weights for n output columns of k. */
-QW_API size_t qw_gemm_pack_size(size_t n, size_t k);
+/* The two packed layouts (src/gemm/gemm.h): int8 for few rows (GEMV reads half the bytes), int16
+ * with zero points folded for four rows and more (no widening in the inner loop). */
+enum { QW_GEMM_LAYOUT_INT8 = 0, QW_GEMM_LAYOUT_INT16 = 1 };
+
+/* Bytes of packed weights for n output columns of k in a layout. */
+QW_API size_t qw_gemm_pack_size(size_t n, size_t k, int layout);
 
 /* Packs weights W[n][k] = w[n * n_stride + k * k_stride] (strides in elements; a PyTorch Linear
  * weight [N, K] has n_stride = K, k_stride = 1; an ONNX MatMul B [K, N] has n_stride = 1,
- * k_stride = N). w_dtype qint8 or quint8. Done once per weight tensor. */
+ * k_stride = N), qint8 or quint8, with their zero points (zp_count 1 or n). Done once per tensor. */
 QW_API qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
-                              void* packed);
+                              const int32_t* w_zero_points, size_t zp_count, int layout, void* packed);
 
-/* Bytes of workspace qw_gemm needs for n output columns. */
-QW_API size_t qw_gemm_workspace_size(size_t n);
+/* Bytes of workspace qw_gemm needs. */
+QW_API size_t qw_gemm_workspace_size(size_t n, size_t k);
 
-/* y[m][n] for m rows of activations a (quint8 or qint8, a_stride bytes apart) times packed
- * weights, requantized by a blob for n channels; y rows y_stride bytes apart, dtype from the blob.
- * k < 65536. */
+/* y[m][n] for m rows of activations a (quint8 or qint8, a_stride bytes apart) times the packed
+ * weights (either layout, or both: the driver picks by m), requantized by a blob for n channels; y
+ * rows y_stride bytes apart, dtype from the blob. k < 65536. */
 QW_API qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype,
-                         int32_t a_zero_point, const void* packed, const void* requantization, void* y,
-                         size_t y_stride, void* workspace);
+                         int32_t a_zero_point, const void* packed_int8, const void* packed_int16,
+                         const void* requantization, void* y, size_t y_stride, void* workspace);
 
 /* ---- 2-D convolution, channels-last -------------------------------------------------------- */
 

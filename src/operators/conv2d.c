@@ -54,7 +54,7 @@ size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
     return HEADER_BYTES + qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
   }
-  return HEADER_BYTES + (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
+  return HEADER_BYTES + (size_t)s->groups * qw_gemm_c2_size(s->out_c / s->groups, gemm_k(s));
 }
 
 qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
@@ -93,25 +93,23 @@ qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dty
     }
     return QW_OK;
   }
-  /* GEMM: per group, N = out_c / groups columns of K = (kernel_h, kernel_w, in_c / groups), the order
-   * of an NHWC im2col row; the source index of (n, ky, kx, ci) is ((n * cin_g + ci) * kh + ky) * kw + kx. */
+  /* GEMM (int16 c2 layout, zero points folded): per group, N = out_c / groups columns of
+   * K = (kernel_h, kernel_w, in_c / groups), the order of an NHWC im2col row; the source of
+   * (n, ky, kx, ci) is ((n * cin_g + ci) * kh + ky) * kw + kx. */
   header->kind = CONV_GEMM;
   const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
   const size_t k = gemm_k(s);
-  const uint8_t* src = (const uint8_t*)w;
-  int8_t* dst = (int8_t*)((char*)packed + HEADER_BYTES);
-  const uint8_t flip = w_dtype == QW_QUINT8 ? 0x80 : 0;
-  const size_t kc = qw_round_up(k, QW_GEMM_KR);
+  int16_t* dst = (int16_t*)((char*)packed + HEADER_BYTES);
   for (size_t g = 0; g < (size_t)s->groups; g++) {
-    int8_t* group_dst = dst + g * qw_gemm_packed_size(cout_g, k);
-    memset(group_dst, 0, qw_gemm_packed_size(cout_g, k));
+    int16_t* group_dst = dst + g * qw_gemm_c2_size(cout_g, k) / sizeof(int16_t);
+    memset(group_dst, 0, qw_gemm_c2_size(cout_g, k));
     for (size_t n = 0; n < cout_g; n++) {
-      const uint8_t* wn = src + (g * cout_g + n) * cin_g * taps;
-      int8_t* tile = group_dst + (n / QW_GEMM_NR) * QW_GEMM_NR * kc;
+      const size_t oc = g * cout_g + n;
+      const int32_t zp = w_zero_points[w_zp_count == 1 ? 0 : oc];
       for (size_t kk = 0; kk < k; kk++) {
-        const size_t t = kk / cin_g, ci = kk % cin_g;
-        tile[((kk / QW_GEMM_KR) * QW_GEMM_NR + n % QW_GEMM_NR) * QW_GEMM_KR + kk % QW_GEMM_KR] =
-            (int8_t)(uint8_t)(wn[ci * taps + t] ^ flip);
+        const size_t src = (oc * cin_g + kk % cin_g) * taps + kk / cin_g;
+        const int32_t v = w_dtype == QW_QUINT8 ? ((const uint8_t*)w)[src] : ((const int8_t*)w)[src];
+        group_dst[qw_gemm_c2_index(k, n, kk)] = (int16_t)(v - zp);
       }
     }
   }
@@ -140,7 +138,7 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
     return qw_round_up((size_t)s->in_c, 16) + (size_t)s->out_c * sizeof(int32_t) +
            qw_round_up((size_t)ow * taps * sizeof(void*), 16) + (size_t)ow * s->out_c * sizeof(int32_t);
   }
-  const size_t gemm_ws = qw_gemm_workspace_size((size_t)(s->out_c / s->groups));
+  const size_t gemm_ws = qw_gemm_workspace_size((size_t)(s->out_c / s->groups), gemm_k(s));
   return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
 }
 
@@ -159,17 +157,6 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
       }
     }
   }
-}
-
-static struct qw_requantization_params offset_params(const struct qw_requantization_params* rq, size_t n0) {
-  struct qw_requantization_params r = *rq;
-  r.bias += n0;
-  r.bias_f32 += n0;
-  r.w_zero_point += n0;
-  r.multiplier += n0;
-  r.m0 += n0;
-  r.shift += n0;
-  return r;
 }
 
 qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
@@ -248,20 +235,20 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
   const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
   const size_t k = gemm_k(s);
   int32_t* gemm_ws = (int32_t*)workspace;
-  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size(cout_g);
+  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size(cout_g, k);
   const size_t rows = im2col_rows(s);
   for (size_t b = 0; b < (size_t)s->batch; b++) {
     const uint8_t* image = (const uint8_t*)x + b * in_image;
     uint8_t* out = (uint8_t*)y + b * out_image;
     for (size_t g = 0; g < (size_t)s->groups; g++) {
-      const int8_t* wg = (const int8_t*)weights + g * qw_gemm_packed_size(cout_g, k);
-      const struct qw_requantization_params rq_g = offset_params(rq, g * cout_g);
+      const struct qw_gemm_weights wg = {NULL, (const int16_t*)(weights + g * qw_gemm_c2_size(cout_g, k))};
+      const struct qw_requantization_params rq_g = qw_requantization_params_at(rq, g * cout_g);
       struct qw_output_stage stage_g = stage;
       stage_g.params = &rq_g;
       const size_t y_stride = (size_t)s->out_c * stage.elem_size;
       uint8_t* out_g = out + g * cout_g * stage.elem_size;
       if (direct_gemm(s)) {
-        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g, y_stride,
+        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, &wg, &stage_g, out_g, y_stride,
                     gemm_ws);
         continue;
       }
@@ -272,7 +259,7 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
           im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
                      block + i * k);
         }
-        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride, y_stride,
+        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, &wg, &stage_g, out_g + p0 * y_stride, y_stride,
                     gemm_ws);
       }
     }
