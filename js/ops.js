@@ -60,9 +60,10 @@ function outputSpec(options, where, defaultMode) {
 class PackedWeights {
   #backend;
   #packed;
-  #packedExtra = 0;
   #blob = 0;
   #blobKey = '';
+  #workspace = 0;
+  #workspaceBytes = 0;
 
   constructor(where, weight, bias, mode, channels, packFn) {
     const w = checkQTensor(weight, where, 'weight');
@@ -71,14 +72,15 @@ class PackedWeights {
     this.modeCode = modeCode(this.mode, where);
     this.channels = channels;
     this.weightDtype = w.dtype;
+    // Scales stay float64, as torch keeps them; the C core rounds them where each mode does.
     if (w.quant.scheme === 'per_tensor_affine') {
-      this.weightScales = Float32Array.of(w.quant.scale);
+      this.weightScales = Float64Array.of(w.quant.scale);
       this.weightZeroPoints = Int32Array.of(w.quant.zeroPoint);
     } else {
       if (w.quant.axis !== 0) {
         throw new RangeError(`${where}: per-channel weights must be quantized along axis 0 (output channels), got axis ${w.quant.axis}`);
       }
-      this.weightScales = Float32Array.from(w.quant.scales); // the kernels use float32 scales, as torch does
+      this.weightScales = Float64Array.from(w.quant.scales);
       this.weightZeroPoints = Int32Array.from(w.quant.zeroPoints);
     }
     this.bias = checkBias(bias, channels, this.mode, where);
@@ -97,13 +99,6 @@ class PackedWeights {
     return this.#packed;
   }
 
-  /** A second packing made on first use (the int16 GEMM layout for calls with many rows). */
-  extraPacked(makeFn) {
-    if (this.#packed === 0) throw new Error(`${this.constructor.name}: the packed weights were disposed`);
-    if (this.#packedExtra === 0) this.#packedExtra = makeFn(this.#backend);
-    return this.#packedExtra;
-  }
-
   /** The requantization blob for an input scale and output spec (cached for repeated calls). */
   requantization(inScale, out, modeOverride, where) {
     const b = this.#backend;
@@ -118,8 +113,8 @@ class PackedWeights {
     if (this.#blob === 0) this.#blob = b.alloc(size);
     const ws = this.weightScales.length;
     const floatBias = this.bias instanceof Float32Array && mode !== REQUANT_MODES.onnx;
-    b.withBuffers([4 * ws, 4 * ws, 4 * n], (ps, pz, pb) => {
-      b.f32(ps, ws).set(this.weightScales);
+    b.withBuffers([8 * ws, 4 * ws, 4 * n], (ps, pz, pb) => {
+      b.view(Float64Array, ps, ws).set(this.weightScales);
       b.i32(pz, ws).set(this.weightZeroPoints);
       if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
       b.call('qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
@@ -130,6 +125,17 @@ class PackedWeights {
     return this.#blob;
   }
 
+  /** Scratch memory for a call, kept between calls (grown when a call needs more). */
+  workspace(bytes) {
+    if (bytes > this.#workspaceBytes) {
+      if (this.#workspace !== 0) this.#backend.free(this.#workspace);
+      this.#workspace = 0;
+      this.#workspace = this.#backend.alloc(bytes);
+      this.#workspaceBytes = bytes;
+    }
+    return this.#workspace;
+  }
+
   get disposed() {
     return this.#packed === 0;
   }
@@ -138,11 +144,12 @@ class PackedWeights {
   dispose() {
     if (this.#packed === 0) return;
     this.#backend.free(this.#packed);
-    if (this.#packedExtra !== 0) this.#backend.free(this.#packedExtra);
     if (this.#blob !== 0) this.#backend.free(this.#blob);
+    if (this.#workspace !== 0) this.#backend.free(this.#workspace);
     this.#packed = 0;
-    this.#packedExtra = 0;
     this.#blob = 0;
+    this.#workspace = 0;
+    this.#workspaceBytes = 0;
   }
 }
 
@@ -165,18 +172,13 @@ function checkBias(bias, channels, mode, where) {
 
 // ---- linear -------------------------------------------------------------------------------------
 
-const LAYOUT_INT8 = 0;
-const LAYOUT_INT16 = 1;
-/** Calls with at least this many rows use the int16 layout (src/operators/gemm.c C2_MIN_ROWS). */
-const INT16_MIN_ROWS = 4;
-
-/** Packs W[n][k] (row-major [n, k] in wasm memory) in one GEMM layout. */
-function packGemm(b, ptr, dtype, n, k, zeroPoints, layout) {
+/** Packs W[n][k] (row-major [n, k] in wasm memory) for the GEMM microkernels (src/gemm/gemm.h). */
+function packGemm(b, ptr, dtype, n, k, zeroPoints) {
   return b.withBuffers([4 * zeroPoints.length], (pz) => {
     b.i32(pz, zeroPoints.length).set(zeroPoints);
-    const packed = b.alloc(b.exports.qw_gemm_pack_size(n, k, layout));
+    const packed = b.alloc(b.exports.qw_gemm_pack_size(n, k));
     try {
-      b.call('qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, layout, packed);
+      b.call('qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, packed);
     } catch (error) {
       b.free(packed);
       throw error;
@@ -185,34 +187,12 @@ function packGemm(b, ptr, dtype, n, k, zeroPoints, layout) {
   });
 }
 
-/**
- * Weights of a GEMM ([n, k]): the int8 layout at once, the int16 layout on the first call with
- * enough rows (from a copy of the int8 source kept until then).
- */
+/** Weights of a GEMM ([n, k] output channels x depth). */
 class PackedGemm extends PackedWeights {
-  #source = null;
-
   constructor(where, weight, bias, mode, n, k) {
-    super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints, LAYOUT_INT8));
+    super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints));
     this.n = n;
     this.k = k;
-    const c = weight.contiguous();
-    this.#source = c.intRepr();
-    c.dispose();
-  }
-
-  /** [int8 packing, int16 packing or 0] for a call with m rows. */
-  layoutsFor(m) {
-    const int8 = this.packedPtr;
-    if (m < INT16_MIN_ROWS) return [int8, 0];
-    const int16 = this.extraPacked((b) =>
-      b.withBuffers([this.#source.length], (p) => {
-        b.view(this.#source.constructor, p, this.#source.length).set(this.#source);
-        return packGemm(b, p, this.weightDtype, this.n, this.k, this.weightZeroPoints, LAYOUT_INT16);
-      }),
-    );
-    this.#source = null; // packed in both layouts now
-    return [int8, int16];
   }
 }
 
@@ -223,7 +203,7 @@ export class PackedLinear extends PackedGemm {
     const w = checkQTensor(weight, where, 'weight');
     if (w.shape.length !== 2) throw new RangeError(`${where}: weight must be [outFeatures, inFeatures], got shape ${show(w.shape)}`);
     const [n, k] = w.shape;
-    if (n === 0 || k === 0 || k >= 65536) throw new RangeError(`${where}: weight shape ${show(w.shape)} is not supported (need 0 < K < 65536)`);
+    if (n === 0 || k === 0 || k >= 32768) throw new RangeError(`${where}: weight shape ${show(w.shape)} is not supported (need 0 < K < 32768)`);
     super(where, weight, bias, mode, n, k);
     this.outFeatures = n;
     this.inFeatures = k;
@@ -269,10 +249,8 @@ export function linear(x, weights, options) {
   const [xp, release] = contiguousData(x, where);
   try {
     const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-    const [int8, int16] = weights.layoutsFor(m);
-    b.withBuffers([b.exports.qw_gemm_workspace_size(n, k)], (ws) =>
-      b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, int8, int16, blob, raw(y, where).ptr, n * out.dtype.bytes, ws),
-    );
+    const ws = weights.workspace(b.exports.qw_gemm_workspace_size(n, k));
+    b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n * out.dtype.bytes, ws);
   } catch (error) {
     y.dispose();
     throw error;
@@ -397,9 +375,8 @@ export function conv2d(x, weights, options) {
         xp = tmp;
       }
       const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-      b.withBuffers([b.exports.qw_conv2d_workspace_size(ps)], (ws) =>
-        b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws),
-      );
+      const ws = weights.workspace(b.exports.qw_conv2d_workspace_size(ps));
+      b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
     } catch (error) {
       y.dispose();
       throw error;
@@ -491,16 +468,16 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
   const [ap, release] = contiguousData(a, where);
   try {
     const yp = raw(y, where).ptr;
-    b.withBuffers([b.exports.qw_gemm_workspace_size(n, k)], (ws) => {
+    {
       for (let i = 0; i < numelOf(batch); i++) {
         const ai = broadcastIndex(i, batch, aBatch);
         const p = packs[pickB(i)];
         const blob = p.requantization(ar.quant.scale, out, mode, where);
-        const [int8, int16] = p.layoutsFor(m);
-        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, int8, int16, blob,
+        const ws = p.workspace(b.exports.qw_gemm_workspace_size(n, k));
+        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
           yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
       }
-    });
+    }
   } catch (error) {
     y.dispose();
     throw error;

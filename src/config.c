@@ -15,14 +15,14 @@ const struct qw_kernels qw_scalar_kernels = {
     .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__scalar,
                             qw_qs8_f32_dequantize_f64scale_ukernel__scalar,
                             qw_qs32_f32_dequantize_f64scale_ukernel__scalar},
-    .gemm_c8 = {{qw_qu8_qs8_gemm_ukernel_2x4c8__scalar, qw_qu8_qs8_gemm_ukernel_2x4c8__scalar},
-                {qw_qs8_qs8_gemm_ukernel_2x4c8__scalar, qw_qs8_qs8_gemm_ukernel_2x4c8__scalar}},
-    .gemm_c2 = {qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar,
-                qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar},
+    .gemm = {qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar,
+             qw_qs16_gemm_ukernel_4x8c2__scalar},
+    .gemm_pack_a = {qw_qu8_gemm_pack_a_ukernel__scalar, qw_qs8_gemm_pack_a_ukernel__scalar},
     .requantize = {{qw_qs32_qu8_requantize_fp32_ukernel__scalar, qw_qs32_qs8_requantize_fp32_ukernel__scalar},
                    {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar}},
     .dwconv = {qw_qu8_dwconv_ukernel__scalar, qw_qs8_dwconv_ukernel__scalar},
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
+    .transpose_x8 = qw_x8_transpose_ukernel__scalar,
 };
 
 #if QW_SIMD
@@ -39,14 +39,14 @@ static const struct qw_kernels wasmsimd_kernels = {
     .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__wasmsimd,
                             qw_qs8_f32_dequantize_f64scale_ukernel__wasmsimd,
                             qw_qs32_f32_dequantize_f64scale_ukernel__wasmsimd},
-    .gemm_c8 = {{qw_qu8_qs8_gemm_ukernel_1x4c8__wasmsimd_dot16x2, qw_qu8_qs8_gemm_ukernel_2x4c8__wasmsimd_dot16x2},
-                {qw_qs8_qs8_gemm_ukernel_1x4c8__wasmsimd_dot16x2, qw_qs8_qs8_gemm_ukernel_2x4c8__wasmsimd_dot16x2}},
-    .gemm_c2 = {qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2,
-                qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
+    .gemm = {qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2,
+             qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
+    .gemm_pack_a = {qw_qu8_gemm_pack_a_ukernel__wasmsimd, qw_qs8_gemm_pack_a_ukernel__wasmsimd},
     .requantize = {{qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd, qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd},
                    {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar}},
     .dwconv = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
+    .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
 };
 #endif
 

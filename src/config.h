@@ -5,6 +5,7 @@
 #include "dwconv/dwconv.h"
 #include "elementwise/lut.h"
 #include "gemm/gemm.h"
+#include "layout/transpose.h"
 #include "pooling/maxpool.h"
 #include "quantize/quantize.h"
 #include "requantization/requantization.h"
@@ -14,11 +15,12 @@ struct qw_kernels {
   qw_quantize_ukernel quantize[2][3]; /* [qw_rounding][qw_dtype] */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
-  qw_gemm_c8_ukernel gemm_c8[2][2];                  /* [activations signed][rows - 1] */
-  qw_gemm_c2_ukernel gemm_c2[4];                     /* [rows - 1]: kernels for 1..4 rows */
+  qw_gemm_ukernel gemm[4];                           /* [rows - 1]: a kernel for 1..4 rows */
+  qw_gemm_pack_a_ukernel gemm_pack_a[2];             /* [activations signed] */
   qw_requantization_ukernel requantize[2][2];        /* [fp32, fixedpoint][output signed] */
   qw_dwconv_ukernel dwconv[2];                       /* [activations signed] */
   qw_maxpool_ukernel maxpool[2];                     /* [signed] */
+  qw_x8_transpose_ukernel transpose_x8;
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

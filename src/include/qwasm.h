@@ -191,41 +191,38 @@ typedef enum qw_requant_mode {
 QW_API size_t qw_requantization_size(size_t n);
 
 /* Fills a requantization blob (qw_requantization_size(n) bytes, 4-byte aligned) for n output
- * channels. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
+ * channels. Scales are given as PyTorch keeps them (double); each mode rounds them to float where its
+ * reference does. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
  * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
  * int32. out_dtype quint8 or qint8 (qint32 with QW_REQUANT_NONE, where scales are ignored). [clamp_min, clamp_max] is a fused activation in real units
  * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU), quantized with the output qparams by the
  * mode's rounding rule, as PyTorch quantizes hardtanh / relu6 bounds. */
-QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mode, float in_scale,
-                                        const float* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
+QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mode, double in_scale,
+                                        const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
                                         qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,
-                                        float out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
+                                        double out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
                                         float clamp_max);
 
 /* ---- int8 GEMM: y = requantize(sum_k (a - a_zp) * (w - w_zp)) -------------------------------- */
 
-/* The two packed layouts (src/gemm/gemm.h): int8 for few rows (GEMV reads half the bytes), int16
- * with zero points folded for four rows and more (no widening in the inner loop). */
-enum { QW_GEMM_LAYOUT_INT8 = 0, QW_GEMM_LAYOUT_INT16 = 1 };
-
-/* Bytes of packed weights for n output columns of k in a layout. */
-QW_API size_t qw_gemm_pack_size(size_t n, size_t k, int layout);
+/* Bytes of packed weights for n output columns of k. */
+QW_API size_t qw_gemm_pack_size(size_t n, size_t k);
 
 /* Packs weights W[n][k] = w[n * n_stride + k * k_stride] (strides in elements; a PyTorch Linear
  * weight [N, K] has n_stride = K, k_stride = 1; an ONNX MatMul B [K, N] has n_stride = 1,
- * k_stride = N), qint8 or quint8, with their zero points (zp_count 1 or n). Done once per tensor. */
+ * k_stride = N), qint8 or quint8, with their zero points (zp_count 1 or n), as int16 (w - w_zp)
+ * (src/gemm/gemm.h). Done once per weight tensor. k < 32768. */
 QW_API qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
-                              const int32_t* w_zero_points, size_t zp_count, int layout, void* packed);
+                              const int32_t* w_zero_points, size_t zp_count, void* packed);
 
 /* Bytes of workspace qw_gemm needs. */
 QW_API size_t qw_gemm_workspace_size(size_t n, size_t k);
 
-/* y[m][n] for m rows of activations a (quint8 or qint8, a_stride bytes apart) times the packed
- * weights (either layout, or both: the driver picks by m), requantized by a blob for n channels; y
- * rows y_stride bytes apart, dtype from the blob. k < 65536. */
+/* y[m][n] for m rows of activations a (quint8 or qint8, a_stride bytes apart) times packed weights,
+ * requantized by a blob for n channels; y rows y_stride bytes apart, dtype from the blob. */
 QW_API qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype,
-                         int32_t a_zero_point, const void* packed_int8, const void* packed_int16,
-                         const void* requantization, void* y, size_t y_stride, void* workspace);
+                         int32_t a_zero_point, const void* packed, const void* requantization, void* y,
+                         size_t y_stride, void* workspace);
 
 /* ---- 2-D convolution, channels-last -------------------------------------------------------- */
 

@@ -54,7 +54,7 @@ size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
     return HEADER_BYTES + qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
   }
-  return HEADER_BYTES + (size_t)s->groups * qw_gemm_c2_size(s->out_c / s->groups, gemm_k(s));
+  return HEADER_BYTES + (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
 }
 
 qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
@@ -101,15 +101,15 @@ qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dty
   const size_t k = gemm_k(s);
   int16_t* dst = (int16_t*)((char*)packed + HEADER_BYTES);
   for (size_t g = 0; g < (size_t)s->groups; g++) {
-    int16_t* group_dst = dst + g * qw_gemm_c2_size(cout_g, k) / sizeof(int16_t);
-    memset(group_dst, 0, qw_gemm_c2_size(cout_g, k));
+    int16_t* group_dst = dst + g * qw_gemm_packed_size(cout_g, k) / sizeof(int16_t);
+    memset(group_dst, 0, qw_gemm_packed_size(cout_g, k));
     for (size_t n = 0; n < cout_g; n++) {
       const size_t oc = g * cout_g + n;
       const int32_t zp = w_zero_points[w_zp_count == 1 ? 0 : oc];
       for (size_t kk = 0; kk < k; kk++) {
         const size_t src = (oc * cin_g + kk % cin_g) * taps + kk / cin_g;
         const int32_t v = w_dtype == QW_QUINT8 ? ((const uint8_t*)w)[src] : ((const int8_t*)w)[src];
-        group_dst[qw_gemm_c2_index(k, n, kk)] = (int16_t)(v - zp);
+        group_dst[qw_gemm_packed_index(k, n, kk)] = (int16_t)(v - zp);
       }
     }
   }
@@ -165,7 +165,7 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
   struct qw_output_stage stage;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
       (s->batch != 0 && (x == NULL || y == NULL)) || (x_dtype != QW_QINT8 && x_dtype != QW_QUINT8) ||
-      gemm_k(s) >= 65536) {
+      gemm_k(s) >= QW_GEMM_K_MAX) {
     return QW_INVALID_ARGUMENT;
   }
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
@@ -223,9 +223,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
           }
         }
         dw((size_t)ow, channels, taps, tap_ptrs, (const int16_t*)weights, acc);
-        /* row_sum 0: the packed weights already carry their zero points. */
         for (int32_t ox = 0; ox < ow; ox++, out += channels * stage.elem_size) {
-          requantize(channels, acc + (size_t)ox * channels, 0, &rq_dw, out);
+          requantize(channels, acc + (size_t)ox * channels, &rq_dw, out);
         }
       }
     }
@@ -241,14 +240,14 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     const uint8_t* image = (const uint8_t*)x + b * in_image;
     uint8_t* out = (uint8_t*)y + b * out_image;
     for (size_t g = 0; g < (size_t)s->groups; g++) {
-      const struct qw_gemm_weights wg = {NULL, (const int16_t*)(weights + g * qw_gemm_c2_size(cout_g, k))};
+      const int16_t* wg = (const int16_t*)(weights + g * qw_gemm_packed_size(cout_g, k));
       const struct qw_requantization_params rq_g = qw_requantization_params_at(rq, g * cout_g);
       struct qw_output_stage stage_g = stage;
       stage_g.params = &rq_g;
       const size_t y_stride = (size_t)s->out_c * stage.elem_size;
       uint8_t* out_g = out + g * cout_g * stage.elem_size;
       if (direct_gemm(s)) {
-        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, &wg, &stage_g, out_g, y_stride,
+        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g, y_stride,
                     gemm_ws);
         continue;
       }
@@ -259,7 +258,7 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
           im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
                      block + i * k);
         }
-        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, &wg, &stage_g, out_g + p0 * y_stride, y_stride,
+        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride, y_stride,
                     gemm_ws);
       }
     }

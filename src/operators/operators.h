@@ -8,19 +8,10 @@
 #include "gemm/gemm.h"
 #include "requantization/requantization.h"
 
-/* The largest MR of any GEMM microkernel: workspace rows. */
-#define QW_GEMM_MR_MAX 4
+/* K limit of the int32 sums (|a - a_zp|, |w - w_zp| <= 255). */
+#define QW_GEMM_K_MAX 32768
 
 enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1, QW_REQUANT_KERNEL_NONE = 2 };
-
-/* Packed weights in either or both layouts (NULL when absent). */
-struct qw_gemm_weights {
-  const int8_t* c8;
-  const int16_t* c2;
-};
-
-/* The body of a blob made by qw_gemm_pack for (n, k, layout), or NULL. */
-const void* qw_gemm_packed_body(const void* packed, size_t n, size_t k, int layout);
 
 /* The requantization params of channels n0... */
 struct qw_requantization_params qw_requantization_params_at(const struct qw_requantization_params* rq, size_t n0);
@@ -33,10 +24,10 @@ struct qw_output_stage {
   size_t elem_size;  /* 1, or 4 for int32 outputs */
 };
 
-/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * W[k][n]) for packed W; y_stride in bytes. */
+/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * (W[k][n] - w_zp[n])) for packed W (gemm.h); y_stride in
+ * bytes. */
 void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
-                 const struct qw_gemm_weights* w, const struct qw_output_stage* out, uint8_t* y, size_t y_stride,
-                 int32_t* workspace);
+                 const int16_t* w, const struct qw_output_stage* out, uint8_t* y, size_t y_stride, int32_t* workspace);
 
 /* The output stage of a blob made by qw_requantization_init for n channels; 0 if it is not one. */
 int qw_output_stage_of(const void* blob, size_t n, struct qw_output_stage* out);

@@ -22,7 +22,7 @@ static size_t blob_arrays_offset(void) {
 }
 
 size_t qw_requantization_size(size_t n) {
-  return blob_arrays_offset() + 6 * qw_round_up(n, 4) * sizeof(int32_t);
+  return blob_arrays_offset() + 5 * qw_round_up(n, 4) * sizeof(int32_t);
 }
 
 /* TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31), m0 in [2^30, 2^31). */
@@ -58,10 +58,14 @@ static int32_t quantize_bound(float bound, float scale, int32_t zero_point, int 
   return onnx_rule ? qw_quantize_onnx(bound, &p) : qw_quantize_torch(bound, &p);
 }
 
-qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, float in_scale, const float* w_scales,
-                                 size_t w_scale_count, const int32_t* w_zero_points, qw_dtype w_dtype,
-                                 const float* bias_f32, const int32_t* bias_i32, float out_scale,
+qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, double in_scale_f64,
+                                 const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
+                                 qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32, double out_scale_f64,
                                  int32_t out_zero_point, qw_dtype out_dtype, float clamp_min, float clamp_max) {
+  /* PyTorch keeps scales as double and casts them to float for the float arithmetic below; the
+   * qnnpack bias scale alone is a double product (see docs/quantization.md). */
+  const float in_scale = (float)in_scale_f64;
+  const float out_scale = (float)out_scale_f64;
   if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
       (unsigned)mode > QW_REQUANT_NONE || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
       (unsigned)out_dtype > QW_QINT32 ||
@@ -73,12 +77,13 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
   const int32_t out_max = out_dtype == QW_QUINT8 ? 255 : out_dtype == QW_QINT8 ? 127 : INT32_MAX;
   const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
   const int32_t w_max = w_dtype == QW_QUINT8 ? 255 : 127;
-  if (mode != QW_REQUANT_NONE && (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f) ||
+  if (mode != QW_REQUANT_NONE && (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f &&
+                                    isfinite(1.0f / out_scale)) ||
                                   out_zero_point < out_min || out_zero_point > out_max)) {
     return QW_INVALID_QPARAMS;
   }
   for (size_t j = 0; j < w_scale_count; j++) {
-    if ((mode != QW_REQUANT_NONE && !(isfinite(w_scales[j]) && w_scales[j] > 0.0f)) || w_zero_points[j] < w_min ||
+    if ((mode != QW_REQUANT_NONE && !(isfinite((float)w_scales[j]) && (float)w_scales[j] > 0.0f)) || w_zero_points[j] < w_min ||
         w_zero_points[j] > w_max) {
       return QW_INVALID_QPARAMS;
     }
@@ -90,29 +95,27 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
   int32_t* arrays = (int32_t*)((char*)buffer + blob_arrays_offset());
   int32_t* bias = arrays;
   float* bias_float = (float*)(arrays + stride);
-  int32_t* w_zp = arrays + 2 * stride;
-  float* multiplier = (float*)(arrays + 3 * stride);
-  int32_t* m0 = arrays + 4 * stride;
-  int32_t* shift = arrays + 5 * stride;
+  float* multiplier = (float*)(arrays + 2 * stride);
+  int32_t* m0 = arrays + 3 * stride;
+  int32_t* shift = arrays + 4 * stride;
 
   for (size_t j = 0; j < n; j++) {
-    const float w_scale = w_scales[w_scale_count == 1 ? 0 : j];
-    /* uint8 weights are packed as w - 128: their zero point moves with them. */
-    w_zp[j] = w_zero_points[w_scale_count == 1 ? 0 : j] - (w_dtype == QW_QUINT8 ? 128 : 0);
+    const double w_scale_f64 = w_scales[w_scale_count == 1 ? 0 : j];
+    const float w_scale = (float)w_scale_f64;
     switch (mode) {
       case QW_REQUANT_QNNPACK:
       case QW_REQUANT_FIXEDPOINT: {
-        /* PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale), all float;
-         * the float bias quantized to int32 with scale w_scale * in_scale (torch's rule). */
-        const float product = w_scale * in_scale;
-        multiplier[j] = product * (1.0f / out_scale);
+        /* PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale) in float; the
+         * float bias quantized to int32 by torch's rule with scale (float)(w_scale * in_scale), that
+         * product taken in double. */
+        multiplier[j] = (w_scale * in_scale) * (1.0f / out_scale);
         if (bias_f32 != NULL) {
           struct qw_quantize_params p;
-          qw_quantize_params_init(&p, product, 0, INT32_MIN, INT32_MAX);
+          qw_quantize_params_init(&p, (float)(w_scale_f64 * in_scale_f64), 0, INT32_MIN, INT32_MAX);
           bias[j] = qw_quantize_torch(bias_f32[j], &p);
         }
         if (mode == QW_REQUANT_FIXEDPOINT) {
-          quantize_multiplier((double)in_scale * (double)w_scale / (double)out_scale, &m0[j], &shift[j]);
+          quantize_multiplier(in_scale_f64 * w_scale_f64 / out_scale_f64, &m0[j], &shift[j]);
         }
         break;
       }
@@ -147,7 +150,6 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, f
   blob->params = (struct qw_requantization_params){
       .bias = bias,
       .bias_f32 = bias_float,
-      .w_zero_point = w_zp,
       .multiplier = multiplier,
       .m0 = m0,
       .shift = shift,

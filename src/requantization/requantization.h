@@ -2,7 +2,7 @@
  * Requantization: int32 accumulators of a GEMM / convolution row -> 8-bit outputs. One row of n
  * outputs per call; per-column arrays hold what depends on the output channel.
  *
- *   x = acc[j] + bias[j] - w_zero_point[j] * row_sum       (int32, wrapping; row_sum = sum_k (a - a_zp))
+ *   x = acc[j] + bias[j]       (int32, wrapping; acc is the exact sum_k (a - a_zp)(w - w_zp))
  *
  * fp32 (PyTorch qnnpack, ONNX, PyTorch fbgemm):
  *   v = ((float)x + bias_f32[j]) * multiplier[j];  q = clamp(nearbyint(v) + zp, qmin, qmax)
@@ -25,7 +25,6 @@
 struct qw_requantization_params {
   const int32_t* bias;         /* [n] int32, zeros when there is none */
   const float* bias_f32;       /* [n] float, zeros unless fbgemm */
-  const int32_t* w_zero_point; /* [n] */
   const float* multiplier;     /* [n] fp32 modes */
   const int32_t* m0;           /* [n] fixedpoint */
   const int32_t* shift;        /* [n] fixedpoint: > 0 left, < 0 right */
@@ -34,11 +33,11 @@ struct qw_requantization_params {
   int32_t qmax;
 };
 
-typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, int32_t row_sum,
-                                          const struct qw_requantization_params* params, void* y);
+typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
+                                          void* y);
 
-static inline int32_t qw_requant_input(int32_t acc, size_t j, int32_t row_sum, const struct qw_requantization_params* p) {
-  return (int32_t)((uint32_t)acc + (uint32_t)p->bias[j] - (uint32_t)p->w_zero_point[j] * (uint32_t)row_sum);
+static inline int32_t qw_requant_input(int32_t acc, size_t j, const struct qw_requantization_params* p) {
+  return (int32_t)((uint32_t)acc + (uint32_t)p->bias[j]);
 }
 
 /* The fp32 rule for output j, saturating like the vector code (nearest, then clamp in float). */
@@ -84,7 +83,7 @@ static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const 
 }
 
 #define QW_DECLARE_REQUANTIZATION_UKERNEL(name) \
-  void name(size_t n, const int32_t* acc, int32_t row_sum, const struct qw_requantization_params* params, void* y)
+  void name(size_t n, const int32_t* acc, const struct qw_requantization_params* params, void* y)
 
 /* No scaling: the exact int32 sum (ONNX MatMulInteger / ConvInteger). */
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar);

@@ -7,7 +7,7 @@
   QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                   \
     T* out = (T*)y;                                                           \
     for (size_t j = 0; j < n; j++) {                                          \
-      out[j] = (T)rule(qw_requant_input(acc[j], j, row_sum, params), j, params); \
+      out[j] = (T)rule(qw_requant_input(acc[j], j, params), j, params); \
     }                                                                         \
   }
 
@@ -19,6 +19,6 @@ QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar, int8_t, 
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar) {
   int32_t* out = (int32_t*)y;
   for (size_t j = 0; j < n; j++) {
-    out[j] = qw_requant_input(acc[j], j, row_sum, params);
+    out[j] = qw_requant_input(acc[j], j, params);
   }
 }

@@ -2,10 +2,8 @@
 #include "requantization/requantization.h"
 #include "simd128.h"
 
-static inline v128_t requantize_i32x4(const int32_t* acc, size_t j, v128_t vrow_sum,
-                                      const struct qw_requantization_params* p) {
-  const v128_t x = wasm_i32x4_sub(wasm_i32x4_add(wasm_v128_load(acc + j), wasm_v128_load(p->bias + j)),
-                                  wasm_i32x4_mul(wasm_v128_load(p->w_zero_point + j), vrow_sum));
+static inline v128_t requantize_i32x4(const int32_t* acc, size_t j, const struct qw_requantization_params* p) {
+  const v128_t x = wasm_i32x4_add(wasm_v128_load(acc + j), wasm_v128_load(p->bias + j));
   const v128_t v = wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_convert_i32x4(x), wasm_v128_load(p->bias_f32 + j)),
                                   wasm_v128_load(p->multiplier + j));
   const v128_t r = wasm_f32x4_nearest(v);
@@ -20,17 +18,16 @@ static inline v128_t requantize_i32x4(const int32_t* acc, size_t j, v128_t vrow_
 #define QW_REQUANTIZE_WASMSIMD(name, T, NARROW)                                                   \
   QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                                       \
     T* out = (T*)y;                                                                               \
-    const v128_t vrow_sum = wasm_i32x4_splat(row_sum);                                            \
     size_t j = 0;                                                                                 \
     for (; j + 16 <= n; j += 16) {                                                                \
-      const v128_t q0 = requantize_i32x4(acc, j, vrow_sum, params);                               \
-      const v128_t q1 = requantize_i32x4(acc, j + 4, vrow_sum, params);                           \
-      const v128_t q2 = requantize_i32x4(acc, j + 8, vrow_sum, params);                           \
-      const v128_t q3 = requantize_i32x4(acc, j + 12, vrow_sum, params);                          \
+      const v128_t q0 = requantize_i32x4(acc, j, params);                               \
+      const v128_t q1 = requantize_i32x4(acc, j + 4, params);                           \
+      const v128_t q2 = requantize_i32x4(acc, j + 8, params);                           \
+      const v128_t q3 = requantize_i32x4(acc, j + 12, params);                          \
       wasm_v128_store(out + j, NARROW(wasm_i16x8_narrow_i32x4(q0, q1), wasm_i16x8_narrow_i32x4(q2, q3))); \
     }                                                                                             \
     for (; j < n; j++) {                                                                          \
-      out[j] = (T)qw_requantize_fp32_value(qw_requant_input(acc[j], j, row_sum, params), j, params); \
+      out[j] = (T)qw_requantize_fp32_value(qw_requant_input(acc[j], j, params), j, params); \
     }                                                                                             \
   }
 

@@ -54,6 +54,35 @@ int main(void) {
   CHECK(canvas[1] == -1 && canvas[2] == -2 && canvas[5] == -3 && canvas[6] == -4 && canvas[0] == 0 && canvas[3] == 0 &&
             canvas[4] == 0 && canvas[7] == 0,
         "scatter");
+  /* NCHW <-> NHWC of 8-bit data (the transpose path) against a plain loop, odd sizes included. */
+  const int32_t sizes[4][4] = {{1, 3, 17, 19}, {2, 16, 16, 16}, {1, 64, 9, 7}, {3, 5, 1, 33}};
+  for (int si = 0; si < 4; si++) {
+    const int32_t n = sizes[si][0], c = sizes[si][1], h = sizes[si][2], w = sizes[si][3];
+    const size_t total = (size_t)n * c * h * w;
+    uint8_t* nchw = exact_alloc(total);
+    uint8_t* nhwc = exact_alloc(total);
+    uint8_t* back = exact_alloc(total);
+    for (size_t i = 0; i < total; i++) nchw[i] = (uint8_t)rng_u32();
+    /* NHWC destination, iterating (n, h, w, c) over the NCHW source */
+    const int32_t shape4[4] = {n, h, w, c};
+    const int32_t from_nchw[4] = {c * h * w, w, 1, h * w}, dense[4] = {h * w * c, w * c, c, 1};
+    CHECK(qw_copy_strided(1, 4, shape4, nchw, from_nchw, nhwc, dense) == QW_OK, "status");
+    int ok = 1;
+    for (int32_t b = 0; b < n; b++)
+      for (int32_t ci = 0; ci < c; ci++)
+        for (int32_t y = 0; y < h; y++)
+          for (int32_t x = 0; x < w; x++)
+            ok &= nhwc[(((size_t)b * h + y) * w + x) * c + ci] == nchw[(((size_t)b * c + ci) * h + y) * w + x];
+    CHECK(ok, "NCHW -> NHWC %dx%dx%dx%d", n, c, h, w);
+    /* and back: NCHW destination, iterating (n, c, h, w) over the NHWC source */
+    const int32_t shape_back[4] = {n, c, h, w};
+    const int32_t from_nhwc[4] = {h * w * c, 1, w * c, c}, dense_back[4] = {c * h * w, h * w, w, 1};
+    CHECK(qw_copy_strided(1, 4, shape_back, nhwc, from_nhwc, back, dense_back) == QW_OK, "status");
+    CHECK(memcmp(back, nchw, total) == 0, "NHWC -> NCHW %dx%dx%dx%d", n, c, h, w);
+    free(nchw);
+    free(nhwc);
+    free(back);
+  }
   /* Bad arguments. */
   const int32_t neg[1] = {-1}, pos[1] = {1};
   CHECK(qw_copy_strided(4, 1, neg, m, pos, t, pos) == QW_INVALID_ARGUMENT, "negative dim");

@@ -1,0 +1,83 @@
+/* Strided copies between tensor layouts: dimensions are coalesced first, and an 8-bit copy whose
+ * two innermost dimensions swap (NCHW <-> channels-last) becomes a blocked SIMD transpose. */
+#include <string.h>
+
+#include "config.h"
+#include "qwasm.h"
+
+qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
+                          const int32_t* src_strides, void* dst, const int32_t* dst_strides) {
+  if (src == NULL || dst == NULL || rank > QW_MAX_RANK ||
+      (rank != 0 && (shape == NULL || src_strides == NULL || dst_strides == NULL)) ||
+      !(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  /* Coalesce: drop size-1 dimensions, merge a dimension into the previous one when both layouts
+   * continue contiguously across them. */
+  size_t dims[QW_MAX_RANK], ss[QW_MAX_RANK], ds[QW_MAX_RANK];
+  size_t r = 0;
+  for (size_t k = 0; k < rank; k++) {
+    if (shape[k] < 0 || src_strides[k] < 0 || dst_strides[k] < 0) {
+      return QW_INVALID_ARGUMENT;
+    }
+    if (shape[k] == 0) {
+      return QW_OK;
+    }
+    if (shape[k] == 1) {
+      continue;
+    }
+    const size_t n = (size_t)shape[k], sk = (size_t)src_strides[k], dk = (size_t)dst_strides[k];
+    if (r > 0 && ss[r - 1] == sk * n && ds[r - 1] == dk * n) {
+      dims[r - 1] *= n;
+      ss[r - 1] = sk;
+      ds[r - 1] = dk;
+    } else {
+      dims[r] = n;
+      ss[r] = sk;
+      ds[r] = dk;
+      r++;
+    }
+  }
+  const char* s = (const char*)src;
+  char* d = (char*)dst;
+  if (r == 0) {
+    memcpy(d, s, elem_size);
+    return QW_OK;
+  }
+  /* The innermost dimension is walked by a run (memcpy, strided loop or transpose); the others by
+   * an odometer. */
+  const int transpose = elem_size == 1 && r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1;
+  const size_t outer_rank = transpose ? r - 2 : r - 1;
+  size_t count = 1;
+  for (size_t k = 0; k < outer_rank; k++) {
+    count *= dims[k];
+  }
+  const qw_x8_transpose_ukernel transpose_ukernel = qw_kernels()->transpose_x8;
+  size_t index[QW_MAX_RANK] = {0};
+  for (size_t done = 0; done < count; done++) {
+    size_t s_off = 0, d_off = 0;
+    for (size_t k = 0; k < outer_rank; k++) {
+      s_off += index[k] * ss[k];
+      d_off += index[k] * ds[k];
+    }
+    const char* sp = s + s_off * elem_size;
+    char* dp = d + d_off * elem_size;
+    if (transpose) {
+      /* dst[a * ds[r-2] + b] = src[a + b * ss[r-1]] */
+      transpose_ukernel(dims[r - 1], dims[r - 2], (const uint8_t*)sp, ss[r - 1], (uint8_t*)dp, ds[r - 2]);
+    } else if (ss[r - 1] == 1 && ds[r - 1] == 1) {
+      memcpy(dp, sp, dims[r - 1] * elem_size);
+    } else {
+      for (size_t i = 0; i < dims[r - 1]; i++) {
+        memcpy(dp + i * ds[r - 1] * elem_size, sp + i * ss[r - 1] * elem_size, elem_size);
+      }
+    }
+    for (size_t k = outer_rank; k-- > 0;) {
+      if (++index[k] < dims[k]) {
+        break;
+      }
+      index[k] = 0;
+    }
+  }
+  return QW_OK;
+}

@@ -1,0 +1,80 @@
+// npm run bench: qwasm against onnxruntime-web (wasm backend, 1 thread) in ONE Node process, on the
+// same inputs (tools/bench/cases.mjs) and the same single-op ONNX models, plus the measured peak of
+// an i32x4.dot_i16x8_s chain. Each case also checks that qwasm's output equals ORT's byte for byte
+// (both run ONNX QLinearMatMul / QLinearConv semantics).
+//   node tools/bench/bench.mjs [--filter S] [--min-ms N] [--json]
+import * as qwasm from '../../js/index.js';
+import { ALL_CASES, QPARAMS as Q, caseData, checksum } from './cases.mjs';
+import { createOrtRunner, ort, ortCaseSetup, timeIt } from './ort.mjs';
+import { measureDotPeak } from './peak.mjs';
+
+const argv = process.argv.slice(2);
+const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
+const filter = arg('--filter', '');
+const minMs = Number(arg('--min-ms', 1500));
+const json = argv.includes('--json');
+const log = json ? () => {} : console.log;
+
+/** qwasm's side of a case: returns { run() -> QTensor, dispose() }. */
+function qwasmCase(c, d) {
+  const out = { scale: Q.yScale, zeroPoint: Q.yZp, mode: 'onnx' };
+  if (c.kind === 'gemm') {
+    const a = qwasm.fromIntRepr(d.a, [c.M, c.K], Q.xScale, Q.xZp, 'quint8');
+    const b = qwasm.fromIntRepr(d.b, [c.K, c.N], Q.wScale, Q.wZp, 'qint8');
+    const packed = qwasm.packMatMul(b, { mode: 'onnx' });
+    b.dispose();
+    return { run: () => qwasm.matmul(a, packed, out), dispose: () => (a.dispose(), packed.dispose()) };
+  }
+  const x = qwasm.fromIntRepr(d.x, [c.N, c.Cin, c.H, c.W], Q.xScale, Q.xZp, 'quint8');
+  const w = qwasm.fromIntRepr(d.w, [c.Cout, c.Cin / c.group, c.kh, c.kw], Q.wScale, Q.wZp, 'qint8');
+  const packed = qwasm.packConv2d(w, d.bias, { stride: c.stride, padding: c.pad, groups: c.group, mode: 'onnx' });
+  w.dispose();
+  return { run: () => qwasm.conv2d(x, packed, out), dispose: () => (x.dispose(), packed.dispose()) };
+}
+
+const info = await qwasm.init();
+log(`qwasm ${info.isa} vs onnxruntime-web ${ort.env.versions.web} (wasm, numThreads 1); node ${process.version}, V8 ${process.versions.v8}`);
+log('measuring the i32x4.dot_i16x8_s peak ...');
+const peak = await measureDotPeak();
+log(`peak: ${peak.gmacs.toFixed(1)} G MAC/s (${peak.chains} independent dot+add chains; one chain ${peak.oneChainGmacs?.toFixed(1)})`);
+log('');
+log('case                      ORT ms  qwasm ms   ORT GOPS qwasm GOPS  qwasm/ORT  %peak  output');
+const rows = [];
+for (const c of ALL_CASES.filter((x) => x.name.includes(filter))) {
+  const { d, model, feeds } = ortCaseSetup(c);
+  const runner = await createOrtRunner(model);
+  const tensors = runner.prepare(feeds);
+  const ortY = (await runner.runRaw(tensors)).y.data;
+  const ortT = await timeIt(() => runner.runRaw(tensors), { minMs });
+  await runner.release();
+
+  const q = qwasmCase(c, caseData(c));
+  const y = q.run();
+  const qwasmY = y.intRepr(); // logical NCHW / [M, N] order, as ORT's
+  y.dispose();
+  const qT = await timeIt(() => q.run().dispose(), { minMs });
+  q.dispose();
+
+  const same = checksum(qwasmY) === checksum(ortY) && qwasmY.every((v, i) => v === ortY[i]);
+  const row = {
+    name: c.name,
+    ortMs: ortT.medianMs,
+    qwasmMs: qT.medianMs,
+    ortGops: (2 * c.macs) / (ortT.medianMs * 1e6),
+    qwasmGops: (2 * c.macs) / (qT.medianMs * 1e6),
+    speedup: ortT.medianMs / qT.medianMs,
+    peakFraction: c.macs / (qT.medianMs * 1e6) / peak.gmacs,
+    identical: same,
+  };
+  rows.push(row);
+  const p = (s, n) => String(s).padStart(n);
+  log(
+    c.name.padEnd(24) + p(row.ortMs.toFixed(3), 8) + p(row.qwasmMs.toFixed(3), 10) + p(row.ortGops.toFixed(1), 11) +
+      p(row.qwasmGops.toFixed(1), 11) + p(`${row.speedup.toFixed(2)}x`, 11) + p(`${(100 * row.peakFraction).toFixed(0)}%`, 7) +
+      `  ${same ? 'identical to ORT' : 'DIFFERS from ORT'}`,
+  );
+}
+log('');
+log('qwasm/ORT = ORT median time / qwasm median time (> 1: qwasm faster); %peak = qwasm G MAC/s / measured peak.');
+if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows }, null, 1));
+if (rows.some((r) => !r.identical)) process.exitCode = 1;
