@@ -1,0 +1,61 @@
+// qwasm's operators against PyTorch 1.13's qnnpack engine itself: tests/fixtures/torch/ops/*.json
+// were written by tools/golden/torch_ops.py. Every output is compared bit for bit.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { assertBitEqual, fixture, qwasm, setup } from './helpers.js';
+
+before(setup);
+
+const q = (t) => qwasm.fromIntRepr(t.q, t.shape, t.scale, t.zero_point, t.dtype);
+
+function weightOf(w) {
+  return w.qscheme === 'per_channel_affine'
+    ? qwasm.fromIntReprPerChannel(w.q, w.shape, w.scales, w.zero_points, w.axis, w.dtype)
+    : qwasm.fromIntRepr(w.q, w.shape, w.scale, w.zero_point, w.dtype);
+}
+
+/** Runs fn over the cases of a family whose op passes `accept`; returns how many ran. */
+function runCases(family, accept, fn) {
+  let count = 0;
+  for (const c of fixture(`torch/ops/${family}.json`).cases.filter((k) => accept(k.op, k))) {
+    const created = [];
+    const track = (t) => (created.push(t), t);
+    try {
+      const y = track(fn(c, track));
+      assertBitEqual(assert, y.intRepr(), c.output.q, `${c.name} (${c.op})`);
+      assert.deepEqual(y.shape, c.output.shape, `${c.name} shape`);
+      assert.equal(y.dtype, c.output.dtype);
+      if (y.qscheme === 'per_tensor_affine') {
+        assert.equal(Math.fround(y.qScale()), Math.fround(c.output.scale), `${c.name} output scale`);
+        assert.equal(y.qZeroPoint(), c.output.zero_point, `${c.name} output zero point`);
+      }
+    } finally {
+      for (const t of created) t.dispose();
+    }
+    count++;
+  }
+  return count;
+}
+
+describe('linear and conv2d equal torch (qnnpack engine)', () => {
+  test('quantized Linear / LinearReLU', () => {
+    const n = runCases('linear', () => true, (c, track) => {
+      const x = track(q(c.inputs[0]));
+      const w = track(weightOf(c.weight));
+      const packed = track(qwasm.packLinear(w, c.bias, { mode: 'qnnpack' }));
+      return qwasm.linear(x, packed, { scale: c.params.output_scale, zeroPoint: c.params.output_zero_point, relu: c.params.relu, dtype: c.output.dtype });
+    });
+    assert.ok(n >= 70, `${n} cases`);
+  });
+
+  test('quantized Conv2d / ConvReLU2d: groups, depthwise, stride, dilation, padding', () => {
+    const n = runCases('conv2d', () => true, (c, track) => {
+      const p = c.params;
+      const x = track(q(c.inputs[0]));
+      const w = track(weightOf(c.weight));
+      const packed = track(qwasm.packConv2d(w, c.bias, { stride: p.stride, padding: p.padding, dilation: p.dilation, groups: p.groups, mode: 'qnnpack' }));
+      return qwasm.conv2d(x, packed, { scale: p.output_scale, zeroPoint: p.output_zero_point, relu: p.relu, dtype: c.output.dtype });
+    });
+    assert.ok(n >= 70, `${n} cases`);
+  });
+});
