@@ -26,3 +26,4 @@ export {
   matmulInteger,
   convInteger,
 } from './ops.js';
+export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid } from './elementwise.js';

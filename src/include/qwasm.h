@@ -151,6 +151,33 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  * q is at index (uint8_t)q). */
 QW_API qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y);
 
+/* ---- elementwise operators ---------------------------------------------------------------- */
+
+/* Quantized add of two same-shaped contiguous 8-bit tensors (same dtype), PyTorch's fixed-point
+ * kernels: quint8 as QNNPACK (shift 21 - exponent of the larger scale ratio, rounding half away from
+ * zero), qint8 as XNNPACK (shift 20 - exponent, rounding half up). relu clamps at y_zero_point.
+ * Scale ratios a_scale / y_scale outside [2^-14, 2^8) -> QW_UNSUPPORTED (the references reject
+ * them). */
+QW_API qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b, float b_scale,
+                        int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu);
+
+/* Quantized mul, PyTorch: rint((float)((a - za) * (b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz.
+ * Output element i reads a[a_index[i]] and b[b_index[i]] (NULL: i), which is how the caller
+ * broadcasts. */
+QW_API qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                        const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
+                        void* y, float y_scale, int32_t y_zero_point, int relu);
+
+/* Unary ops computed as 256-entry tables (apply with qw_lut8). */
+typedef enum qw_unary_op {
+  QW_UNARY_HARDSWISH_QNNPACK = 0, /* quint8: QNNPACK's table, lrintf(clamp(h / y_s + yz)) */
+  QW_UNARY_SIGMOID_QNNPACK = 1,   /* quint8: QNNPACK's table, lrintf(clamp(256 / (1 + exp(-x)))) + yz */
+} qw_unary_op;
+
+/* Fills table[256] for an op on quint8 input with the given qparams. */
+QW_API qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point,
+                                float out_scale, int32_t out_zero_point, float param, uint8_t* table);
+
 /* ONNX DynamicQuantizeLinear: *scale = (max(x, 0) - min(x, 0)) / 255, *zero_point =
  * round_half_even(clamp(-min / scale, 0, 255)), y = quantize(x) by the onnx rule (uint8). NaN or
  * infinite input -> QW_INVALID_ARGUMENT; all-zero input gives scale 0, zero point 0, y = 0. */

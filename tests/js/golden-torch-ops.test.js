@@ -59,3 +59,49 @@ describe('linear and conv2d equal torch (qnnpack engine)', () => {
     assert.ok(n >= 70, `${n} cases`);
   });
 });
+
+describe('elementwise ops equal torch (qnnpack engine)', () => {
+  const same = (c) => c.inputs.length < 2 || c.inputs[0].shape.join() === c.inputs[1].shape.join();
+  test('add / add_relu (same shapes, quint8 QNNPACK and qint8 XNNPACK fixed point)', () => {
+    const n = runCases('elementwise', (op, c) => /quantized\.add(_relu)?$/.test(op) && same(c), (c, track) =>
+      qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu }),
+    );
+    assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test('mul / mul_relu (broadcasting included)', () => {
+    const n = runCases('elementwise', (op) => /quantized\.mul(_relu)?$/.test(op), (c, track) =>
+      qwasm.mul(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu }),
+    );
+    assert.ok(n >= 20, `${n} cases`);
+  });
+
+  test('cat of inputs with different qparams', () => {
+    const n = runCases('elementwise', (op) => op.endsWith('quantized.cat'), (c, track) =>
+      qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale ?? undefined, zeroPoint: c.params.zero_point ?? undefined }),
+    );
+    assert.ok(n >= 5, `${n} cases`);
+  });
+
+  test('relu, relu6, hardtanh, clamp: bounds quantized with the input qparams (seed 003 included)', () => {
+    const ops = ['torch.nn.functional.relu', 'torch.relu', 'torch.nn.functional.relu6', 'torch.ao.nn.quantized.ReLU6',
+      'torch.ao.nn.quantized.functional.hardtanh', 'torch.clamp'];
+    const n = runCases('activations', (op) => ops.includes(op), (c, track) => {
+      const x = track(q(c.inputs[0]));
+      if (/relu6|ReLU6/.test(c.op)) return qwasm.relu6(x);
+      if (/relu$/.test(c.op)) return qwasm.relu(x);
+      if (/hardtanh$/.test(c.op)) return qwasm.hardtanh(x, c.params.min_val, c.params.max_val);
+      return qwasm.clamp(x, c.params.min_val, c.params.max_val);
+    });
+    assert.ok(n >= 30, `${n} cases`);
+  });
+
+  test('hardswish and sigmoid on quint8 (QNNPACK tables, every input integer)', () => {
+    const ops = ['torch.ao.nn.quantized.Hardswish', 'torch.sigmoid', 'torch.ao.nn.quantized.Sigmoid'];
+    const n = runCases('activations', (op, c) => ops.includes(op) && c.inputs[0].dtype === 'quint8', (c, track) => {
+      const x = track(q(c.inputs[0]));
+      return /Hardswish/.test(c.op) ? qwasm.hardswish(x, { scale: c.params.scale, zeroPoint: c.params.zero_point }) : qwasm.sigmoid(x);
+    });
+    assert.ok(n >= 8, `${n} cases`);
+  });
+});

@@ -1,0 +1,291 @@
+// Elementwise quantized operators with PyTorch semantics: add, mul, cat, and the unary ops
+// (relu, relu6, hardtanh / clamp, hardswish, sigmoid). Exact formulas: docs/quantization.md.
+import { backend } from './runtime.js';
+import { dtypeInfo } from './dtype.js';
+import { checkDim, checkScale, checkZeroPoint, numelOf, show } from './check.js';
+import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
+
+const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
+
+function activation(t, where, name = 'input') {
+  if (!(t instanceof QTensor)) throw new TypeError(`${where}: ${name} must be a QTensor, got ${show(t)}`);
+  const r = raw(t, where);
+  if (r.quant.scheme !== 'per_tensor_affine') throw new TypeError(`${where}: ${name} must be quantized per tensor, got ${r.quant.scheme}`);
+  if (r.dtype.name === 'qint32') throw new TypeError(`${where}: ${name} must be quint8 or qint8, got qint32`);
+  return r;
+}
+
+function outputQParams(options, dtype, where) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
+  }
+  checkScale(options.scale, where, 'scale');
+  checkZeroPoint(options.zeroPoint, dtype, where, 'zeroPoint');
+  const relu = options.relu ?? false;
+  if (typeof relu !== 'boolean') throw new TypeError(`${where}: relu must be a boolean, got ${show(relu)}`);
+  return { scale: options.scale, zeroPoint: options.zeroPoint, relu };
+}
+
+function newTensor(shape, dtype, scale, zeroPoint) {
+  const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes);
+  return wrapStorage(storage, 0, shape, contiguousStrides(shape), dtype, perTensor(scale, zeroPoint));
+}
+
+/** Runs fn(ptr) on contiguous data of t. */
+function withData(t, where, fn) {
+  if (t.isContiguous()) return fn(raw(t, where).ptr);
+  const c = t.contiguous();
+  try {
+    return fn(raw(c, where).ptr);
+  } finally {
+    c.dispose();
+  }
+}
+
+function sameShape(a, b) {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/**
+ * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add): a and b of the same
+ * shape and dtype. PyTorch's fixed-point kernels: quint8 as QNNPACK, qint8 as XNNPACK.
+ * options: { scale, zeroPoint, relu = false }.
+ */
+export function add(a, b, options) {
+  const where = 'add';
+  const ar = activation(a, where, 'a');
+  const br = activation(b, where, 'b');
+  if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
+  if (!sameShape(ar.shape, br.shape)) {
+    throw new RangeError(
+      `${where}: shapes ${show(ar.shape)} and ${show(br.shape)} differ; broadcasting add is not supported (PyTorch runs it through a different, float kernel)`,
+    );
+  }
+  const out = outputQParams(options, ar.dtype, where);
+  const y = newTensor(ar.shape, ar.dtype, out.scale, out.zeroPoint);
+  const b_ = backend();
+  try {
+    withData(a, where, (pa) =>
+      withData(b, where, (pb) => {
+        const status = b_.exports.qw_add(numelOf(ar.shape), pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale,
+          br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+        if (status === 3) {
+          throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
+        }
+        if (status !== 0) throw new Error(`${where}: qw_add failed with status ${status}`);
+      }),
+    );
+  } catch (error) {
+    y.dispose();
+    throw error;
+  }
+  return y;
+}
+
+/** Broadcasting of two shapes (numpy rules) to per-output source indices. */
+function broadcastIndices(shape, aShape, bShape) {
+  const rank = shape.length;
+  const idx = (src) => {
+    const s = [...new Array(rank - src.length).fill(1), ...src];
+    const strides = contiguousStrides(s).map((st, k) => (s[k] === 1 ? 0 : st));
+    const n = numelOf(shape);
+    const out = new Int32Array(n);
+    const pos = new Array(rank).fill(0);
+    for (let i = 0; i < n; i++) {
+      let off = 0;
+      for (let k = 0; k < rank; k++) off += pos[k] * strides[k];
+      out[i] = off;
+      for (let k = rank - 1; k >= 0; k--) {
+        if (++pos[k] < shape[k]) break;
+        pos[k] = 0;
+      }
+    }
+    return out;
+  };
+  return [sameShape(aShape, shape) ? null : idx(aShape), sameShape(bShape, shape) ? null : idx(bShape)];
+}
+
+function broadcastShape(a, b, where) {
+  const rank = Math.max(a.length, b.length);
+  const out = [];
+  for (let i = 0; i < rank; i++) {
+    const x = a[a.length - rank + i] ?? 1;
+    const y = b[b.length - rank + i] ?? 1;
+    if (x !== y && x !== 1 && y !== 1) throw new RangeError(`${where}: shapes ${show(a)} and ${show(b)} do not broadcast`);
+    out.push(x === 1 ? y : x);
+  }
+  return out;
+}
+
+/**
+ * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:
+ * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz. options: { scale, zeroPoint, relu }.
+ */
+export function mul(a, b, options) {
+  const where = 'mul';
+  const ar = activation(a, where, 'a');
+  const br = activation(b, where, 'b');
+  if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
+  const out = outputQParams(options, ar.dtype, where);
+  const shape = broadcastShape(ar.shape, br.shape, where);
+  const n = numelOf(shape);
+  const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint);
+  const b_ = backend();
+  try {
+    withData(a, where, (pa) =>
+      withData(b, where, (pb) =>
+        b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
+          if (ai) b_.i32(pai, n).set(ai);
+          if (bi) b_.i32(pbi, n).set(bi);
+          b_.call('qw_mul', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
+            br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+        }),
+      ),
+    );
+  } catch (error) {
+    y.dispose();
+    throw error;
+  }
+  return y;
+}
+
+/**
+ * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams
+ * (quantize(dequantize(q)), torch's rule), joined along dim. options: { scale, zeroPoint }, by default
+ * the first input's.
+ */
+export function cat(tensors, dim, options = {}) {
+  const where = 'cat';
+  if (!Array.isArray(tensors) || tensors.length === 0) throw new TypeError(`${where}: tensors must be a non-empty array of QTensors`);
+  const rs = tensors.map((t, i) => activation(t, where, `tensors[${i}]`));
+  const first = rs[0];
+  const d = checkDim(dim, first.shape.length, where, 'dim');
+  rs.forEach((r, i) => {
+    if (r.dtype !== first.dtype) throw new TypeError(`${where}: tensors[${i}] is ${r.dtype.name}, tensors[0] is ${first.dtype.name}`);
+    if (r.shape.length !== first.shape.length || r.shape.some((s, k) => k !== d && s !== first.shape[k])) {
+      throw new RangeError(`${where}: tensors[${i}] has shape ${show(r.shape)}, which does not match ${show(first.shape)} outside dim ${d}`);
+    }
+  });
+  // Without output qparams torch keeps the first input's.
+  const out = outputQParams(
+    { scale: options?.scale ?? first.quant.scale, zeroPoint: options?.zeroPoint ?? first.quant.zeroPoint },
+    first.dtype,
+    where,
+  );
+  const shape = first.shape.slice();
+  shape[d] = rs.reduce((s, r) => s + r.shape[d], 0);
+  const y = newTensor(shape, first.dtype, out.scale, out.zeroPoint);
+  let offset = 0;
+  try {
+    const b = backend();
+    for (const t of tensors) {
+      const part = t.requantize(out.scale, out.zeroPoint, first.dtype.name); // contiguous, output qparams
+      const view = y.slice(d, offset, offset + t.shape[d]);
+      try {
+        const pr = raw(part, where);
+        const vr = raw(view, where);
+        const rank = pr.shape.length;
+        b.withBuffers([4 * rank, 4 * rank, 4 * rank], (pshape, psrc, pdst) => {
+          b.i32(pshape, rank).set(pr.shape);
+          b.i32(psrc, rank).set(pr.strides);
+          b.i32(pdst, rank).set(vr.strides);
+          b.call('qw_copy_strided', pr.dtype.bytes, rank, pshape, pr.ptr, psrc, vr.ptr, pdst);
+        });
+      } finally {
+        view.dispose();
+        part.dispose();
+      }
+      offset += t.shape[d];
+    }
+  } catch (error) {
+    y.dispose();
+    throw error;
+  }
+  return y;
+}
+
+// ---- unary ops -----------------------------------------------------------------------------------
+
+function applyTable(x, table, outScale, outZeroPoint, where) {
+  const r = activation(x, where);
+  const n = numelOf(r.shape);
+  const y = newTensor(r.shape, r.dtype, outScale, outZeroPoint);
+  const b = backend();
+  try {
+    withData(x, where, (px) =>
+      b.withBuffers([256], (pt) => {
+        b.u8(pt, 256).set(table);
+        b.call('qw_lut8', n, px, pt, raw(y, where).ptr);
+      }),
+    );
+  } catch (error) {
+    y.dispose();
+    throw error;
+  }
+  return y;
+}
+
+/** The input integer of a real bound, by torch's rule with the input's qparams. */
+function quantizeBound(value, r, where) {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new TypeError(`${where}: bounds must be numbers, got ${show(value)}`);
+  const b = backend();
+  return b.withBuffers([4, 4], (pf, pq) => {
+    b.f32(pf, 1)[0] = value;
+    b.call('qw_quantize', 1, pf, pq, 2, 0, r.quant.scale, r.quant.zeroPoint);
+    const q = b.i32(pq, 1)[0];
+    return Math.min(Math.max(q, r.dtype.min), r.dtype.max);
+  });
+}
+
+/**
+ * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with
+ * the INPUT's qparams (torch's rule); the output keeps the input's qparams. As in torch, minValue >
+ * maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003: with scale 0.0197434, 6.0 is
+ * 303.9 steps, so that upper bound saturates at 255.
+ */
+export function clamp(x, minValue = -Infinity, maxValue = Infinity, where = 'clamp') {
+  const r = activation(x, where);
+  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where);
+  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where);
+  const table = new Uint8Array(256);
+  for (let byte = 0; byte < 256; byte++) {
+    const q = r.dtype.name === 'qint8' ? (byte << 24) >> 24 : byte;
+    table[byte] = Math.min(Math.max(q, lo), hi) & 0xff;
+  }
+  return applyTable(x, table, r.quant.scale, r.quant.zeroPoint, where);
+}
+
+/** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. */
+export function hardtanh(x, minValue = -1, maxValue = 1) {
+  if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
+  return clamp(x, minValue, maxValue, 'hardtanh');
+}
+/** relu: max(q, zero point), the input's qparams kept. */
+export const relu = (x) => clamp(x, 0, Infinity);
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
+export const relu6 = (x) => clamp(x, 0, 6);
+
+function qnnpackTable(op, x, outScale, outZeroPoint, where) {
+  const r = activation(x, where);
+  if (r.dtype.name !== 'quint8') throw new TypeError(`${where}: only quint8 input is supported (PyTorch's qint8 path is a different, float kernel)`);
+  checkScale(outScale, where, 'scale');
+  checkZeroPoint(outZeroPoint, r.dtype, where, 'zeroPoint');
+  const b = backend();
+  const table = b.withBuffers([256], (pt) => {
+    b.call('qw_unary_table', op, r.dtype.code, r.quant.scale, r.quant.zeroPoint, outScale, outZeroPoint, 0, pt);
+    return b.u8(pt, 256).slice();
+  });
+  return applyTable(x, table, outScale, outZeroPoint, where);
+}
+
+/** Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8, QNNPACK's table. options: { scale, zeroPoint }. */
+export function hardswish(x, options) {
+  const out = outputQParams(options, dtypeInfo('quint8', 'hardswish'), 'hardswish');
+  return qnnpackTable(0, x, out.scale, out.zeroPoint, 'hardswish');
+}
+
+/** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). */
+export function sigmoid(x) {
+  return qnnpackTable(1, x, 1 / 256, 0, 'sigmoid');
+}

@@ -1,0 +1,167 @@
+/* Elementwise quantized operators, PyTorch semantics (engine named per function). Binary ops take
+ * contiguous, same-shaped operands unless they say otherwise; broadcasting is resolved by the caller
+ * into strides. */
+#include <math.h>
+#include <string.h>
+
+#include "config.h"
+#include "quantize/quantize.h"
+#include "qwasm.h"
+
+static int is_8bit(qw_dtype d) {
+  return d == QW_QUINT8 || d == QW_QINT8;
+}
+static int32_t dtype_min(qw_dtype d) {
+  return d == QW_QUINT8 ? 0 : -128;
+}
+static int32_t dtype_max(qw_dtype d) {
+  return d == QW_QUINT8 ? 255 : 127;
+}
+static int32_t load8(const void* p, size_t i, qw_dtype d) {
+  return d == QW_QUINT8 ? ((const uint8_t*)p)[i] : ((const int8_t*)p)[i];
+}
+static void store8(void* p, size_t i, int32_t v) {
+  ((uint8_t*)p)[i] = (uint8_t)v;
+}
+static int valid_scale(float s) {
+  return isfinite(s) && s > 0.0f && isfinite(1.0f / s);
+}
+
+static float fp32_from_bits(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+static uint32_t fp32_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* Arithmetic shift right (floor), defined for negative values. */
+static int32_t asr(int32_t x, uint32_t shift) {
+  return x >= 0 ? (int32_t)((uint32_t)x >> shift) : -(int32_t)(((uint32_t)(-(int64_t)x) + ((UINT32_C(1) << shift) - 1)) >> shift);
+}
+
+qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b, float b_scale,
+                 int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu) {
+  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !is_8bit(dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
+  if (!valid_scale(a_scale) || !valid_scale(b_scale) || !valid_scale(y_scale) || a_zero_point < lo ||
+      a_zero_point > hi || b_zero_point < lo || b_zero_point > hi || y_zero_point < lo || y_zero_point > hi) {
+    return QW_INVALID_QPARAMS;
+  }
+  /* Both input scales relative to the output's, as float32; the larger sets the fixed-point shift. */
+  const float a_ratio = a_scale / y_scale, b_ratio = b_scale / y_scale;
+  const float max_ratio = a_ratio > b_ratio ? a_ratio : b_ratio;
+  if (!(max_ratio >= 0x1.0p-14f && max_ratio < 0x1.0p+8f) || !(a_ratio >= 0x1.0p-14f) || !(b_ratio >= 0x1.0p-14f)) {
+    return QW_UNSUPPORTED; /* QNNPACK / XNNPACK reject these scale ratios too */
+  }
+  const int32_t exponent = (int32_t)(fp32_to_bits(max_ratio) >> 23) - 127;
+  const int32_t y_min = relu ? y_zero_point : lo;
+  if (dtype == QW_QUINT8) {
+    /* PyTorch's qnnpack engine (QNNPACK q8vadd): shift = 21 - exponent, multipliers lrintf(ratio * 2^shift),
+     * the sum shifted right rounding half away from zero. */
+    const uint32_t shift = (uint32_t)(21 - exponent);
+    if (shift >= 32) {
+      return QW_UNSUPPORTED; /* QNNPACK's own shift would be undefined here */
+    }
+    const float scale_multiplier = fp32_from_bits((uint32_t)(shift + 127) << 23);
+    const int32_t a_mult = (int32_t)lrintf(a_ratio * scale_multiplier);
+    const int32_t b_mult = (int32_t)lrintf(b_ratio * scale_multiplier);
+    const int32_t zero_point_product = (int32_t)(0u - ((uint32_t)a_mult * (uint32_t)a_zero_point +
+                                                       (uint32_t)b_mult * (uint32_t)b_zero_point));
+    const int32_t mask = (int32_t)((UINT32_C(1) << shift) - 1);
+    const int32_t threshold = mask >> 1;
+    for (size_t i = 0; i < n; i++) {
+      const int32_t acc = (int32_t)((uint32_t)zero_point_product + (uint32_t)(load8(a, i, dtype) * a_mult) +
+                                    (uint32_t)(load8(b, i, dtype) * b_mult));
+      const int32_t rem = (acc & mask) - (int32_t)(acc < 0);
+      int32_t v = asr(acc, shift) + (int32_t)(rem > threshold) + y_zero_point;
+      v = v < y_min ? y_min : v > hi ? hi : v;
+      store8(y, i, v);
+    }
+  } else {
+    /* qint8 goes to XNNPACK in PyTorch: shift = 20 - exponent, rounding half up. */
+    const uint32_t shift = (uint32_t)(20 - exponent);
+    if (shift >= 32) {
+      return QW_UNSUPPORTED;
+    }
+    const float scale_multiplier = fp32_from_bits((uint32_t)(shift + 127) << 23);
+    const int32_t a_mult = (int32_t)lrintf(a_ratio * scale_multiplier);
+    const int32_t b_mult = (int32_t)lrintf(b_ratio * scale_multiplier);
+    const int64_t bias = ((int64_t)1 << (shift - 1)) - ((int64_t)a_mult * a_zero_point + (int64_t)b_mult * b_zero_point);
+    for (size_t i = 0; i < n; i++) {
+      const int64_t acc = bias + (int64_t)load8(a, i, dtype) * a_mult + (int64_t)load8(b, i, dtype) * b_mult;
+      int64_t v = (acc >> shift) + y_zero_point;
+      v = v < y_min ? y_min : v > hi ? hi : v;
+      store8(y, i, (int32_t)v);
+    }
+  }
+  return QW_OK;
+}
+
+qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point, const void* b,
+                 const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale,
+                 int32_t y_zero_point, int relu) {
+  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !is_8bit(dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
+  if (!valid_scale(a_scale) || !valid_scale(b_scale) || !valid_scale(y_scale) || a_zero_point < lo ||
+      a_zero_point > hi || b_zero_point < lo || b_zero_point > hi || y_zero_point < lo || y_zero_point > hi) {
+    return QW_INVALID_QPARAMS;
+  }
+  /* PyTorch: rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz, relu at yz. */
+  const float multiplier = (a_scale * b_scale) * (1.0f / y_scale);
+  const int32_t y_min = relu ? y_zero_point : lo;
+  for (size_t i = 0; i < n; i++) {
+    const int32_t ai = load8(a, a_index ? (size_t)a_index[i] : i, dtype) - a_zero_point;
+    const int32_t bi = load8(b, b_index ? (size_t)b_index[i] : i, dtype) - b_zero_point;
+    struct qw_quantize_params p;
+    qw_quantize_params_init(&p, 1.0f, y_zero_point, y_min, hi);
+    /* nearbyint(v) + zp, clamped: the torch rule with inv_scale 1 applied to v */
+    store8(y, i, qw_quantize_torch((float)(ai * bi) * multiplier, &p));
+  }
+  return QW_OK;
+}
+
+/* expf correctly rounded in practice: exp in double, rounded once to float. */
+static float expf_rounded(float x) {
+  return (float)exp((double)x);
+}
+
+qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point, float out_scale,
+                         int32_t out_zero_point, float param, uint8_t* table) {
+  if (table == NULL || in_dtype != QW_QUINT8 || (unsigned)op > QW_UNARY_SIGMOID_QNNPACK) {
+    return in_dtype != QW_QUINT8 && in_dtype != QW_QINT8 ? QW_INVALID_ARGUMENT : QW_UNSUPPORTED;
+  }
+  if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < 0 || in_zero_point > 255 ||
+      out_zero_point < 0 || out_zero_point > 255) {
+    return QW_INVALID_QPARAMS;
+  }
+  (void)param;
+  /* QNNPACK's lookup tables (PyTorch's qnnpack engine), entry by entry as QNNPACK builds them. */
+  const float inv_output_scale = 1.0f / out_scale;
+  for (int32_t i = 0; i < 256; i++) {
+    const float x = in_scale * (float)(i - in_zero_point);
+    float v;
+    if (op == QW_UNARY_HARDSWISH_QNNPACK) {
+      float x2 = x + 3.0f;
+      x2 = x2 > 0.0f ? x2 : 0.0f;
+      x2 = x2 < 6.0f ? x2 : 6.0f;
+      v = inv_output_scale * (x * x2 / 6.0f) + (float)out_zero_point;
+    } else {
+      v = inv_output_scale / (1.0f + expf_rounded(-x)); /* the output zero point is added after rounding */
+    }
+    v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+    int32_t q = (int32_t)lrintf(v);
+    if (op == QW_UNARY_SIGMOID_QNNPACK) {
+      q = (q + out_zero_point) & 0xFF;
+    }
+    table[i] = (uint8_t)q;
+  }
+  return QW_OK;
+}
