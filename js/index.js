@@ -27,3 +27,4 @@ export {
   convInteger,
 } from './ops.js';
 export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid } from './elementwise.js';
+export { maxPool2d, avgPool2d, adaptiveAvgPool2d, mean } from './pooling.js';

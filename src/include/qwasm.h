@@ -144,8 +144,30 @@ QW_API int32_t qw_pool_output_size(int32_t in, int32_t kernel, int32_t stride, i
 /* Workspace bytes of qw_max_pool2d. */
 QW_API size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* shape);
 
-/* Max pooling of quint8 / qint8 NHWC data; the output keeps the input's qparams. */
-QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, void* y, void* workspace);
+/* Max pooling of quint8 / qint8 NHWC data; the output keeps the input's qparams. Window positions
+ * outside the input are skipped, or with clamp_to_edge read the nearest edge pixel (QNNPACK's
+ * behaviour, which PyTorch's qnnpack engine shows when dilation > 1 meets padding). */
+QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, void* y, void* workspace,
+                               int clamp_to_edge);
+
+/* Average pooling forms of PyTorch's quantized kernels (NHWC data, input qparams kept):
+ *   QNNPACK:                 zp + rint((float)sum(q - zp) * (s / (s * kh * kw))), padding counts as zp;
+ *   GENERIC:                 rint((float)sum(q - zp) * (1 / d) + zp) over the valid taps, d by
+ *                            count_include_pad / divisor_override as in float avg_pool2d;
+ *   GENERIC_CHANNELS_LAST:   zp + rint((float)sum(q - zp) * (1 / d));
+ *   ADAPTIVE:                adaptive windows, rint((float)sum(q) * (1 / n)), the zero point never
+ *                            subtracted (PyTorch's non-QNNPACK adaptive_avg_pool2d);
+ *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n)).
+ * The results saturate to the dtype's range. */
+enum {
+  QW_AVG_POOL_QNNPACK = 0,
+  QW_AVG_POOL_GENERIC = 1,
+  QW_AVG_POOL_GENERIC_CHANNELS_LAST = 2,
+  QW_AVG_POOL_ADAPTIVE = 3,
+  QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST = 4,
+};
+QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
+                               int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);
 
 /* y[i] = table[byte of x[i]] for 8-bit data: a unary op as a 256-entry table (for qint8 the entry of
  * q is at index (uint8_t)q). */

@@ -1,4 +1,5 @@
 /* Pooling operators on channels-last data. */
+#include <math.h>
 #include <string.h>
 
 #include "config.h"
@@ -31,7 +32,8 @@ size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* s) {
   return valid_pool_shape(s) ? (size_t)s->kernel_h * s->kernel_w * sizeof(void*) : 0;
 }
 
-qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, void* y, void* workspace) {
+qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, void* y, void* workspace,
+                        int clamp_to_edge) {
   if (!valid_pool_shape(s) || workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) ||
       (dtype != QW_QUINT8 && dtype != QW_QINT8)) {
     return QW_INVALID_ARGUMENT;
@@ -51,6 +53,11 @@ qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
             const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
             if (iy >= 0 && iy < s->in_h && ix >= 0 && ix < s->in_w) {
               taps[count++] = in + ((size_t)iy * s->in_w + ix) * c;
+            } else if (clamp_to_edge) {
+              /* QNNPACK's indirection buffer: positions outside the input read the nearest edge pixel. */
+              const int32_t cy = iy < 0 ? 0 : iy >= s->in_h ? s->in_h - 1 : iy;
+              const int32_t cx = ix < 0 ? 0 : ix >= s->in_w ? s->in_w - 1 : ix;
+              taps[count++] = in + ((size_t)cy * s->in_w + cx) * c;
             }
           }
         }
@@ -69,5 +76,86 @@ qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y) {
     return QW_INVALID_ARGUMENT;
   }
   qw_u8_lut_ukernel__scalar(n, (const uint8_t*)x, table, (uint8_t*)y);
+  return QW_OK;
+}
+
+static int32_t load_q(const uint8_t* p, qw_dtype dtype) {
+  return dtype == QW_QINT8 ? (int32_t)(int8_t)*p : (int32_t)*p;
+}
+
+static void store_clamped(uint8_t* p, int32_t v, qw_dtype dtype) {
+  const int32_t lo = dtype == QW_QINT8 ? -128 : 0, hi = dtype == QW_QINT8 ? 127 : 255;
+  *p = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
+                        void* y, int form, int count_include_pad, int32_t divisor_override) {
+  if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || (dtype != QW_QUINT8 && dtype != QW_QINT8) ||
+      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST || divisor_override < 0) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!(isfinite(scale) && scale > 0.0f)) {
+    return QW_INVALID_QPARAMS;
+  }
+  const size_t c = (size_t)s->channels;
+  const uint8_t* in = (const uint8_t*)x;
+  uint8_t* out = (uint8_t*)y;
+  const int32_t taps = s->kernel_h * s->kernel_w;
+  /* QNNPACK: every tap counts (padding reads the zero point), divided by kh * kw as s / (s * kh kw). */
+  const float qnnpack_multiplier = scale / (scale * (float)taps);
+  for (int32_t b = 0; b < s->batch; b++, in += (size_t)s->in_h * s->in_w * c) {
+    for (int32_t oy = 0; oy < s->out_h; oy++) {
+      for (int32_t ox = 0; ox < s->out_w; ox++, out += c) {
+        int32_t y0, y1, x0, x1, pool_size;
+        if (form >= QW_AVG_POOL_ADAPTIVE) {
+          /* adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)) */
+          y0 = (int32_t)(((int64_t)oy * s->in_h) / s->out_h);
+          y1 = (int32_t)((((int64_t)oy + 1) * s->in_h + s->out_h - 1) / s->out_h);
+          x0 = (int32_t)(((int64_t)ox * s->in_w) / s->out_w);
+          x1 = (int32_t)((((int64_t)ox + 1) * s->in_w + s->out_w - 1) / s->out_w);
+          pool_size = (y1 - y0) * (x1 - x0);
+        } else {
+          y0 = oy * s->stride_h - s->pad_top;
+          x0 = ox * s->stride_w - s->pad_left;
+          y1 = y0 + s->kernel_h < s->in_h + s->pad_top ? y0 + s->kernel_h : s->in_h + s->pad_top;
+          x1 = x0 + s->kernel_w < s->in_w + s->pad_left ? x0 + s->kernel_w : s->in_w + s->pad_left;
+          pool_size = (y1 - y0) * (x1 - x0);
+          y0 = y0 < 0 ? 0 : y0;
+          x0 = x0 < 0 ? 0 : x0;
+          y1 = y1 < s->in_h ? y1 : s->in_h;
+          x1 = x1 < s->in_w ? x1 : s->in_w;
+        }
+        const int32_t valid = (y1 - y0) * (x1 - x0);
+        int32_t divisor = divisor_override != 0 ? divisor_override : count_include_pad ? pool_size : valid;
+        for (size_t ch = 0; ch < c; ch++) {
+          int32_t sum = 0;
+          for (int32_t iy = y0; iy < y1; iy++) {
+            for (int32_t ix = x0; ix < x1; ix++) {
+              sum += load_q(in + ((size_t)iy * s->in_w + ix) * c + ch, dtype);
+            }
+          }
+          int32_t q;
+          switch (form) {
+            case QW_AVG_POOL_QNNPACK:
+              q = zero_point + (int32_t)nearbyintf((float)(sum - valid * zero_point) * qnnpack_multiplier);
+              break;
+            case QW_AVG_POOL_GENERIC: /* zero point added before rounding */
+              q = (int32_t)nearbyintf((float)(sum - valid * zero_point) * (1.0f / (float)divisor) + (float)zero_point);
+              break;
+            case QW_AVG_POOL_GENERIC_CHANNELS_LAST: /* zero point added after rounding */
+              q = zero_point + (int32_t)nearbyintf((float)(sum - valid * zero_point) * (1.0f / (float)divisor));
+              break;
+            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST:
+              q = zero_point + (int32_t)nearbyintf((float)(sum - valid * zero_point) * (1.0f / (float)pool_size));
+              break;
+            default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
+              q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));
+              break;
+          }
+          store_clamped(out + ch, q, dtype);
+        }
+      }
+    }
+  }
   return QW_OK;
 }

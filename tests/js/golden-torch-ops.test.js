@@ -105,3 +105,35 @@ describe('elementwise ops equal torch (qnnpack engine)', () => {
     assert.ok(n >= 8, `${n} cases`);
   });
 });
+
+describe('pooling equals torch (qnnpack engine)', () => {
+  const pick = (v) => (Array.isArray(v) ? v : [v, v]);
+  test('max_pool2d (kernel, stride, padding, dilation, ceil_mode; qint8)', () => {
+    const n = runCases('pooling', (op) => op.endsWith('max_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.maxPool2d(track(q(c.inputs[0])), { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), dilation: pick(p.dilation), ceilMode: p.ceil_mode });
+    });
+    assert.ok(n >= 15, `${n} cases`);
+  });
+
+  test('avg_pool2d (QNNPACK and generic kernels, ties)', () => {
+    const n = runCases('pooling', (op) => op.endsWith('.avg_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.avgPool2d(track(q(c.inputs[0])), {
+        kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), ceilMode: p.ceil_mode,
+        countIncludePad: p.count_include_pad, divisorOverride: p.divisor_override,
+      });
+    });
+    assert.ok(n >= 20, `${n} cases`);
+  });
+
+  test('adaptive_avg_pool2d (dividing and non-dividing sizes)', () => {
+    const n = runCases('pooling', (op) => op.endsWith('adaptive_avg_pool2d'), (c, track) => qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size));
+    assert.ok(n >= 14, `${n} cases`);
+  });
+
+  test('mean over dims [2, 3] (global average pooling)', () => {
+    const n = runCases('pooling', (op, c) => op === 'torch.mean' && c.params.dim.join() === '2,3', (c, track) => qwasm.mean(track(q(c.inputs[0])), c.params.dim, c.params.keepdim));
+    assert.ok(n >= 8, `${n} cases`);
+  });
+});
