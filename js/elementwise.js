@@ -289,3 +289,36 @@ export function hardswish(x, options) {
 export function sigmoid(x) {
   return qnnpackTable(1, x, 1 / 256, 0, 'sigmoid');
 }
+
+/** Rows of 64 elements that PyTorch's AVX2 kernels process as vector blocks (the rest is a tail). */
+const TORCH_VECTOR_BLOCK = 64;
+
+/**
+ * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x *
+ * negativeSlope, requantized to { scale, zeroPoint } (default: the input's). Reproduces PyTorch's
+ * generic CPU kernel on AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail
+ * without; exact for tensors of up to 32768 elements (beyond, PyTorch splits the loop across threads).
+ */
+export function leakyRelu(x, negativeSlope = 0.01, options = {}) {
+  const where = 'leakyRelu';
+  const r = activation(x, where);
+  if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
+    throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);
+  }
+  const out = outputQParams({ scale: options.scale ?? r.quant.scale, zeroPoint: options.zeroPoint ?? r.quant.zeroPoint }, r.dtype, where);
+  const b = backend();
+  const n = numelOf(r.shape);
+  const y = newTensor(r.shape, r.dtype, out.scale, out.zeroPoint);
+  try {
+    withData(x, where, (px) =>
+      b.withBuffers([512], (pt) => {
+        b.call('qw_unary_table', 2, r.dtype.code, r.quant.scale, r.quant.zeroPoint, out.scale, out.zeroPoint, negativeSlope, pt);
+        b.call('qw_lut8_blocked', n, px, pt, TORCH_VECTOR_BLOCK, raw(y, where).ptr);
+      }),
+    );
+  } catch (error) {
+    y.dispose();
+    throw error;
+  }
+  return y;
+}

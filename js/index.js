@@ -26,5 +26,5 @@ export {
   matmulInteger,
   convInteger,
 } from './ops.js';
-export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid } from './elementwise.js';
+export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid, leakyRelu } from './elementwise.js';
 export { maxPool2d, avgPool2d, adaptiveAvgPool2d, mean } from './pooling.js';

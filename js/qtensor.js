@@ -352,6 +352,17 @@ export class QTensor {
     }
   }
 
+  /** torch.flatten: dimensions startDim..endDim merged into one (a view of contiguous data). */
+  flatten(startDim = 0, endDim = -1) {
+    this.#live('flatten');
+    const rank = this.#shape.length;
+    if (rank === 0) return this.reshape([1]);
+    const a = checkDim(startDim, rank, 'QTensor.flatten', 'startDim');
+    const b = checkDim(endDim, rank, 'QTensor.flatten', 'endDim');
+    if (a > b) throw new RangeError(`QTensor.flatten: startDim ${startDim} comes after endDim ${endDim}`);
+    return this.reshape([...this.#shape.slice(0, a), numelOf(this.#shape.slice(a, b + 1)), ...this.#shape.slice(b + 1)]);
+  }
+
   /** The sub-tensor at `index` along `dim`, with that dimension removed (a view), like t[index]. */
   select(dim, index) {
     this.#live('select');

@@ -194,11 +194,17 @@ QW_API qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a
 typedef enum qw_unary_op {
   QW_UNARY_HARDSWISH_QNNPACK = 0, /* quint8: QNNPACK's table, lrintf(clamp(h / y_s + yz)) */
   QW_UNARY_SIGMOID_QNNPACK = 1,   /* quint8: QNNPACK's table, lrintf(clamp(256 / (1 + exp(-x)))) + yz */
+  QW_UNARY_LEAKY_RELU = 2,        /* quint8 / qint8, param = negative slope: PyTorch's generic kernel, two
+                                     tables (block / tail dequantization), apply with qw_lut8_blocked */
 } qw_unary_op;
 
-/* Fills table[256] for an op on quint8 input with the given qparams. */
+/* Fills table[256] (table[512] for QW_UNARY_LEAKY_RELU) for an op with the given qparams. */
 QW_API qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point,
                                 float out_scale, int32_t out_zero_point, float param, uint8_t* table);
+
+/* y[i] = tables[byte of x[i]] for i < n / block * block, tables[256 + byte] for the tail: how
+ * PyTorch's vectorized kernels treat whole blocks and the tail differently (block 64 on AVX2). */
+QW_API qw_status qw_lut8_blocked(size_t n, const void* x, const uint8_t* tables, size_t block, void* y);
 
 /* ONNX DynamicQuantizeLinear: *scale = (max(x, 0) - min(x, 0)) / 255, *zero_point =
  * round_half_even(clamp(-min / scale, 0, 255)), y = quantize(x) by the onnx rule (uint8). NaN or

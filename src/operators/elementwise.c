@@ -128,6 +128,43 @@ qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale,
   return QW_OK;
 }
 
+/* PyTorch's generic (TensorIterator) kernels dequantize elements in whole vector blocks with an FMA,
+ * fma(s, q, s * -zp), and the remaining tail with (q - zp) * s: two tables, [0] for the blocks and
+ * [1] for the tail (qw_lut8_blocked applies them). leaky_relu: y = x > 0 ? x : x * slope, quantized
+ * by torch's rule with the output qparams. */
+static qw_status leaky_relu_tables(qw_dtype dtype, float in_scale, int32_t in_zero_point, float out_scale,
+                                   int32_t out_zero_point, float slope, uint8_t* tables) {
+  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
+  if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < lo || in_zero_point > hi ||
+      out_zero_point < lo || out_zero_point > hi) {
+    return QW_INVALID_QPARAMS;
+  }
+  if (!isfinite(slope)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  struct qw_quantize_params p;
+  qw_quantize_params_init(&p, out_scale, out_zero_point, lo, hi);
+  const float premul = in_scale * -(float)in_zero_point;
+  for (int32_t q = lo; q <= hi; q++) {
+    const float dx[2] = {fmaf(in_scale, (float)q, premul), (float)(q - in_zero_point) * in_scale};
+    for (int t = 0; t < 2; t++) {
+      const float dy = dx[t] > 0.0f ? dx[t] : dx[t] * slope;
+      tables[t * 256 + (uint8_t)q] = (uint8_t)qw_quantize_torch(dy, &p);
+    }
+  }
+  return QW_OK;
+}
+
+qw_status qw_lut8_blocked(size_t n, const void* x, const uint8_t* tables, size_t block, void* y) {
+  if ((n != 0 && (x == NULL || y == NULL)) || tables == NULL || block == 0) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const size_t body = n / block * block;
+  qw_u8_lut_ukernel__scalar(body, (const uint8_t*)x, tables, (uint8_t*)y);
+  qw_u8_lut_ukernel__scalar(n - body, (const uint8_t*)x + body, tables + 256, (uint8_t*)y + body);
+  return QW_OK;
+}
+
 /* expf correctly rounded in practice: exp in double, rounded once to float. */
 static float expf_rounded(float x) {
   return (float)exp((double)x);
@@ -135,8 +172,14 @@ static float expf_rounded(float x) {
 
 qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point, float out_scale,
                          int32_t out_zero_point, float param, uint8_t* table) {
-  if (table == NULL || in_dtype != QW_QUINT8 || (unsigned)op > QW_UNARY_SIGMOID_QNNPACK) {
-    return in_dtype != QW_QUINT8 && in_dtype != QW_QINT8 ? QW_INVALID_ARGUMENT : QW_UNSUPPORTED;
+  if (table == NULL || (unsigned)op > QW_UNARY_LEAKY_RELU || !is_8bit(in_dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (op == QW_UNARY_LEAKY_RELU) {
+    return leaky_relu_tables(in_dtype, in_scale, in_zero_point, out_scale, out_zero_point, param, table);
+  }
+  if (in_dtype != QW_QUINT8) {
+    return QW_UNSUPPORTED;
   }
   if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < 0 || in_zero_point > 255 ||
       out_zero_point < 0 || out_zero_point > 255) {

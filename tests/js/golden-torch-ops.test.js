@@ -106,6 +106,16 @@ describe('elementwise ops equal torch (qnnpack engine)', () => {
   });
 });
 
+describe('leaky_relu equals torch (generic kernel, AVX2 blocks)', () => {
+  test('LeakyReLU / leaky_relu, quint8 and qint8, every input integer', () => {
+    const ops = ['torch.ao.nn.quantized.LeakyReLU', 'torch.ao.nn.quantized.functional.leaky_relu', 'torch.nn.functional.leaky_relu'];
+    const n = runCases('activations', (op) => ops.includes(op), (c, track) =>
+      qwasm.leakyRelu(track(q(c.inputs[0])), c.params.negative_slope, { scale: c.params.scale, zeroPoint: c.params.zero_point }),
+    );
+    assert.ok(n >= 30, `${n} cases`);
+  });
+});
+
 describe('pooling equals torch (qnnpack engine)', () => {
   const pick = (v) => (Array.isArray(v) ? v : [v, v]);
   test('max_pool2d (kernel, stride, padding, dilation, ceil_mode; qint8)', () => {

@@ -144,6 +144,17 @@ describe('views and copies', () => {
     });
   });
 
+  test('flatten merges a range of dimensions', () => {
+    using(quantizePerTensor(new Array(24).fill(1), [2, 3, 4], 1, 0, 'quint8'))((t) => {
+      using(t.flatten(), t.flatten(1), t.flatten(0, 1))((a, b, c) => {
+        assert.deepEqual(a.shape, [24]);
+        assert.deepEqual(b.shape, [2, 12]);
+        assert.deepEqual(c.shape, [6, 4]);
+      });
+      assert.throws(() => t.flatten(2, 1), /flatten: startDim 2 comes after endDim 1/);
+    });
+  });
+
   test('reshape: -1 inference, views of contiguous data, copies of strided data', () => {
     using(quantizePerTensor(data, [3, 4], 1, 0, 'quint8'))((t) => {
       using(t.reshape([2, -1]), t.transpose(0, 1))((a, tt) =>
