@@ -79,10 +79,11 @@ void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride
   const size_t kc = qw_round_up(k, QW_GEMM_KR);
   int32_t* cblock = workspace;
   int16_t* panel = (int16_t*)(cblock + QW_GEMM_MR_MAX * qw_round_up(n, QW_GEMM_NR));
-  const size_t nc_block = column_block(k);
-  /* A single row block is packed once; more rows are re-packed per column block, which keeps the
-   * weight block in cache (a few percent of the multiply-adds' time). */
+  /* A single row block is packed once and sweeps all columns (the weights are read once anyway);
+   * more rows are re-packed per column block, which keeps the weight block in cache (a few percent
+   * of the multiply-adds' time). */
   const int single_block = m <= QW_GEMM_MR_MAX;
+  const size_t nc_block = single_block ? n : column_block(k);
   if (single_block && m != 0) {
     pack_a(m, k, a, a_stride, a_zero_point, panel);
   }
