@@ -4,6 +4,7 @@ import { backend } from './runtime.js';
 import { dtypeInfo } from './dtype.js';
 import { checkDim, checkScale, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
+import { broadcastShape } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
@@ -103,18 +104,6 @@ function broadcastIndices(shape, aShape, bShape) {
     return out;
   };
   return [sameShape(aShape, shape) ? null : idx(aShape), sameShape(bShape, shape) ? null : idx(bShape)];
-}
-
-function broadcastShape(a, b, where) {
-  const rank = Math.max(a.length, b.length);
-  const out = [];
-  for (let i = 0; i < rank; i++) {
-    const x = a[a.length - rank + i] ?? 1;
-    const y = b[b.length - rank + i] ?? 1;
-    if (x !== y && x !== 1 && y !== 1) throw new RangeError(`${where}: shapes ${show(a)} and ${show(b)} do not broadcast`);
-    out.push(x === 1 ? y : x);
-  }
-  return out;
 }
 
 /**

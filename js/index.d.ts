@@ -303,6 +303,12 @@ export class QTensor<D extends QDtype = QDtype> {
    * A per-channel tensor keeps its channel dimension intact or the call throws.
    */
   reshape(shape: readonly number[]): QTensor<D>;
+  /**
+   * torch.flatten: dimensions startDim..endDim (defaults 0 and -1, negative counting from the end) merged into one,
+   * through reshape (a view of contiguous data). A 0-dimensional tensor becomes [1]. Throws a RangeError when
+   * startDim comes after endDim.
+   */
+  flatten(startDim?: number, endDim?: number): QTensor<D>;
   /** The sub-tensor at `index` along `dim`, with that dimension removed (a view), like t[index]. */
   select(dim: number, index: number): QTensor<D>;
   /** Elements start <= i < end (step > 0) along dim, Python-style negative bounds (a view). Defaults: 0, size, 1. */
@@ -394,3 +400,481 @@ export function fromIntReprPerChannel<D extends QDtype>(
  * qparams: { dtype, scale, zeroPoint } or { dtype, scales, zeroPoints, axis }.
  */
 export function empty<D extends QDtype>(shape: Shape, qparams: EmptyPerTensorQParams<D> | EmptyPerChannelQParams<D>): QTensor<D>;
+
+// ---- operators: shared types -----------------------------------------------------------------
+
+/** The dtypes operators take as activations (and weights), and produce as 8-bit outputs: quint8 or qint8. */
+export type ActivationDtype = 'quint8' | 'qint8';
+
+/** Requantization modes with their C API codes (src/include/qwasm.h qw_requant_mode). Frozen. */
+export const REQUANT_MODES: {
+  /** PyTorch's qnnpack engine: float bias rounded to int32 at scale w_scale * in_scale. */
+  readonly qnnpack: 0;
+  /** PyTorch's fbgemm / x86 engine: the bias stays float. */
+  readonly fbgemm: 1;
+  /** ONNX QLinearConv / QLinearMatMul: takes only an int32 bias (at scale in_scale * w_scale). */
+  readonly onnx: 2;
+  /** Integer only (gemmlowp / TFLite): a Q31 multiplier and a shift. */
+  readonly fixedpoint: 3;
+  /** No requantization: the exact int32 sums as a qint32 tensor (ONNX MatMulInteger / ConvInteger). */
+  readonly none: 4;
+};
+
+/** How int32 accumulators become outputs: a key of REQUANT_MODES. */
+export type RequantMode = keyof typeof REQUANT_MODES;
+
+/** The modes that requantize to an 8-bit output (every mode but 'none'). */
+export type Int8RequantMode = Exclude<RequantMode, 'none'>;
+
+/**
+ * A bias for packLinear / packConv2d, one value per output channel: an Int32Array is kept as int32 sums, any other
+ * numbers as float32. Mode 'onnx' takes only an Int32Array (at scale in_scale * w_scale), so a mode that may be
+ * 'onnx' requires one.
+ */
+export type BiasFor<M extends RequantMode> = 'onnx' extends M ? Int32Array : NumberArray;
+
+/**
+ * Output options of linear, conv2d and matmul when they requantize: the output qparams and a fused clamp.
+ * (In mode 'none' they are not used: see Int32OutputOptions.)
+ */
+export interface QuantizedOutputOptions<O extends ActivationDtype = ActivationDtype> {
+  /** Output scale: finite and > 0 as float32. */
+  scale: number;
+  /** Output zero point: an integer in the output dtype's range. */
+  zeroPoint: number;
+  /** Output dtype. Default 'quint8'. */
+  dtype?: O;
+  /** Fused ReLU (raises clampMin to 0). Default false. */
+  relu?: boolean;
+  /** Fused clamp in real units; clampMin <= clampMax. Defaults -Infinity and Infinity. */
+  clampMin?: number;
+  clampMax?: number;
+  /** Overrides the packed weights' mode for this call (matmul with an unpacked b: default 'onnx'). */
+  mode?: Int8RequantMode;
+}
+
+/** Options of a call that returns the exact int32 sums as a qint32 tensor (scale 1, zero point 0). */
+export interface Int32OutputOptions {
+  mode: 'none';
+}
+
+/** Output options whose mode is not known statically (the output is qint32 when the call's mode is 'none'). */
+export type OutputOptions<O extends ActivationDtype = ActivationDtype> = Omit<QuantizedOutputOptions<O>, 'mode'> & {
+  mode?: RequantMode;
+};
+
+/** A size or step along H and W: one integer for both, or [h, w]. */
+export type IntPair = number | readonly [number, number];
+
+/** Convolution padding: one integer for all sides, [h, w], or [top, left, bottom, right]. */
+export type Padding2d = IntPair | readonly [number, number, number, number];
+
+/** The geometry of a packed convolution. */
+export interface Conv2dGeometry {
+  /** Input channels (inChannels / groups of the weight, times groups). */
+  readonly inC: number;
+  readonly outC: number;
+  readonly kh: number;
+  readonly kw: number;
+  readonly groups: number;
+  /** [h, w]. */
+  readonly stride: readonly [number, number];
+  /** [h, w]. */
+  readonly dilation: readonly [number, number];
+  /** [top, left, bottom, right]. */
+  readonly padding: readonly [number, number, number, number];
+}
+
+// ---- packed weights --------------------------------------------------------------------------
+
+/** Options of packLinear. */
+export interface PackLinearOptions<M extends RequantMode = RequantMode> {
+  /** The requantization mode of calls with these weights (a call may override it). Default 'qnnpack'. */
+  mode?: M;
+}
+
+/** Options of packConv2d: the convolution's geometry and mode. */
+export interface PackConv2dOptions<M extends RequantMode = RequantMode> {
+  /** Default 1. */
+  stride?: IntPair;
+  /** Default 0. */
+  padding?: Padding2d;
+  /** Default 1. */
+  dilation?: IntPair;
+  /** A positive integer dividing outChannels. Default 1. */
+  groups?: number;
+  /** The requantization mode of calls with these weights (a call may override it). Default 'qnnpack'. */
+  mode?: M;
+}
+
+/** Options of packMatMul. */
+export interface PackMatMulOptions<M extends RequantMode = RequantMode> {
+  /** The requantization mode of calls with this b (a call may override it). Default 'onnx'. */
+  mode?: M;
+}
+
+/**
+ * Weights of a fully-connected layer, packed once into wasm memory: y = x W^T + b. Made by packLinear; free with
+ * dispose() (or `using`).
+ */
+export class PackedLinear<M extends RequantMode = RequantMode> {
+  #private;
+  /** Internal: use packLinear. */
+  private constructor();
+  /** The requantization mode of calls that do not override it. */
+  readonly mode: M;
+  /** Output features: the weight's shape[0]. */
+  readonly outFeatures: number;
+  /** Input features: the weight's shape[1]. */
+  readonly inFeatures: number;
+  /** GEMM output channels (= outFeatures). */
+  readonly n: number;
+  /** GEMM depth (= inFeatures). */
+  readonly k: number;
+  /** True once dispose() was called; operators then throw on these weights. */
+  get disposed(): boolean;
+  /** Frees the packed weights. Idempotent. */
+  dispose(): void;
+  /** The same as dispose(), for `using w = ...` (installed only where the engine defines Symbol.dispose). */
+  [Symbol.dispose](): void;
+}
+
+/** Weights of a 2-D convolution, packed once into wasm memory, with the convolution's geometry. Made by packConv2d. */
+export class PackedConv2d<M extends RequantMode = RequantMode> {
+  #private;
+  /** Internal: use packConv2d. */
+  private constructor();
+  /** The requantization mode of calls that do not override it. */
+  readonly mode: M;
+  /** Channels, kernel, stride, dilation, padding and groups. */
+  readonly geometry: Conv2dGeometry;
+  /** True once dispose() was called; operators then throw on these weights. */
+  get disposed(): boolean;
+  /** Frees the packed weights. Idempotent. */
+  dispose(): void;
+  /** The same as dispose(), for `using w = ...` (installed only where the engine defines Symbol.dispose). */
+  [Symbol.dispose](): void;
+}
+
+/** A matmul's right operand B [K, N], packed once into wasm memory. Made by packMatMul. */
+export class PackedMatMul<M extends RequantMode = RequantMode> {
+  #private;
+  /** Internal: use packMatMul. */
+  private constructor();
+  /** The requantization mode of calls that do not override it. */
+  readonly mode: M;
+  /** Columns of B (output channels). */
+  readonly n: number;
+  /** Rows of B (the depth K). */
+  readonly k: number;
+  /** True once dispose() was called; operators then throw on these weights. */
+  get disposed(): boolean;
+  /** Frees the packed weights. Idempotent. */
+  dispose(): void;
+  /** The same as dispose(), for `using w = ...` (installed only where the engine defines Symbol.dispose). */
+  [Symbol.dispose](): void;
+}
+
+/**
+ * Packs a [outFeatures, inFeatures] weight (qint8 / quint8, per tensor or per channel on axis 0) for linear().
+ * bias: one value per output feature, or null. options: { mode = 'qnnpack' }.
+ * Throws a TypeError for a non-QTensor or qint32 weight, an unknown mode, or a non-Int32Array bias in mode 'onnx';
+ * a RangeError for a weight that is not 2-D, has an empty dimension or inFeatures >= 32768, is per channel on
+ * another axis, or a bias of the wrong length.
+ */
+export function packLinear<M extends RequantMode = 'qnnpack'>(
+  weight: QTensor<ActivationDtype>,
+  bias?: BiasFor<M> | null,
+  options?: PackLinearOptions<M>,
+): PackedLinear<M>;
+
+/**
+ * Packs a convolution weight [outChannels, inChannels / groups, kH, kW] (qint8 / quint8, per tensor or per channel
+ * on axis 0) for conv2d(). bias: one value per output channel, or null. options: { stride = 1, padding = 0
+ * (number, [h, w] or [top, left, bottom, right]), dilation = 1, groups = 1, mode = 'qnnpack' }.
+ * Throws a TypeError for a non-QTensor or qint32 weight, an unknown mode, or a non-Int32Array bias in mode 'onnx';
+ * a RangeError for a weight that is not 4-D or has an empty dimension, a bad stride / padding / dilation / groups,
+ * per-channel qparams on another axis, or a bias of the wrong length.
+ */
+export function packConv2d<M extends RequantMode = 'qnnpack'>(
+  weight: QTensor<ActivationDtype>,
+  bias?: BiasFor<M> | null,
+  options?: PackConv2dOptions<M>,
+): PackedConv2d<M>;
+
+/**
+ * Packs a matmul's right operand b [K, N] (qint8 / quint8, per tensor or per column on axis 1) for matmul().
+ * options: { mode = 'onnx' }. Throws a TypeError for a non-QTensor or qint32 b or an unknown mode; a RangeError for
+ * a b that is not 2-D or is per channel on another axis.
+ */
+export function packMatMul<M extends RequantMode = 'onnx'>(b: QTensor<ActivationDtype>, options?: PackMatMulOptions<M>): PackedMatMul<M>;
+
+// ---- linear, conv2d, matmul ------------------------------------------------------------------
+
+/**
+ * Quantized linear layer (torch.ao.nn.quantized.Linear): x [..., inFeatures] -> [..., outFeatures].
+ * With options.mode 'none': the exact int32 sums as a qint32 tensor (scale 1); the output qparams are not used.
+ */
+export function linear(x: QTensor<ActivationDtype>, weights: PackedLinear, options: Int32OutputOptions): QTensor<'qint32'>;
+/** Weights packed with mode 'none' and no override: the exact int32 sums as a qint32 tensor (scale 1). */
+export function linear(x: QTensor<ActivationDtype>, weights: PackedLinear<'none'>, options: { mode?: 'none' }): QTensor<'qint32'>;
+/**
+ * Quantized linear layer (torch.ao.nn.quantized.Linear): x [..., inFeatures] -> [..., outFeatures], a new contiguous
+ * tensor. x: per tensor, quint8 or qint8. options: { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin,
+ * clampMax, mode } (mode: default the weights'). Throws a TypeError for a bad input, weights not from packLinear, a
+ * bad dtype or relu, or mode 'onnx' with a float bias; a RangeError for a bad scale, zero point or clamp, or an input
+ * not ending in inFeatures; an Error once the weights were disposed.
+ */
+export function linear<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedLinear<Int8RequantMode>,
+  options: QuantizedOutputOptions<O>,
+): QTensor<O>;
+/** Quantized linear layer with a requantizing mode given for the call (overriding the weights'). */
+export function linear<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedLinear,
+  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+): QTensor<O>;
+/** Quantized linear layer whose mode is not known statically: qint32 when it is 'none'. */
+export function linear<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedLinear,
+  options: OutputOptions<O>,
+): QTensor<O | 'qint32'>;
+
+/**
+ * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW], returned
+ * stored channels-last. With options.mode 'none': the exact int32 sums as a qint32 tensor (scale 1).
+ */
+export function conv2d(x: QTensor<ActivationDtype>, weights: PackedConv2d, options: Int32OutputOptions): QTensor<'qint32'>;
+/** Weights packed with mode 'none' and no override: the exact int32 sums as a qint32 tensor (scale 1). */
+export function conv2d(x: QTensor<ActivationDtype>, weights: PackedConv2d<'none'>, options: { mode?: 'none' }): QTensor<'qint32'>;
+/**
+ * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW], returned
+ * stored channels-last (NCHW shape, NHWC memory). x: per tensor, quint8 or qint8, any layout. options: { scale,
+ * zeroPoint, dtype = 'quint8', relu = false, clampMin, clampMax, mode } (mode: default the weights'). Throws a
+ * TypeError for a bad input, weights not from packConv2d, a bad dtype or relu, or mode 'onnx' with a float bias; a
+ * RangeError for a bad scale, zero point or clamp, an input not [N, inC, H, W], or a kernel that does not fit the
+ * padded input; an Error once the weights were disposed.
+ */
+export function conv2d<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedConv2d<Int8RequantMode>,
+  options: QuantizedOutputOptions<O>,
+): QTensor<O>;
+/** Quantized 2-D convolution with a requantizing mode given for the call (overriding the weights'). */
+export function conv2d<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedConv2d,
+  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+): QTensor<O>;
+/** Quantized 2-D convolution whose mode is not known statically: qint32 when it is 'none'. */
+export function conv2d<O extends ActivationDtype = 'quint8'>(
+  x: QTensor<ActivationDtype>,
+  weights: PackedConv2d,
+  options: OutputOptions<O>,
+): QTensor<O | 'qint32'>;
+
+/**
+ * Quantized matmul (ONNX QLinearMatMul): a [..., M, K] x b [..., K, N] -> [..., M, N]. With options.mode 'none':
+ * the exact int32 sums as a qint32 tensor (scale 1), as matmulInteger.
+ */
+export function matmul(
+  a: QTensor<ActivationDtype>,
+  b: QTensor<ActivationDtype> | PackedMatMul,
+  options: Int32OutputOptions,
+): QTensor<'qint32'>;
+/** b packed with mode 'none' and no override: the exact int32 sums as a qint32 tensor (scale 1). */
+export function matmul(a: QTensor<ActivationDtype>, b: PackedMatMul<'none'>, options: { mode?: 'none' }): QTensor<'qint32'>;
+/**
+ * Quantized matmul (ONNX QLinearMatMul): a [..., M, K] x b [..., K, N] -> [..., M, N], a new contiguous tensor,
+ * with numpy broadcasting of the batch dimensions. a: per tensor, quint8 or qint8. b: a QTensor (packed per call;
+ * per channel on its last axis allowed) or a PackedMatMul (2-D). options: { scale, zeroPoint, dtype = 'quint8',
+ * relu, clampMin, clampMax, mode } (mode: default b's, 'onnx' for a QTensor b). Throws a TypeError for a bad a or
+ * b, dtype or relu, or an unknown mode; a RangeError for a bad scale, zero point or clamp, an a or b of fewer than 2
+ * dimensions, K that differs, or batch shapes that do not broadcast; an Error once b was disposed.
+ */
+export function matmul<O extends ActivationDtype = 'quint8'>(
+  a: QTensor<ActivationDtype>,
+  b: QTensor<ActivationDtype> | PackedMatMul<Int8RequantMode>,
+  options: QuantizedOutputOptions<O>,
+): QTensor<O>;
+/** Quantized matmul with a requantizing mode given for the call (overriding b's). */
+export function matmul<O extends ActivationDtype = 'quint8'>(
+  a: QTensor<ActivationDtype>,
+  b: PackedMatMul,
+  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+): QTensor<O>;
+/** Quantized matmul whose mode is not known statically: qint32 when it is 'none'. */
+export function matmul<O extends ActivationDtype = 'quint8'>(
+  a: QTensor<ActivationDtype>,
+  b: QTensor<ActivationDtype> | PackedMatMul,
+  options: OutputOptions<O>,
+): QTensor<O | 'qint32'>;
+
+// ---- dynamic quantization (ONNX DynamicQuantizeLinear, MatMulInteger, ConvInteger) -----------
+
+/** The result of dynamicQuantizeLinear. */
+export interface DynamicQuantizeResult {
+  /** The quantized data (quint8); for an all-zero input it carries scale 1 so that it stays a valid tensor. */
+  y: QTensor<'quint8'>;
+  /** ONNX's y_scale (float32; 0 for an all-zero input). */
+  scale: number;
+  /** ONNX's y_zero_point. */
+  zeroPoint: number;
+}
+
+/**
+ * ONNX DynamicQuantizeLinear: uint8 qparams from the data's range (widened to include 0), then the onnx-rule
+ * quantize. shape: default [data.length] (a non-array shape is ignored). Returns { y, scale, zeroPoint }. Throws a
+ * TypeError when data is not numbers; a RangeError when its length does not match shape, or it holds NaN or Infinity.
+ */
+export function dynamicQuantizeLinear(data: NumberArray, shape?: readonly number[]): DynamicQuantizeResult;
+
+/**
+ * ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1);
+ * matmul(a, b, { mode: 'none' }).
+ */
+export function matmulInteger(a: QTensor<ActivationDtype>, b: QTensor<ActivationDtype> | PackedMatMul): QTensor<'qint32'>;
+
+/**
+ * ONNX ConvInteger: the exact int32 sums as a qint32 tensor (scale 1), stored channels-last; weights from
+ * packConv2d(w, null, { mode: 'none', ... }). conv2d(x, weights, { mode: 'none' }).
+ */
+export function convInteger(x: QTensor<ActivationDtype>, weights: PackedConv2d): QTensor<'qint32'>;
+
+// ---- elementwise -----------------------------------------------------------------------------
+
+/** Output options of add and mul: the output qparams (zeroPoint in the inputs' dtype range) and a fused ReLU. */
+export interface ElementwiseOutputOptions extends QParams {
+  /** add_relu / mul_relu. Default false. */
+  relu?: boolean;
+}
+
+/**
+ * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add): a and b of the same shape and dtype
+ * (per tensor), no broadcasting. PyTorch's fixed-point kernels: quint8 as QNNPACK, qint8 as XNNPACK.
+ * options: { scale, zeroPoint, relu = false }. Throws a TypeError for bad inputs, dtypes that differ or a bad relu;
+ * a RangeError for shapes that differ, a bad scale or zero point, or scale ratios a.scale / scale, b.scale / scale
+ * outside [2^-14, 2^8).
+ */
+export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<D>, options: ElementwiseOutputOptions): QTensor<D>;
+
+/**
+ * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:
+ * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz. options: { scale, zeroPoint, relu = false }.
+ * Throws a TypeError for bad inputs, dtypes that differ or a bad relu; a RangeError for shapes that do not broadcast
+ * or a bad scale or zero point.
+ */
+export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<D>, options: ElementwiseOutputOptions): QTensor<D>;
+
+/**
+ * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams (quantize(dequantize(q)),
+ * torch's rule), joined along dim. options: { scale, zeroPoint }, each by default the first input's. Throws a
+ * TypeError for an empty array, a bad input or dtypes that differ; a RangeError for a bad dim, shapes that differ
+ * outside dim, or a bad scale or zero point.
+ */
+export function cat<D extends ActivationDtype>(tensors: readonly QTensor<D>[], dim: number, options?: Partial<QParams>): QTensor<D>;
+
+/**
+ * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's
+ * qparams (torch's rule); the output keeps the input's qparams. Defaults -Infinity and Infinity. As in torch,
+ * minValue > maxValue is allowed and gives quantize(maxValue) everywhere. Throws a TypeError for a bad input or a
+ * bound that is not a number (or is NaN).
+ */
+export function clamp<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+
+/**
+ * hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required (RangeError
+ * otherwise). Defaults -1 and 1.
+ */
+export function hardtanh<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+
+/** relu: max(q, zero point), the input's qparams kept. */
+export function relu<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
+
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
+export function relu6<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
+
+/**
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8 only, QNNPACK's table. options: { scale, zeroPoint }
+ * (zeroPoint in [0, 255]). Throws a TypeError for a bad or non-quint8 input; a RangeError for a bad scale or zero point.
+ */
+export function hardswish(x: QTensor<'quint8'>, options: QParams): QTensor<'quint8'>;
+
+/** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). quint8 only. */
+export function sigmoid(x: QTensor<'quint8'>): QTensor<'quint8'>;
+
+/**
+ * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x * negativeSlope
+ * (default 0.01), requantized to { scale, zeroPoint } (each by default the input's). Reproduces PyTorch's generic CPU
+ * kernel on AVX2; exact for tensors of up to 32768 elements. Throws a TypeError for a bad input or a non-finite
+ * negativeSlope; a RangeError for a bad scale or zero point.
+ */
+export function leakyRelu<D extends ActivationDtype>(x: QTensor<D>, negativeSlope?: number, options?: Partial<QParams>): QTensor<D>;
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+/** Options of maxPool2d. */
+export interface MaxPool2dOptions {
+  /** Required. */
+  kernelSize: IntPair;
+  /** Default kernelSize. */
+  stride?: IntPair | null;
+  /** At most half the kernel. Default 0. */
+  padding?: IntPair;
+  /** Default 1. */
+  dilation?: IntPair;
+  /** Default false. */
+  ceilMode?: boolean;
+}
+
+/** Options of avgPool2d. */
+export interface AvgPool2dOptions {
+  /** Required. */
+  kernelSize: IntPair;
+  /** Default kernelSize. */
+  stride?: IntPair | null;
+  /** At most half the kernel. Default 0. */
+  padding?: IntPair;
+  /** Default false. */
+  ceilMode?: boolean;
+  /** Default true (ignored by the qnnpack form: quint8 without ceilMode). */
+  countIncludePad?: boolean;
+  /** A positive integer, or null for none (the default; ignored by the qnnpack form). */
+  divisorOverride?: number | null;
+}
+
+/**
+ * Quantized max_pool2d of x [N, C, H, W] (per tensor, quint8 or qint8); the output keeps the input's qparams and is
+ * stored channels-last. options: { kernelSize, stride = kernelSize, padding = 0, dilation = 1, ceilMode = false }.
+ * Without ceilMode on quint8, window positions outside the input read as the nearest edge pixel (PyTorch's qnnpack
+ * engine; visible only when dilation > 1 meets padding), and are skipped elsewhere (its generic kernel).
+ * Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, or a window that does not fit.
+ */
+export function maxPool2d<D extends ActivationDtype>(x: QTensor<D>, options: MaxPool2dOptions): QTensor<D>;
+
+/**
+ * Quantized avg_pool2d of x [N, C, H, W] (per tensor, quint8 or qint8); the output keeps the input's qparams and is
+ * stored channels-last. options: { kernelSize, stride = kernelSize, padding = 0, ceilMode = false,
+ * countIncludePad = true, divisorOverride }. Like PyTorch's qnnpack engine, quint8 without ceilMode counts padding as
+ * the zero point and divides by kH * kW whatever countIncludePad and divisorOverride say; the other calls follow the
+ * generic kernel. Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, a window that does
+ * not fit, or a bad divisorOverride.
+ */
+export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: AvgPool2dOptions): QTensor<D>;
+
+/**
+ * Quantized adaptive_avg_pool2d of x [N, C, H, W] to outputSize ([h, w] or a number); the output keeps the input's
+ * qparams and is stored channels-last. Sizes that divide the input run as a QNNPACK average pool (quint8); others as
+ * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point.
+ */
+export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair): QTensor<D>;
+
+/**
+ * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3] (global average pooling, QNNPACK's), the
+ * input's qparams kept: [N, C], or [N, C, 1, 1] (channels-last) with keepdim (default false). Throws a RangeError
+ * for dims other than [2, 3] or an input that is not 4-D.
+ */
+export function mean<D extends ActivationDtype>(x: QTensor<D>, dims: readonly [2, 3], keepdim?: boolean): QTensor<D>;

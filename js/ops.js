@@ -5,6 +5,7 @@ import { backend } from './runtime.js';
 import { dtypeInfo } from './dtype.js';
 import { checkNumberArray, checkScale, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
+import { broadcastShape, channelsLastStrides, pair, withChannelsLast } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
@@ -262,14 +263,6 @@ export function linear(x, weights, options) {
 
 // ---- conv2d -------------------------------------------------------------------------------------
 
-function pair(v, name, where, min) {
-  const p = typeof v === 'number' ? [v, v] : v;
-  if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min)) {
-    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or [h, w], got ${show(v)}`);
-  }
-  return p;
-}
-
 function padding4(v, where) {
   if (Array.isArray(v) && v.length === 4) {
     if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
@@ -329,13 +322,6 @@ export function packConv2d(weight, bias = null, options = {}) {
   return new PackedConv2d(weight, bias, options);
 }
 
-/** True when an NCHW-shaped tensor is stored channels-last (NHWC). */
-function isChannelsLast(r) {
-  const [, c, h, w] = r.shape;
-  const s = r.strides;
-  return (c === 1 || s[1] === 1) && (w === 1 || s[3] === c) && (h === 1 || s[2] === w * c) && (r.shape[0] === 1 || s[0] === h * w * c);
-}
-
 /**
  * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW],
  * returned stored channels-last. options: { scale, zeroPoint, dtype, relu, clampMin, clampMax, mode }.
@@ -358,30 +344,16 @@ export function conv2d(x, weights, options) {
     }
     const [oh, ow] = b.i32(po, 2);
     const shape = [batch, g.outC, oh, ow];
-    const y = newOutput(shape, [oh * ow * g.outC, 1, ow * g.outC, g.outC], out);
-    let tmp = 0;
+    const y = newOutput(shape, channelsLastStrides(shape), out);
     try {
-      let xp = xr.ptr;
-      if (!isChannelsLast(xr)) {
-        // Gather NHWC: iterate (n, h, w, c) over the source strides.
-        tmp = b.alloc(numelOf(xr.shape) * xr.dtype.bytes);
-        const nhwc = [batch, h, w, g.inC];
-        b.withBuffers([16, 16, 16], (pshape, psrc, pdst) => {
-          b.i32(pshape, 4).set(nhwc);
-          b.i32(psrc, 4).set([xr.strides[0], xr.strides[2], xr.strides[3], xr.strides[1]]);
-          b.i32(pdst, 4).set(contiguousStrides(nhwc));
-          b.call('qw_copy_strided', xr.dtype.bytes, 4, pshape, xr.ptr, psrc, tmp, pdst);
-        });
-        xp = tmp;
-      }
-      const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-      const ws = weights.workspace(b.exports.qw_conv2d_workspace_size(ps));
-      b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
+      withChannelsLast(xr, (xp) => {
+        const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
+        const ws = weights.workspace(b.exports.qw_conv2d_workspace_size(ps));
+        b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
+      });
     } catch (error) {
       y.dispose();
       throw error;
-    } finally {
-      if (tmp !== 0) b.free(tmp);
     }
     return y;
   });
@@ -437,7 +409,7 @@ export function matmul(a, bIn, options) {
   if (kb !== k) throw new RangeError(`${where}: a [..., ${m}, ${k}] and b [..., ${kb}, ${n}] do not multiply`);
   const aBatch = ar.shape.slice(0, -2);
   const bBatch = br.shape.slice(0, -2);
-  const batch = broadcastShapes(aBatch, bBatch, where);
+  const batch = broadcastShape(aBatch, bBatch, where);
   // One packed B per batch matrix of b; each output batch picks its a and b matrices by broadcasting.
   const bCount = numelOf(bBatch);
   const packs = [];
@@ -485,18 +457,6 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
     release();
   }
   return y;
-}
-
-function broadcastShapes(a, b, where) {
-  const rank = Math.max(a.length, b.length);
-  const out = [];
-  for (let i = 0; i < rank; i++) {
-    const x = a[a.length - rank + i] ?? 1;
-    const y = b[b.length - rank + i] ?? 1;
-    if (x !== y && x !== 1 && y !== 1) throw new RangeError(`${where}: batch shapes ${show(a)} and ${show(b)} do not broadcast`);
-    out.push(Math.max(x, y));
-  }
-  return out;
 }
 
 function unravel(i, shape) {

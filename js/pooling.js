@@ -3,7 +3,8 @@
 // qparams and are stored channels-last, like convolutions.
 import { backend } from './runtime.js';
 import { numelOf, show } from './check.js';
-import { QTensor, contiguousStrides, newStorage, wrapStorage } from './qtensor.js';
+import { QTensor, newStorage, wrapStorage } from './qtensor.js';
+import { channelsLastStrides, pair, withChannelsLast } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
@@ -18,42 +19,17 @@ function input4d(x, where) {
   return r;
 }
 
-function pair(v, name, where, min) {
-  const p = typeof v === 'number' ? [v, v] : v;
-  if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min)) {
-    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or [h, w], got ${show(v)}`);
-  }
-  return p;
-}
-
-/** Runs fn(ptr, shapePtr-filler) on channels-last data of x, and returns a channels-last output. */
+/** A channels-last output of [N, C, outH, outW] from run(backend, shapePtr, xPtr, yPtr) over NHWC data. */
 function pool(x, r, outH, outW, where, run) {
   const b = backend();
-  const [n, c, h, w] = r.shape;
-  const shape = [n, c, outH, outW];
+  const shape = [r.shape[0], r.shape[1], outH, outW];
   const storage = newStorage(Math.max(1, numelOf(shape)) * r.dtype.bytes);
-  const y = wrapStorage(storage, 0, shape, [outH * outW * c, 1, outW * c, c], r.dtype, r.quant);
-  let tmp = 0;
+  const y = wrapStorage(storage, 0, shape, channelsLastStrides(shape), r.dtype, r.quant);
   try {
-    let xp = r.ptr;
-    const channelsLast = (c === 1 || r.strides[1] === 1) && (w === 1 || r.strides[3] === c) && (h === 1 || r.strides[2] === w * c) && (n === 1 || r.strides[0] === h * w * c);
-    if (!channelsLast) {
-      tmp = b.alloc(numelOf(r.shape) * r.dtype.bytes);
-      const nhwc = [n, h, w, c];
-      b.withBuffers([16, 16, 16], (pshape, psrc, pdst) => {
-        b.i32(pshape, 4).set(nhwc);
-        b.i32(psrc, 4).set([r.strides[0], r.strides[2], r.strides[3], r.strides[1]]);
-        b.i32(pdst, 4).set(contiguousStrides(nhwc));
-        b.call('qw_copy_strided', r.dtype.bytes, 4, pshape, r.ptr, psrc, tmp, pdst);
-      });
-      xp = tmp;
-    }
-    b.withBuffers([56], (ps) => run(b, ps, xp, raw(y, where).ptr));
+    withChannelsLast(r, (xp) => b.withBuffers([56], (ps) => run(b, ps, xp, raw(y, where).ptr)));
   } catch (error) {
     y.dispose();
     throw error;
-  } finally {
-    if (tmp !== 0) b.free(tmp);
   }
   return y;
 }

@@ -43,8 +43,10 @@ static int32_t asr(int32_t x, uint32_t shift) {
   return x >= 0 ? (int32_t)((uint32_t)x >> shift) : -(int32_t)(((uint32_t)(-(int64_t)x) + ((UINT32_C(1) << shift) - 1)) >> shift);
 }
 
-qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b, float b_scale,
-                 int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu) {
+/* The arguments every binary op checks: buffers, an 8-bit dtype, usable scales and zero points. */
+static qw_status check_binary(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b,
+                              float b_scale, int32_t b_zero_point, qw_dtype dtype, const void* y, float y_scale,
+                              int32_t y_zero_point) {
   if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !is_8bit(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
@@ -53,6 +55,17 @@ qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, c
       a_zero_point > hi || b_zero_point < lo || b_zero_point > hi || y_zero_point < lo || y_zero_point > hi) {
     return QW_INVALID_QPARAMS;
   }
+  return QW_OK;
+}
+
+qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b, float b_scale,
+                 int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu) {
+  const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
+                                         y_zero_point);
+  if (status != QW_OK) {
+    return status;
+  }
+  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
   /* Both input scales relative to the output's, as float32; the larger sets the fixed-point shift. */
   const float a_ratio = a_scale / y_scale, b_ratio = b_scale / y_scale;
   const float max_ratio = a_ratio > b_ratio ? a_ratio : b_ratio;
@@ -106,14 +119,12 @@ qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, c
 qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point, const void* b,
                  const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale,
                  int32_t y_zero_point, int relu) {
-  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !is_8bit(dtype)) {
-    return QW_INVALID_ARGUMENT;
+  const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
+                                         y_zero_point);
+  if (status != QW_OK) {
+    return status;
   }
   const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
-  if (!valid_scale(a_scale) || !valid_scale(b_scale) || !valid_scale(y_scale) || a_zero_point < lo ||
-      a_zero_point > hi || b_zero_point < lo || b_zero_point > hi || y_zero_point < lo || y_zero_point > hi) {
-    return QW_INVALID_QPARAMS;
-  }
   /* PyTorch: rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz, relu at yz. */
   const float multiplier = (a_scale * b_scale) * (1.0f / y_scale);
   const int32_t y_min = relu ? y_zero_point : lo;
