@@ -233,7 +233,11 @@ function quantizeBound(value, r, where) {
  * maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003: with scale 0.0197434, 6.0 is
  * 303.9 steps, so that upper bound saturates at 255.
  */
-export function clamp(x, minValue = -Infinity, maxValue = Infinity, where = 'clamp') {
+export function clamp(x, minValue = -Infinity, maxValue = Infinity) {
+  return clampInts(x, minValue, maxValue, 'clamp');
+}
+
+function clampInts(x, minValue, maxValue, where) {
   const r = activation(x, where);
   const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where);
   const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where);
@@ -248,12 +252,12 @@ export function clamp(x, minValue = -Infinity, maxValue = Infinity, where = 'cla
 /** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. */
 export function hardtanh(x, minValue = -1, maxValue = 1) {
   if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
-  return clamp(x, minValue, maxValue, 'hardtanh');
+  return clampInts(x, minValue, maxValue, 'hardtanh');
 }
 /** relu: max(q, zero point), the input's qparams kept. */
-export const relu = (x) => clamp(x, 0, Infinity);
+export const relu = (x) => clampInts(x, 0, Infinity, 'relu');
 /** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
-export const relu6 = (x) => clamp(x, 0, 6);
+export const relu6 = (x) => clampInts(x, 0, 6, 'relu6');
 
 function qnnpackTable(op, x, outScale, outZeroPoint, where) {
   const r = activation(x, where);
@@ -288,8 +292,9 @@ const TORCH_VECTOR_BLOCK = 64;
  * generic CPU kernel on AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail
  * without; exact for tensors of up to 32768 elements (beyond, PyTorch splits the loop across threads).
  */
-export function leakyRelu(x, negativeSlope = 0.01, options = {}) {
+export function leakyRelu(x, negativeSlope = 0.01, options) {
   const where = 'leakyRelu';
+  options ??= {};
   const r = activation(x, where);
   if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
     throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);

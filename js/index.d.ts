@@ -406,6 +406,9 @@ export function empty<D extends QDtype>(shape: Shape, qparams: EmptyPerTensorQPa
 /** The dtypes operators take as activations (and weights), and produce as 8-bit outputs: quint8 or qint8. */
 export type ActivationDtype = 'quint8' | 'qint8';
 
+// T, but not a place to infer T from (TypeScript's NoInfer, which needs 5.4). Not exported (see `export {}` at the end).
+type NotInferred<T> = [T][T extends unknown ? 0 : never];
+
 /** Requantization modes with their C API codes (src/include/qwasm.h qw_requant_mode). Frozen. */
 export const REQUANT_MODES: {
   /** PyTorch's qnnpack engine: float bias rounded to int32 at scale w_scale * in_scale. */
@@ -586,7 +589,7 @@ export function packLinear<M extends RequantMode = 'qnnpack'>(
   weight: QTensor<ActivationDtype>,
   bias?: BiasFor<M> | null,
   options?: PackLinearOptions<M>,
-): PackedLinear<M>;
+): PackedLinear<NotInferred<M>>;
 
 /**
  * Packs a convolution weight [outChannels, inChannels / groups, kH, kW] (qint8 / quint8, per tensor or per channel
@@ -600,14 +603,14 @@ export function packConv2d<M extends RequantMode = 'qnnpack'>(
   weight: QTensor<ActivationDtype>,
   bias?: BiasFor<M> | null,
   options?: PackConv2dOptions<M>,
-): PackedConv2d<M>;
+): PackedConv2d<NotInferred<M>>;
 
 /**
  * Packs a matmul's right operand b [K, N] (qint8 / quint8, per tensor or per column on axis 1) for matmul().
  * options: { mode = 'onnx' }. Throws a TypeError for a non-QTensor or qint32 b or an unknown mode; a RangeError for
  * a b that is not 2-D or is per channel on another axis.
  */
-export function packMatMul<M extends RequantMode = 'onnx'>(b: QTensor<ActivationDtype>, options?: PackMatMulOptions<M>): PackedMatMul<M>;
+export function packMatMul<M extends RequantMode = 'onnx'>(b: QTensor<ActivationDtype>, options?: PackMatMulOptions<M>): PackedMatMul<NotInferred<M>>;
 
 // ---- linear, conv2d, matmul ------------------------------------------------------------------
 
@@ -629,19 +632,19 @@ export function linear<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedLinear<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized linear layer with a requantizing mode given for the call (overriding the weights'). */
 export function linear<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedLinear,
   options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized linear layer whose mode is not known statically: qint32 when it is 'none'. */
 export function linear<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedLinear,
   options: OutputOptions<O>,
-): QTensor<O | 'qint32'>;
+): QTensor<NotInferred<O> | 'qint32'>;
 
 /**
  * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW], returned
@@ -662,19 +665,19 @@ export function conv2d<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedConv2d<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized 2-D convolution with a requantizing mode given for the call (overriding the weights'). */
 export function conv2d<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedConv2d,
   options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized 2-D convolution whose mode is not known statically: qint32 when it is 'none'. */
 export function conv2d<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedConv2d,
   options: OutputOptions<O>,
-): QTensor<O | 'qint32'>;
+): QTensor<NotInferred<O> | 'qint32'>;
 
 /**
  * Quantized matmul (ONNX QLinearMatMul): a [..., M, K] x b [..., K, N] -> [..., M, N]. With options.mode 'none':
@@ -699,19 +702,19 @@ export function matmul<O extends ActivationDtype = 'quint8'>(
   a: QTensor<ActivationDtype>,
   b: QTensor<ActivationDtype> | PackedMatMul<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized matmul with a requantizing mode given for the call (overriding b's). */
 export function matmul<O extends ActivationDtype = 'quint8'>(
   a: QTensor<ActivationDtype>,
   b: PackedMatMul,
   options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
-): QTensor<O>;
+): QTensor<NotInferred<O>>;
 /** Quantized matmul whose mode is not known statically: qint32 when it is 'none'. */
 export function matmul<O extends ActivationDtype = 'quint8'>(
   a: QTensor<ActivationDtype>,
   b: QTensor<ActivationDtype> | PackedMatMul,
   options: OutputOptions<O>,
-): QTensor<O | 'qint32'>;
+): QTensor<NotInferred<O> | 'qint32'>;
 
 // ---- dynamic quantization (ONNX DynamicQuantizeLinear, MatMulInteger, ConvInteger) -----------
 
@@ -759,7 +762,7 @@ export interface ElementwiseOutputOptions extends QParams {
  * a RangeError for shapes that differ, a bad scale or zero point, or scale ratios a.scale / scale, b.scale / scale
  * outside [2^-14, 2^8).
  */
-export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<D>, options: ElementwiseOutputOptions): QTensor<D>;
+export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: ElementwiseOutputOptions): QTensor<D>;
 
 /**
  * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:
@@ -767,7 +770,7 @@ export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<D>, opt
  * Throws a TypeError for bad inputs, dtypes that differ or a bad relu; a RangeError for shapes that do not broadcast
  * or a bad scale or zero point.
  */
-export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<D>, options: ElementwiseOutputOptions): QTensor<D>;
+export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: ElementwiseOutputOptions): QTensor<D>;
 
 /**
  * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams (quantize(dequantize(q)),
@@ -851,7 +854,8 @@ export interface AvgPool2dOptions {
  * stored channels-last. options: { kernelSize, stride = kernelSize, padding = 0, dilation = 1, ceilMode = false }.
  * Without ceilMode on quint8, window positions outside the input read as the nearest edge pixel (PyTorch's qnnpack
  * engine; visible only when dilation > 1 meets padding), and are skipped elsewhere (its generic kernel).
- * Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, or a window that does not fit.
+ * Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, a bad kernelSize, stride, padding
+ * or dilation, or a window that does not fit.
  */
 export function maxPool2d<D extends ActivationDtype>(x: QTensor<D>, options: MaxPool2dOptions): QTensor<D>;
 
@@ -860,21 +864,25 @@ export function maxPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Max
  * stored channels-last. options: { kernelSize, stride = kernelSize, padding = 0, ceilMode = false,
  * countIncludePad = true, divisorOverride }. Like PyTorch's qnnpack engine, quint8 without ceilMode counts padding as
  * the zero point and divides by kH * kW whatever countIncludePad and divisorOverride say; the other calls follow the
- * generic kernel. Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, a window that does
- * not fit, or a bad divisorOverride.
+ * generic kernel. Throws a TypeError for a bad input; a RangeError for an input that is not 4-D, a bad kernelSize,
+ * stride, padding or divisorOverride, or a window that does not fit.
  */
 export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: AvgPool2dOptions): QTensor<D>;
 
 /**
  * Quantized adaptive_avg_pool2d of x [N, C, H, W] to outputSize ([h, w] or a number); the output keeps the input's
  * qparams and is stored channels-last. Sizes that divide the input run as a QNNPACK average pool (quint8); others as
- * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point.
+ * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point. Throws a TypeError
+ * for a bad input; a RangeError for an input that is not 4-D or a bad outputSize.
  */
 export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair): QTensor<D>;
 
 /**
  * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3] (global average pooling, QNNPACK's), the
  * input's qparams kept: [N, C], or [N, C, 1, 1] (channels-last) with keepdim (default false). Throws a RangeError
- * for dims other than [2, 3] or an input that is not 4-D.
+ * for dims other than [2, 3] or an input that is not 4-D; a TypeError for a bad input.
  */
 export function mean<D extends ActivationDtype>(x: QTensor<D>, dims: readonly [2, 3], keepdim?: boolean): QTensor<D>;
+
+// Only the declarations marked `export` are exported (a .d.ts module otherwise exports every declaration).
+export {};

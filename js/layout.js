@@ -9,7 +9,7 @@ export function pair(v, name, where, min) {
   if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min)) {
     throw new RangeError(`${where}: ${name} must be an integer >= ${min} or [h, w], got ${show(v)}`);
   }
-  return p;
+  return [p[0], p[1]];
 }
 
 /** The numpy broadcast of two shapes. */

@@ -3,7 +3,7 @@
 // channels-last (torch's channels_last memory format), so chained convolutions never transpose.
 import { backend } from './runtime.js';
 import { dtypeInfo } from './dtype.js';
-import { checkNumberArray, checkScale, checkZeroPoint, numelOf, show } from './check.js';
+import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
 import { broadcastShape, channelsLastStrides, pair, withChannelsLast } from './layout.js';
 
@@ -37,10 +37,10 @@ const INT32_OUTPUT = Object.freeze({ scale: 1, zeroPoint: 0, dtype: dtypeInfo('q
 
 /** Output qparams and fused clamp of an operator call ('none' mode: the raw int32 sums). */
 function outputSpec(options, where, defaultMode) {
+  if ((options?.mode ?? defaultMode) === 'none') return INT32_OUTPUT;
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
   }
-  if ((options.mode ?? defaultMode) === 'none') return INT32_OUTPUT;
   const { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin = -Infinity, clampMax = Infinity } = options;
   const info = dtypeInfo(dtype, where);
   if (info.name === 'qint32') throw new TypeError(`${where}: the output dtype must be quint8 or qint8`);
@@ -191,6 +191,7 @@ function packGemm(b, ptr, dtype, n, k, zeroPoints) {
 /** Weights of a GEMM ([n, k] output channels x depth). */
 class PackedGemm extends PackedWeights {
   constructor(where, weight, bias, mode, n, k) {
+    if (n === 0 || k === 0 || k >= 32768) throw new RangeError(`${where}: a ${n} x ${k} weight is not supported (need n > 0 and 0 < K < 32768)`);
     super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints));
     this.n = n;
     this.k = k;
@@ -204,7 +205,6 @@ export class PackedLinear extends PackedGemm {
     const w = checkQTensor(weight, where, 'weight');
     if (w.shape.length !== 2) throw new RangeError(`${where}: weight must be [outFeatures, inFeatures], got shape ${show(w.shape)}`);
     const [n, k] = w.shape;
-    if (n === 0 || k === 0 || k >= 32768) throw new RangeError(`${where}: weight shape ${show(w.shape)} is not supported (need 0 < K < 32768)`);
     super(where, weight, bias, mode, n, k);
     this.outFeatures = n;
     this.inFeatures = k;
@@ -266,7 +266,7 @@ export function linear(x, weights, options) {
 function padding4(v, where) {
   if (Array.isArray(v) && v.length === 4) {
     if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
-    return v; // [top, left, bottom, right]
+    return v.slice(); // [top, left, bottom, right]
   }
   const [h, w] = pair(v, 'padding', where, 0);
   return [h, w, h, w];
@@ -487,7 +487,7 @@ function broadcastIndex(i, full, src) {
 export function dynamicQuantizeLinear(data, shape) {
   const where = 'dynamicQuantizeLinear';
   const b = backend();
-  const dims = Array.isArray(shape) ? shape : [data?.length];
+  const dims = checkShape(shape ?? [data?.length], where);
   const n = numelOf(dims);
   checkNumberArray(data, n, where, 'data');
   return b.withBuffers([4 * n, 8], (px, pq) => {

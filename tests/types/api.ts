@@ -3,21 +3,65 @@
 import {
   DTYPES,
   FLOAT32_EPS,
+  PackedConv2d,
+  PackedLinear,
+  PackedMatMul,
   QSCHEMES,
   QTensor,
+  REQUANT_MODES,
+  adaptiveAvgPool2d,
+  add,
+  avgPool2d,
   backendInfo,
+  cat,
   chooseQParams,
+  clamp,
+  conv2d,
+  convInteger,
+  dynamicQuantizeLinear,
   empty,
   fromIntRepr,
   fromIntReprPerChannel,
+  hardswish,
+  hardtanh,
   init,
+  leakyRelu,
+  linear,
+  matmul,
+  matmulInteger,
+  maxPool2d,
+  mean,
   memoryStats,
+  mul,
+  packConv2d,
+  packLinear,
+  packMatMul,
   quantRange,
   quantizePerChannel,
   quantizePerTensor,
+  relu,
+  relu6,
+  sigmoid,
   simdSupported,
 } from '../../js/index.js';
 import type {
+  ActivationDtype,
+  AvgPool2dOptions,
+  BiasFor,
+  Conv2dGeometry,
+  DynamicQuantizeResult,
+  ElementwiseOutputOptions,
+  Int32OutputOptions,
+  Int8RequantMode,
+  IntPair,
+  MaxPool2dOptions,
+  OutputOptions,
+  PackConv2dOptions,
+  PackLinearOptions,
+  PackMatMulOptions,
+  Padding2d,
+  QuantizedOutputOptions,
+  RequantMode,
   BackendInfo,
   ChooseQParamsOptions,
   ChooseQParamsPerChannelOptions,
@@ -330,3 +374,351 @@ for (const t of all) {
   const tInts: Uint8Array | Int8Array | Int32Array = t.intRepr();
   t.dispose();
 }
+
+// flatten keeps the dtype.
+const flat = quantizePerTensor(new Float32Array(24), [2, 3, 4], 1, 0, 'qint8');
+assertType<Equal<ReturnType<typeof flat.flatten>, QTensor<'qint8'>>>(true);
+flat.flatten();
+flat.flatten(1);
+flat.flatten(0, -2);
+// @ts-expect-error flatten takes dimension indices
+flat.flatten([0, 1]);
+
+// ---- requantization modes and packed weights -------------------------------------------------
+
+assertType<Equal<RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint' | 'none'>>(true);
+assertType<Equal<Int8RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint'>>(true);
+assertType<Equal<typeof REQUANT_MODES.none, 4>>(true);
+const modeCode: 0 | 1 | 2 | 3 | 4 = REQUANT_MODES[Math.random() > 0.5 ? 'onnx' : 'qnnpack'];
+// @ts-expect-error REQUANT_MODES is read-only
+REQUANT_MODES.onnx = 1;
+// @ts-expect-error no such mode
+REQUANT_MODES.tflite;
+assertType<Equal<BiasFor<'qnnpack'>, BiasFor<'fbgemm'>>>(true);
+assertType<Equal<BiasFor<'onnx'>, Int32Array>>(true);
+assertType<Equal<BiasFor<RequantMode>, Int32Array>>(true); // a mode that may be 'onnx' needs an int32 bias
+
+const x8 = quantizePerTensor(new Float32Array(2 * 4), [2, 4], 0.05, 128, 'quint8');
+const xs8 = quantizePerTensor(new Float32Array(2 * 4), [2, 4], 0.05, 0, 'qint8');
+const w = quantizePerChannel(new Float32Array(3 * 4), [3, 4], [0.1, 0.1, 0.2], [0, 0, 0], 0, 'qint8');
+const wq32 = quantizePerTensor(new Float32Array(3 * 4), [3, 4], 1, 0, 'qint32');
+declare const loadedTensor: QTensor; // e.g. QTensor.fromBytes: dtype unknown
+
+const lin = packLinear(w);
+assertType<Equal<typeof lin, PackedLinear<'qnnpack'>>>(true);
+packLinear(w, [0.1, 0.2, 0.3]);
+packLinear(w, new Float32Array(3), {});
+packLinear(w, null, { mode: 'fbgemm' });
+packLinear(w, undefined, { mode: 'fixedpoint' });
+const linOnnx = packLinear(w, new Int32Array(3), { mode: 'onnx' });
+assertType<Equal<typeof linOnnx, PackedLinear<'onnx'>>>(true);
+const linNone = packLinear(w, null, { mode: 'none' });
+assertType<Equal<typeof linNone, PackedLinear<'none'>>>(true);
+declare const someMode: RequantMode;
+const linSome: PackedLinear = packLinear(w, new Int32Array(3), { mode: someMode });
+const linOptions: PackLinearOptions<'fbgemm'> = { mode: 'fbgemm' };
+packLinear(w, [1, 2, 3], linOptions);
+packLinear(loadedTensor as QTensor<ActivationDtype>);
+const linFields: number = lin.outFeatures + lin.inFeatures + lin.n + lin.k;
+const linMode: 'qnnpack' = lin.mode;
+const linDisposed: boolean = lin.disposed;
+lin.dispose();
+lin[Symbol.dispose]();
+{
+  using scopedLinear = packLinear(w);
+  const features: number = scopedLinear.outFeatures;
+}
+// @ts-expect-error wrong mode string
+packLinear(w, null, { mode: 'tflite' });
+// @ts-expect-error the mode goes in the options object, not as the third argument
+packLinear(w, null, 'onnx');
+// @ts-expect-error mode 'onnx' takes an Int32Array bias
+packLinear(w, [0.1, 0.2, 0.3], { mode: 'onnx' });
+// @ts-expect-error so does a mode that may be 'onnx'
+packLinear(w, new Float32Array(3), { mode: someMode });
+// @ts-expect-error the bias is numbers
+packLinear(w, ['0.1']);
+// @ts-expect-error qint32 weights are rejected
+packLinear(wq32);
+// @ts-expect-error a tensor of unknown dtype needs narrowing first
+packLinear(loadedTensor);
+// @ts-expect-error the weight must be a QTensor
+packLinear(new Int8Array(12));
+// @ts-expect-error the constructor is internal
+new PackedLinear(w, null, 'qnnpack');
+// @ts-expect-error the fields are read-only
+lin.outFeatures = 4;
+// @ts-expect-error disposed is read-only
+lin.disposed = true;
+// @ts-expect-error a plain object is not packed weights
+const fakeLinear: PackedLinear = { mode: 'qnnpack', outFeatures: 3, inFeatures: 4, n: 3, k: 4, disposed: false, dispose() {} };
+// @ts-expect-error PackedLinear has no geometry
+lin.geometry;
+
+const cw = quantizePerTensor(new Float32Array(8 * 3 * 3 * 3), [8, 3, 3, 3], 0.02, 0, 'qint8');
+const conv = packConv2d(cw);
+assertType<Equal<typeof conv, PackedConv2d<'qnnpack'>>>(true);
+packConv2d(cw, new Float32Array(8), { stride: 2, padding: 1 });
+packConv2d(cw, null, { stride: [2, 1], padding: [1, 0], dilation: [2, 2], groups: 1, mode: 'fbgemm' });
+packConv2d(cw, new Int32Array(8), { padding: [0, 1, 1, 0], mode: 'onnx' });
+const convNone = packConv2d(cw, null, { mode: 'none' });
+const convOptions: PackConv2dOptions = { stride: 1, padding: 0, dilation: 1, groups: 1 };
+packConv2d(cw, null, convOptions);
+const geometry: Conv2dGeometry = conv.geometry;
+const [padTop, padLeft, padBottom, padRight] = geometry.padding;
+const [strideH, strideW] = geometry.stride;
+const geometrySizes: number = geometry.inC + geometry.outC + geometry.kh + geometry.kw + geometry.groups + geometry.dilation[0];
+const pair2: IntPair = [1, 2];
+const padding3: Padding2d = [0, 1, 0, 1];
+conv.dispose();
+// @ts-expect-error padding is 1, 2 or 4 numbers
+packConv2d(cw, null, { padding: [1, 1, 1] });
+// @ts-expect-error stride is a number or [h, w]
+packConv2d(cw, null, { stride: [1, 1, 1] });
+// @ts-expect-error the option is groups, not group
+packConv2d(cw, null, { group: 2 });
+// @ts-expect-error mode 'onnx' takes an Int32Array bias
+packConv2d(cw, new Float32Array(8), { mode: 'onnx' });
+// @ts-expect-error the geometry is read-only
+conv.geometry.stride = [1, 1];
+// @ts-expect-error the constructor is internal
+new PackedConv2d(cw, null, {});
+
+const bMatrix = quantizePerTensor(new Float32Array(4 * 5), [4, 5], 0.1, 3, 'quint8');
+const mm = packMatMul(bMatrix);
+assertType<Equal<typeof mm, PackedMatMul<'onnx'>>>(true);
+const mmQ = packMatMul(bMatrix, { mode: 'qnnpack' });
+assertType<Equal<typeof mmQ, PackedMatMul<'qnnpack'>>>(true);
+const mmOptions: PackMatMulOptions = {};
+packMatMul(bMatrix, mmOptions);
+const mmNone = packMatMul(bMatrix, { mode: 'none' });
+const mmSizes: number = mm.n + mm.k;
+// @ts-expect-error packMatMul takes no bias
+packMatMul(bMatrix, null, { mode: 'onnx' });
+// @ts-expect-error wrong mode string
+packMatMul(bMatrix, { mode: 'ONNX' });
+// @ts-expect-error PackedMatMul has no outFeatures
+mm.outFeatures;
+// @ts-expect-error the constructor is internal
+new PackedMatMul(bMatrix);
+// @ts-expect-error packed matmul weights are not packed linear weights
+const notLinear: PackedLinear = mm;
+// @ts-expect-error nor the other way round, though the fields overlap
+const notMatMul: PackedMatMul = lin;
+
+// ---- linear, conv2d, matmul ------------------------------------------------------------------
+
+const y1 = linear(x8, lin, { scale: 0.1, zeroPoint: 0 });
+assertType<Equal<typeof y1, QTensor<'quint8'>>>(true);
+const y2 = linear(xs8, lin, { scale: 0.1, zeroPoint: 0, dtype: 'qint8', relu: true });
+assertType<Equal<typeof y2, QTensor<'qint8'>>>(true);
+linear(x8, linOnnx, { scale: 0.1, zeroPoint: 5, clampMin: -1, clampMax: 1, mode: 'onnx' });
+linear(x8, lin, { scale: 0.1, zeroPoint: 5, mode: 'fbgemm' });
+const yInt = linear(x8, lin, { mode: 'none' });
+assertType<Equal<typeof yInt, QTensor<'qint32'>>>(true);
+const yIntPacked = linear(x8, linNone, {});
+assertType<Equal<typeof yIntPacked, QTensor<'qint32'>>>(true);
+const yOverride = linear(x8, linNone, { scale: 0.1, zeroPoint: 0, dtype: 'qint8', mode: 'qnnpack' });
+assertType<Equal<typeof yOverride, QTensor<'qint8'>>>(true);
+const ySome = linear(x8, linSome, { scale: 0.1, zeroPoint: 0 });
+assertType<Equal<typeof ySome, QTensor<'quint8' | 'qint32'>>>(true);
+const anyOptions: OutputOptions<'qint8'> = { scale: 0.1, zeroPoint: 0, dtype: 'qint8', mode: someMode };
+const yAny = linear(x8, lin, anyOptions);
+assertType<Equal<typeof yAny, QTensor<'qint8' | 'qint32'>>>(true);
+declare const outDtype: ActivationDtype;
+const yEither = linear(x8, lin, { scale: 0.1, zeroPoint: 0, dtype: outDtype });
+assertType<Equal<typeof yEither, QTensor<ActivationDtype>>>(true);
+// Packing inline infers the mode from the options, never from the call it is passed to.
+const yInline = linear(x8, packLinear(w), { scale: 0.1, zeroPoint: 0 });
+assertType<Equal<typeof yInline, QTensor<'quint8'>>>(true);
+const yInlineNone = linear(x8, packLinear(w, null, { mode: 'none' }), {});
+assertType<Equal<typeof yInlineNone, QTensor<'qint32'>>>(true);
+const linearOptions: QuantizedOutputOptions = { scale: 1, zeroPoint: 0 };
+const int32Options: Int32OutputOptions = { mode: 'none' };
+linear(x8, lin, linearOptions);
+linear(x8, lin, int32Options);
+// @ts-expect-error missing scale
+linear(x8, lin, { zeroPoint: 0 });
+// @ts-expect-error missing zeroPoint
+linear(x8, lin, { scale: 0.1 });
+// @ts-expect-error the options are required
+linear(x8, lin);
+// @ts-expect-error wrong mode string
+linear(x8, lin, { scale: 0.1, zeroPoint: 0, mode: 'tflite' });
+// @ts-expect-error the output dtype is quint8 or qint8
+linear(x8, lin, { scale: 0.1, zeroPoint: 0, dtype: 'qint32' });
+// @ts-expect-error relu is a boolean
+linear(x8, lin, { scale: 0.1, zeroPoint: 0, relu: 1 });
+// @ts-expect-error misspelt option
+linear(x8, lin, { scale: 0.1, zeroPoint: 0, clamp_min: 0 });
+// @ts-expect-error a QTensor where packed weights are required
+linear(x8, w, { scale: 0.1, zeroPoint: 0 });
+// @ts-expect-error packed conv weights are not linear weights
+linear(x8, conv, { scale: 0.1, zeroPoint: 0 });
+// @ts-expect-error qint32 activations are rejected
+linear(wq32, lin, { scale: 0.1, zeroPoint: 0 });
+// @ts-expect-error a quint8 output is not qint8
+const wrongOut: QTensor<'qint8'> = linear(x8, lin, { scale: 0.1, zeroPoint: 0 });
+// @ts-expect-error the result may be qint32 when the weights' mode is not known
+const notSure: QTensor<'quint8'> = linear(x8, linSome, { scale: 0.1, zeroPoint: 0 });
+
+const img = quantizePerTensor(new Float32Array(1 * 3 * 8 * 8), [1, 3, 8, 8], 0.02, 128, 'quint8');
+const c1 = conv2d(img, conv, { scale: 0.05, zeroPoint: 100, relu: true });
+assertType<Equal<typeof c1, QTensor<'quint8'>>>(true);
+const c2 = conv2d(img, conv, { scale: 0.05, zeroPoint: 0, dtype: 'qint8', clampMin: 0, clampMax: 6, mode: 'fbgemm' });
+assertType<Equal<typeof c2, QTensor<'qint8'>>>(true);
+const c3 = conv2d(img, convNone, {});
+assertType<Equal<typeof c3, QTensor<'qint32'>>>(true);
+const c4 = conv2d(img, conv, { mode: 'none' });
+assertType<Equal<typeof c4, QTensor<'qint32'>>>(true);
+// @ts-expect-error missing scale in options
+conv2d(img, conv, { zeroPoint: 0 });
+// @ts-expect-error a QTensor where packed weights are required
+conv2d(img, cw, { scale: 0.05, zeroPoint: 0 });
+// @ts-expect-error packed linear weights are not conv weights
+conv2d(img, lin, { scale: 0.05, zeroPoint: 0 });
+// @ts-expect-error wrong mode string
+conv2d(img, conv, { scale: 0.05, zeroPoint: 0, mode: 'int32' });
+// @ts-expect-error geometry belongs to packConv2d, not to the call
+conv2d(img, conv, { scale: 0.05, zeroPoint: 0, stride: 2 });
+
+const m1 = matmul(x8, bMatrix, { scale: 0.2, zeroPoint: 7 });
+assertType<Equal<typeof m1, QTensor<'quint8'>>>(true);
+const m2 = matmul(xs8, mm, { scale: 0.2, zeroPoint: -3, dtype: 'qint8', mode: 'onnx' });
+assertType<Equal<typeof m2, QTensor<'qint8'>>>(true);
+matmul(x8, mmQ, { scale: 0.2, zeroPoint: 0, relu: true });
+const m3 = matmul(x8, bMatrix, { mode: 'none' });
+assertType<Equal<typeof m3, QTensor<'qint32'>>>(true);
+const m4 = matmul(x8, mmNone, {});
+assertType<Equal<typeof m4, QTensor<'qint32'>>>(true);
+const m5 = matmul(x8, packMatMul(bMatrix), { scale: 0.2, zeroPoint: 0, dtype: 'qint8' });
+assertType<Equal<typeof m5, QTensor<'qint8'>>>(true);
+// @ts-expect-error missing scale in options
+matmul(x8, bMatrix, { zeroPoint: 0 });
+// @ts-expect-error the output dtype is not inferred from the variable's type
+const m6: QTensor<'qint8'> = matmul(x8, bMatrix, { scale: 0.2, zeroPoint: 0 });
+// @ts-expect-error packed linear weights are not a matmul operand
+matmul(x8, lin, { scale: 0.2, zeroPoint: 0 });
+// @ts-expect-error b must be a QTensor or PackedMatMul, not a typed array
+matmul(x8, new Uint8Array(20), { scale: 0.2, zeroPoint: 0 });
+// @ts-expect-error wrong mode string
+matmul(x8, bMatrix, { scale: 0.2, zeroPoint: 0, mode: 'QLinearMatMul' });
+// @ts-expect-error unpacked b is requantized with 'onnx' by default, never 'none': the qparams are needed
+matmul(x8, bMatrix, {});
+
+// ---- dynamic quantization --------------------------------------------------------------------
+
+const dq: DynamicQuantizeResult = dynamicQuantizeLinear([0, 0.5, -1, 2], [2, 2]);
+const dq1 = dynamicQuantizeLinear(new Float32Array(6));
+assertType<Equal<typeof dq1.y, QTensor<'quint8'>>>(true);
+const dqScale: number = dq.scale + dq.zeroPoint;
+const mi = matmulInteger(dq.y, bMatrix);
+assertType<Equal<typeof mi, QTensor<'qint32'>>>(true);
+matmulInteger(xs8, mm);
+const ci = convInteger(img, convNone);
+assertType<Equal<typeof ci, QTensor<'qint32'>>>(true);
+// @ts-expect-error the result is an object, not a tensor
+dynamicQuantizeLinear([1, 2]).dispose();
+// @ts-expect-error the shape is a plain array (a typed array would be ignored)
+dynamicQuantizeLinear([1, 2], new Int32Array([2]));
+// @ts-expect-error data holds numbers
+dynamicQuantizeLinear(['1', '2']);
+// @ts-expect-error matmulInteger takes no options
+matmulInteger(x8, bMatrix, { mode: 'none' });
+// @ts-expect-error convInteger needs packed weights
+convInteger(img, cw);
+
+// ---- elementwise -----------------------------------------------------------------------------
+
+const e1 = add(x8, x8, { scale: 0.1, zeroPoint: 128 });
+assertType<Equal<typeof e1, QTensor<'quint8'>>>(true);
+const e2 = add(xs8, xs8, { scale: 0.1, zeroPoint: 0, relu: true });
+assertType<Equal<typeof e2, QTensor<'qint8'>>>(true);
+const mulOptions: ElementwiseOutputOptions = { scale: 0.1, zeroPoint: 0 };
+const e3 = mul(xs8, xs8.select(0, 0), mulOptions);
+assertType<Equal<typeof e3, QTensor<'qint8'>>>(true);
+const e4 = cat([x8, x8.clone()], 0);
+assertType<Equal<typeof e4, QTensor<'quint8'>>>(true);
+cat([xs8], -1, { scale: 0.2 });
+cat([xs8, xs8], 1, { scale: 0.2, zeroPoint: 1 });
+assertType<Equal<ReturnType<typeof clamp<'qint8'>>, QTensor<'qint8'>>>(true);
+const u1: QTensor<'quint8'>[] = [
+  clamp(x8),
+  clamp(x8, 0),
+  clamp(x8, -1, 1),
+  hardtanh(x8),
+  hardtanh(x8, -2, 2),
+  relu(x8),
+  relu6(x8),
+  hardswish(x8, { scale: 0.05, zeroPoint: 10 }),
+  sigmoid(x8),
+  leakyRelu(x8),
+  leakyRelu(x8, 0.2),
+  leakyRelu(x8, 0.2, { scale: 0.1 }),
+  leakyRelu(x8, undefined, { zeroPoint: 100 }),
+];
+const u2: QTensor<'qint8'>[] = [clamp(xs8, -6, 6), relu(xs8), relu6(xs8), hardtanh(xs8), leakyRelu(xs8, 0.1, {})];
+// @ts-expect-error add needs both tensors in one dtype
+add(x8, xs8, { scale: 0.1, zeroPoint: 0 });
+// @ts-expect-error missing scale in options
+add(x8, x8, { zeroPoint: 0 });
+// @ts-expect-error add has no dtype option: the output has the inputs' dtype
+add(x8, x8, { scale: 0.1, zeroPoint: 0, dtype: 'qint8' });
+// @ts-expect-error mul needs options
+mul(x8, x8);
+// @ts-expect-error cat takes an array of tensors
+cat(x8, x8, 0);
+// Mixed dtypes are a runtime TypeError that the types cannot tell from a tensor of unknown dtype.
+const mixed = cat([x8, xs8], 0);
+assertType<Equal<typeof mixed, QTensor<ActivationDtype>>>(true);
+// @ts-expect-error cat has no relu option
+cat([x8], 0, { relu: true });
+// @ts-expect-error the bounds are numbers
+clamp(x8, '0', '6');
+// @ts-expect-error hardswish is quint8 only
+hardswish(xs8, { scale: 0.05, zeroPoint: 0 });
+// @ts-expect-error hardswish needs its output qparams
+hardswish(x8);
+// @ts-expect-error sigmoid is quint8 only
+sigmoid(xs8);
+// @ts-expect-error sigmoid's output qparams are fixed
+sigmoid(x8, { scale: 1 / 256, zeroPoint: 0 });
+// @ts-expect-error the slope is a number
+leakyRelu(x8, '0.01');
+// @ts-expect-error relu keeps the input's dtype
+const reluWrong: QTensor<'qint8'> = relu(x8);
+// @ts-expect-error qint32 tensors are not activations
+relu(wq32);
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+const p1 = maxPool2d(img, { kernelSize: 2 });
+assertType<Equal<typeof p1, QTensor<'quint8'>>>(true);
+maxPool2d(img, { kernelSize: [3, 3], stride: [2, 2], padding: 1, dilation: 2, ceilMode: true });
+maxPool2d(img, { kernelSize: 3, stride: null });
+const maxOptions: MaxPool2dOptions = { kernelSize: 2 };
+const avgOptions: AvgPool2dOptions = { kernelSize: 3, stride: 1, padding: [1, 1], countIncludePad: false, divisorOverride: 9 };
+const p2 = avgPool2d(quantizePerTensor(new Float32Array(48), [1, 3, 4, 4], 0.1, 0, 'qint8'), avgOptions);
+assertType<Equal<typeof p2, QTensor<'qint8'>>>(true);
+avgPool2d(img, { kernelSize: 2, ceilMode: true, divisorOverride: null });
+const p3 = adaptiveAvgPool2d(img, 1);
+adaptiveAvgPool2d(img, [2, 3]);
+const p4 = mean(img, [2, 3]);
+const p5 = mean(img, [2, 3], true);
+assertType<Equal<typeof p4 | typeof p5 | typeof p3, QTensor<'quint8'>>>(true);
+// @ts-expect-error kernelSize is required
+maxPool2d(img, { stride: 2 });
+// @ts-expect-error the options are required (kernelSize)
+maxPool2d(img);
+// @ts-expect-error avgPool2d has no dilation
+avgPool2d(img, { kernelSize: 2, dilation: 2 });
+// @ts-expect-error the option is kernelSize, not kernel_size
+avgPool2d(img, { kernel_size: 2 });
+// @ts-expect-error pooling padding is a number or [h, w]
+maxPool2d(img, { kernelSize: 3, padding: [1, 1, 1, 1] });
+// @ts-expect-error outputSize is a number or [h, w]
+adaptiveAvgPool2d(img, [1, 1, 1]);
+// @ts-expect-error mean reduces dims [2, 3] only
+mean(img, [1, 2]);
+// @ts-expect-error keepdim is a boolean
+mean(img, [2, 3], 1);
