@@ -310,6 +310,43 @@ QW_API size_t qw_conv2d_workspace_size(const qw_conv2d_shape* shape);
 QW_API qw_status qw_conv2d(const qw_conv2d_shape* shape, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
                            const void* packed, const void* requantization, void* y, void* workspace);
 
+/* ---- observers and fake quantization (torch.ao.quantization, PyTorch 1.13) ----------------- */
+
+/* torch.aminmax of n >= 1 floats; NaN anywhere gives NaN for both. */
+QW_API qw_status qw_observe_minmax(size_t n, const float* x, float* min_val, float* max_val);
+
+/* aminmax per channel of a contiguous tensor viewed as [outer, channels, inner]. */
+QW_API qw_status qw_observe_minmax_per_channel(size_t outer, size_t channels, size_t inner, const float* x,
+                                               float* min_vals, float* max_vals);
+
+/* Bytes of workspace qw_histogram_observe and qw_histogram_search need for `bins` bins (8-byte aligned). */
+QW_API size_t qw_histogram_workspace_size(size_t bins);
+
+/* HistogramObserver.forward of PyTorch 1.13 on n >= 1 finite floats: updates hist[bins], *min_val,
+ * *max_val in place (start from zeros, +Inf, -Inf). Reproduces torch.histc with the int()-truncated
+ * bounds torch passes, _adjust_min_max and _combine_histograms in float32 / float64 as torch does.
+ * Non-finite data -> QW_INVALID_ARGUMENT (torch raises in int()); a merge torch itself cannot do
+ * (its slice assignment fails) or an absurd downsample rate -> QW_UNSUPPORTED. */
+QW_API qw_status qw_histogram_observe(size_t n, const float* x, size_t bins, int32_t upsample_rate, float* hist,
+                                      float* min_val, float* max_val, void* workspace);
+
+/* HistogramObserver._non_linear_param_search: the narrowed [*new_min, *new_max] that
+ * qw_choose_qparams then turns into scale and zero point. dst_nbins is 2^bits of the dtype (256 for
+ * 8-bit types). Sums use ATen's AVX2 cascade order, the float32 comparisons torch makes. */
+QW_API qw_status qw_histogram_search(size_t bins, const float* hist, float min_val, float max_val, double dst_nbins,
+                                     float* new_min, float* new_max, void* workspace);
+
+/* torch.fake_quantize_per_tensor_affine: y = (clamp(zp + nearbyint(x * (1/scale)), qmin, qmax) - zp) * scale
+ * with torch's float32 / float64 steps. NaN -> 0, +-Inf saturate (torch 1.13 gives qmin, an int64
+ * overflow). x and y may be the same buffer. */
+QW_API qw_status qw_fake_quantize(size_t n, const float* x, float* y, float scale, int32_t zero_point,
+                                  int32_t quant_min, int32_t quant_max);
+
+/* torch.fake_quantize_per_channel_affine over [outer, channels, inner]. */
+QW_API qw_status qw_fake_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, float* y,
+                                              const float* scales, const int32_t* zero_points, int32_t quant_min,
+                                              int32_t quant_max);
+
 /* Name of the kernel set this build selected ("wasmsimd" or "scalar"). */
 QW_API const char* qw_isa(void);
 

@@ -7,6 +7,11 @@ import * as qwasm from '../../js/index.js';
 import { ALL_CASES, QPARAMS as Q, caseData, checksum } from './cases.mjs';
 import { createOrtRunner, ort, ortCaseSetup, timeIt } from './ort.mjs';
 import { measureDotPeak } from './peak.mjs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mulberry32 } from './cases.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
@@ -76,5 +81,41 @@ for (const c of ALL_CASES.filter((x) => x.name.includes(filter))) {
 }
 log('');
 log('qwasm/ORT = ORT median time / qwasm median time (> 1: qwasm faster); %peak = qwasm G MAC/s / measured peak.');
-if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows }, null, 1));
-if (rows.some((r) => !r.identical)) process.exitCode = 1;
+
+// HistogramObserver: observe + calculateQparams on 1M normal floats, qwasm and PyTorch on the same data.
+const histogram = await (async () => {
+  if (filter && !'histogram'.includes(filter)) return null;
+  const rng = mulberry32(12345);
+  const data = new Float32Array(1_000_000);
+  for (let i = 0; i < data.length; i += 2) {
+    const u = (rng() + 1) / 4294967297, v = rng() / 4294967296; // Box-Muller
+    const r = Math.sqrt(-2 * Math.log(u));
+    data[i] = r * Math.cos(2 * Math.PI * v);
+    if (i + 1 < data.length) data[i + 1] = r * Math.sin(2 * Math.PI * v);
+  }
+  let result;
+  const t = await timeIt(() => {
+    const obs = new qwasm.HistogramObserver();
+    obs.observe(data, [data.length]);
+    result = obs.calculateQparams();
+  }, { minMs: 1000, minRuns: 5 });
+  const row = { qwasmMs: t.medianMs, scale: result.scale, zeroPoint: result.zeroPoint };
+  const dir = mkdtempSync(join(tmpdir(), 'qwasm-bench-'));
+  try {
+    writeFileSync(join(dir, 'x.f32'), new Uint8Array(data.buffer));
+    const out = execFileSync('/usr/bin/python3', [new URL('torch_histogram.py', import.meta.url).pathname, join(dir, 'x.f32')], { encoding: 'utf8' });
+    const torchRow = JSON.parse(out);
+    Object.assign(row, { torchMs: torchRow.median_ms, torchThreads: torchRow.threads, sameQParams: torchRow.scale === Math.fround(row.scale) && torchRow.zero_point === row.zeroPoint });
+  } catch (error) {
+    row.torchError = `PyTorch not measured (${error.message.split('\n')[0]})`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  log('');
+  log(`HistogramObserver observe + calculateQparams, 1M normal floats: qwasm ${row.qwasmMs.toFixed(1)} ms` +
+    (row.torchMs !== undefined ? `, PyTorch 1.13 (${row.torchThreads} threads) ${row.torchMs.toFixed(1)} ms, ` +
+      `ratio ${(row.torchMs / row.qwasmMs).toFixed(2)}x, same qparams: ${row.sameQParams}` : `; ${row.torchError}`));
+  return row;
+})();
+if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows, histogram }, null, 1));
+if (rows.some((r) => !r.identical) || histogram?.sameQParams === false) process.exitCode = 1;

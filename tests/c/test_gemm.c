@@ -1,0 +1,526 @@
+/* GEMM and depthwise-convolution microkernels against plain-loop int32 references, in the spirit of
+ * XNNPACK's GemmMicrokernelTester: a parameter struct per case, gemm_test() packs real weights with
+ * qw_pack_gemm_weights, packs A with the selection's pack_a kernel, runs the microkernel for mr rows
+ * and compares EVERY output exactly (tolerance 0) with sum_k (a - a_zp) * (w - w_zp[n]). Every
+ * buffer is allocated with its exact size so AddressSanitizer flags any over-read or over-write.
+ * Both the build's kernels (qw_kernels()) and the scalar set are swept, then the whole driver
+ * through the public qw_gemm (int32 output, QW_REQUANT_NONE), then its argument checks, then dwconv. */
+#include <math.h>
+
+#include "check.h"
+#include "config.h"
+#include "qwasm.h"
+
+#define SENTINEL ((int32_t)0x5A5A5A5A)
+
+static int32_t edge_zero_point(int is_signed, unsigned which) {
+  static const int32_t u[3] = {0, 128, 255}, s[3] = {-128, 0, 127};
+  return is_signed ? s[which % 3] : u[which % 3];
+}
+
+/* A random 8-bit value of the dtype; with extremes, the value farthest from zp (or its opposite end). */
+static uint8_t gen_byte(int is_signed, int extremes, int32_t zp) {
+  if (!extremes) {
+    return (uint8_t)rng_u32();
+  }
+  const int32_t lo = is_signed ? -128 : 0, hi = lo + 255;
+  int32_t v;
+  switch (rng_u32() % 4) {
+    case 0: v = lo; break;
+    case 1: v = hi; break;
+    default: v = zp - lo > hi - zp ? lo : hi; break; /* |v - zp| maximal */
+  }
+  return (uint8_t)v;
+}
+
+static int32_t value_of(uint8_t byte, int is_signed) {
+  return is_signed ? (int32_t)(int8_t)byte : (int32_t)byte;
+}
+
+/* ---- GEMM microkernel tester ------------------------------------------------------------------- */
+
+struct gemm_params {
+  size_t m;        /* rows = mr of the kernel call, 1..4 */
+  size_t n;        /* columns (nc of the kernel call) */
+  size_t k;
+  size_t a_stride; /* bytes; 0: k */
+  size_t c_stride; /* int32 elements; 0: n */
+  int a_signed, w_signed;
+  int32_t a_zero_point;
+  int per_channel;      /* per-column weight zero points (random in range), else w_zero_point */
+  int32_t w_zero_point; /* per-tensor weight zero point */
+  int extremes;         /* values at the ends of the ranges: the largest |products| */
+};
+
+struct kernel_selection {
+  const char* name;
+  const struct qw_kernels* kernels;
+};
+
+static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
+  const size_t m = p.m, n = p.n, k = p.k;
+  const size_t a_stride = p.a_stride != 0 ? p.a_stride : k;
+  const size_t c_stride = p.c_stride != 0 ? p.c_stride : n;
+  const size_t kc = qw_round_up(k, QW_GEMM_KR);
+  const size_t zp_count = p.per_channel ? n : 1;
+  const int32_t w_lo = p.w_signed ? -128 : 0;
+
+  int32_t* w_zp = exact_alloc(zp_count * sizeof(int32_t));
+  for (size_t j = 0; j < zp_count; j++) {
+    w_zp[j] = p.per_channel ? w_lo + (int32_t)(rng_u32() % 256) : p.w_zero_point;
+  }
+  /* W[n][k], stored k-major (n_stride 1, k_stride n) on odd cases to exercise the strides. */
+  const int k_major = (n + k) % 2 == 1;
+  const size_t n_stride = k_major ? 1 : k, k_stride = k_major ? n : 1;
+  uint8_t* w = exact_alloc(n * k);
+  for (size_t j = 0; j < n; j++) {
+    for (size_t kk = 0; kk < k; kk++) {
+      w[j * n_stride + kk * k_stride] = gen_byte(p.w_signed, p.extremes, w_zp[p.per_channel ? j : 0]);
+    }
+  }
+  const size_t packed_bytes = qw_gemm_packed_size(n, k);
+  int16_t* packed = exact_alloc(packed_bytes);
+  memset(packed, 0x77, packed_bytes);
+  qw_pack_gemm_weights(n, k, w, n_stride, k_stride, p.w_signed, w_zp, zp_count, packed);
+
+  /* The packing itself: every weight at its index, everything else (K and N padding) zero. */
+  {
+    uint8_t* used = exact_alloc(packed_bytes / sizeof(int16_t));
+    memset(used, 0, packed_bytes / sizeof(int16_t));
+    int bad = 0;
+    for (size_t j = 0; j < n; j++) {
+      for (size_t kk = 0; kk < k; kk++) {
+        const size_t i = qw_gemm_packed_index(k, j, kk);
+        const int32_t expect = value_of(w[j * n_stride + kk * k_stride], p.w_signed) - w_zp[p.per_channel ? j : 0];
+        bad += i >= packed_bytes / sizeof(int16_t) || used[i] || packed[i] != expect;
+        if (i < packed_bytes / sizeof(int16_t)) used[i] = 1;
+      }
+    }
+    for (size_t i = 0; i < packed_bytes / sizeof(int16_t); i++) {
+      bad += !used[i] && packed[i] != 0;
+    }
+    CHECK(bad == 0, "packed weights n=%zu k=%zu: %d wrong entries", n, k, bad);
+    free(used);
+  }
+
+  /* A: exactly (m - 1) * a_stride + k bytes; the gaps between rows hold random bytes. */
+  const size_t a_bytes = (m - 1) * a_stride + k;
+  uint8_t* a = exact_alloc(a_bytes);
+  for (size_t i = 0; i < a_bytes; i++) {
+    a[i] = gen_byte(p.a_signed, p.extremes, p.a_zero_point);
+  }
+
+  int16_t* panel = exact_alloc(m * kc * sizeof(int16_t));
+  for (size_t i = 0; i < m * kc; i++) {
+    panel[i] = (int16_t)0x7777; /* garbage: the padding must be written as zeros */
+  }
+  sel.kernels->gemm_pack_a[p.a_signed](m, k, a, a_stride, p.a_zero_point, panel);
+  {
+    int bad = 0;
+    for (size_t r = 0; r < m; r++) {
+      for (size_t kk = 0; kk < kc; kk++) {
+        const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
+        bad += panel[r * kc + kk] != expect;
+      }
+    }
+    CHECK(bad == 0, "%s pack_a[%d] m=%zu k=%zu a_stride=%zu zp=%d: %d wrong entries", sel.name, p.a_signed, m, k,
+          a_stride, p.a_zero_point, bad);
+  }
+
+  const size_t c_elems = (m - 1) * c_stride + n;
+  int32_t* c = exact_alloc(c_elems * sizeof(int32_t));
+  for (size_t i = 0; i < c_elems; i++) {
+    c[i] = SENTINEL;
+  }
+  sel.kernels->gemm[m - 1](m, n, kc, panel, packed, c, c_stride);
+
+  int bad = 0;
+  for (size_t r = 0; r < m; r++) {
+    for (size_t j = 0; j < n; j++) {
+      int64_t sum = 0;
+      for (size_t kk = 0; kk < k; kk++) {
+        sum += (int64_t)(value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point) *
+               (int64_t)(value_of(w[j * n_stride + kk * k_stride], p.w_signed) - w_zp[p.per_channel ? j : 0]);
+      }
+      const int32_t got = c[r * c_stride + j];
+      if (sum != (int64_t)got) {
+        if (bad++ == 0) {
+          CHECK(0, "%s gemm[%zu] m=%zu n=%zu k=%zu a_stride=%zu c_stride=%zu a_signed=%d a_zp=%d w_signed=%d %s "
+                "extremes=%d: C[%zu][%zu] = %d, expected %lld",
+                sel.name, m - 1, m, n, k, a_stride, c_stride, p.a_signed, p.a_zero_point, p.w_signed,
+                p.per_channel ? "per-channel" : "per-tensor", p.extremes, r, j, got, (long long)sum);
+        }
+      }
+    }
+    for (size_t j = n; r + 1 < m && j < c_stride; j++) {
+      if (c[r * c_stride + j] != SENTINEL && bad++ == 0) {
+        CHECK(0, "%s gemm[%zu] m=%zu n=%zu k=%zu wrote C[%zu][%zu] beyond n (c_stride %zu)", sel.name, m - 1, m, n, k,
+              r, j, c_stride);
+      }
+    }
+  }
+  CHECK(bad == 0, "%s gemm: %d wrong outputs", sel.name, bad);
+
+  free(w_zp);
+  free(w);
+  free(packed);
+  free(a);
+  free(panel);
+  free(c);
+}
+
+static void test_gemm_microkernels(struct kernel_selection sel) {
+  static const size_t ncs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 64};
+  static const size_t ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 31, 33, 64, 100};
+  unsigned variant = 0;
+  for (size_t mr = 1; mr <= QW_GEMM_MR_MAX; mr++) {
+    for (size_t ni = 0; ni < sizeof ncs / sizeof ncs[0]; ni++) {
+      for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++, variant++) {
+        const size_t n = ncs[ni], k = ks[ki];
+        /* Every (a dtype, a zero point at an edge) combination; the weight side and the strides
+         * rotate with the case number. */
+        for (unsigned z = 0; z < 6; z++) {
+          const unsigned v = variant * 6 + z;
+          const int a_signed = (int)(z / 3), w_signed = (int)(v / 2 % 2);
+          gemm_test((struct gemm_params){
+                        .m = mr,
+                        .n = n,
+                        .k = k,
+                        .a_stride = v % 3 == 0 ? k : v % 3 == 1 ? k + 7 : k + 17,
+                        .c_stride = v % 4 == 3 ? n + 5 : 0,
+                        .a_signed = a_signed,
+                        .w_signed = w_signed,
+                        .a_zero_point = edge_zero_point(a_signed, z),
+                        .per_channel = (int)(v % 2),
+                        .w_zero_point = edge_zero_point(w_signed, v / 4),
+                        .extremes = v % 5 == 4,
+                    },
+                    sel);
+        }
+      }
+    }
+  }
+  /* Deep K at the int32 limit of the contract (K < 2^15, |a - a_zp| = |w - w_zp| = 255): the sums
+   * reach +-2,130,674,175 (the 1-row kernel keeps partial sums in two chains). */
+  for (size_t mr = 1; mr <= QW_GEMM_MR_MAX; mr++) {
+    for (int sign = 0; sign < 2; sign++) {
+      const size_t k = 32767, n = 9;
+      int32_t w_zp = sign ? 255 : 0;
+      uint8_t* a = exact_alloc((mr - 1) * k + k);
+      memset(a, 255, (mr - 1) * k + k);
+      uint8_t* w = exact_alloc(n * k);
+      memset(w, sign ? 0 : 255, n * k);
+      int16_t* packed = exact_alloc(qw_gemm_packed_size(n, k));
+      qw_pack_gemm_weights(n, k, w, k, 1, 0, &w_zp, 1, packed);
+      int16_t* panel = exact_alloc(mr * qw_round_up(k, QW_GEMM_KR) * sizeof(int16_t));
+      sel.kernels->gemm_pack_a[0](mr, k, a, k, 0, panel);
+      int32_t* c = exact_alloc(mr * n * sizeof(int32_t));
+      sel.kernels->gemm[mr - 1](mr, n, qw_round_up(k, QW_GEMM_KR), panel, packed, c, n);
+      const int32_t expect = (sign ? -1 : 1) * 32767 * 255 * 255;
+      int bad = 0;
+      for (size_t i = 0; i < mr * n; i++) {
+        bad += c[i] != expect;
+      }
+      CHECK(bad == 0, "%s gemm[%zu] K=32767 extreme sums: c[0] = %d, expected %d", sel.name, mr - 1, c[0], expect);
+      free(a);
+      free(w);
+      free(packed);
+      free(panel);
+      free(c);
+    }
+  }
+}
+
+/* ---- the driver through the public API --------------------------------------------------------- */
+
+static void test_qw_gemm_driver(void) {
+  for (int iter = 0; iter < 300; iter++) {
+    const size_t m = 1 + rng_u32() % 9;
+    /* Mostly small; some deep K, where the driver blocks the columns (block = 256 KiB of weights). */
+    const int deep = iter % 25 == 24;
+    const size_t n = deep ? 1 + rng_u32() % 40 : 1 + rng_u32() % 70;
+    const size_t k = deep ? 4000 + rng_u32() % 13000 : 1 + rng_u32() % 150;
+    const size_t a_stride = k + (iter % 3 == 0 ? 0 : rng_u32() % 13);
+    const size_t y_stride = (n + (iter % 4 == 1 ? rng_u32() % 5 : 0)) * sizeof(int32_t);
+    const int a_signed = (int)(rng_u32() % 2), w_signed = (int)(rng_u32() % 2);
+    const qw_dtype a_dtype = a_signed ? QW_QINT8 : QW_QUINT8, w_dtype = w_signed ? QW_QINT8 : QW_QUINT8;
+    const int32_t a_zp = iter % 2 ? edge_zero_point(a_signed, rng_u32()) : (a_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+    const size_t zp_count = iter % 3 == 2 ? 1 : n;
+    const int with_bias = iter % 5 == 3;
+
+    int32_t* w_zp = exact_alloc(zp_count * sizeof(int32_t));
+    for (size_t j = 0; j < zp_count; j++) {
+      w_zp[j] = (w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+    }
+    uint8_t* w = exact_alloc(n * k);
+    for (size_t i = 0; i < n * k; i++) {
+      w[i] = (uint8_t)rng_u32();
+    }
+    const size_t a_bytes = (m - 1) * a_stride + k;
+    uint8_t* a = exact_alloc(a_bytes);
+    for (size_t i = 0; i < a_bytes; i++) {
+      a[i] = (uint8_t)rng_u32();
+    }
+    int32_t* bias = exact_alloc(n * sizeof(int32_t));
+    for (size_t j = 0; j < n; j++) {
+      bias[j] = (int32_t)rng_u32();
+    }
+
+    void* packed = exact_alloc(qw_gemm_pack_size(n, k));
+    CHECK(qw_gemm_pack(n, k, w, w_dtype, k, 1, w_zp, zp_count, packed) == QW_OK, "qw_gemm_pack status");
+    void* blob = exact_alloc(qw_requantization_size(n));
+    const double one = 1.0;
+    CHECK(qw_requantization_init(blob, n, QW_REQUANT_NONE, 1.0, &one, 1, w_zp, w_dtype, NULL, with_bias ? bias : NULL,
+                                 1.0, 0, QW_QINT32, -INFINITY, INFINITY) == QW_OK,
+          "qw_requantization_init status");
+    void* ws = exact_alloc(qw_gemm_workspace_size(n, k));
+    const size_t y_bytes = (m - 1) * y_stride + n * sizeof(int32_t);
+    int32_t* y = exact_alloc(y_bytes);
+    memset(y, 0x5A, y_bytes);
+    const qw_status st = qw_gemm(m, n, k, a, a_stride, a_dtype, a_zp, packed, blob, y, y_stride, ws);
+    CHECK(st == QW_OK, "qw_gemm status %d", st);
+
+    int bad = 0;
+    const size_t row = y_stride / sizeof(int32_t);
+    for (size_t r = 0; r < m; r++) {
+      for (size_t j = 0; j < n; j++) {
+        int64_t sum = 0;
+        for (size_t kk = 0; kk < k; kk++) {
+          sum += (int64_t)(value_of(a[r * a_stride + kk], a_signed) - a_zp) *
+                 (int64_t)(value_of(w[j * k + kk], w_signed) - w_zp[zp_count == 1 ? 0 : j]);
+        }
+        const int32_t expect = (int32_t)(uint32_t)((uint64_t)sum + (uint64_t)(with_bias ? (int64_t)bias[j] : 0));
+        const int32_t got = y[r * row + j];
+        if (got != expect && bad++ == 0) {
+          CHECK(0, "qw_gemm m=%zu n=%zu k=%zu a_stride=%zu a_signed=%d a_zp=%d w_signed=%d zp_count=%zu bias=%d: "
+                "y[%zu][%zu] = %d, expected %d",
+                m, n, k, a_stride, a_signed, a_zp, w_signed, zp_count, with_bias, r, j, got, expect);
+        }
+      }
+      for (size_t j = n; r + 1 < m && j < row; j++) {
+        bad += y[r * row + j] != SENTINEL;
+      }
+    }
+    CHECK(bad == 0, "qw_gemm m=%zu n=%zu k=%zu: %d wrong outputs", m, n, k, bad);
+
+    free(w_zp);
+    free(w);
+    free(a);
+    free(bias);
+    free(packed);
+    free(blob);
+    free(ws);
+    free(y);
+  }
+}
+
+static void test_qw_gemm_arguments(void) {
+  enum { N = 5, K = 6, M = 2 };
+  uint8_t w[N * K], a[M * K];
+  for (int i = 0; i < N * K; i++) w[i] = (uint8_t)(i * 37);
+  for (int i = 0; i < M * K; i++) a[i] = (uint8_t)(i * 11);
+  const int32_t zp0 = 0, zp_bad_u = 256, zp_bad_s = 128;
+  const double one = 1.0;
+
+  /* Packing. */
+  CHECK(qw_gemm_pack_size(0, K) == 0 && qw_gemm_pack_size(N, 0) == 0, "empty pack size");
+  void* packed = exact_alloc(qw_gemm_pack_size(N, K));
+  void* other = exact_alloc(qw_gemm_pack_size(N + 1, K + 1));
+  CHECK(qw_gemm_pack(N, K, NULL, QW_QUINT8, K, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "NULL w");
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, &zp0, 1, NULL) == QW_INVALID_ARGUMENT, "NULL packed");
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, NULL, 1, packed) == QW_INVALID_ARGUMENT, "NULL zero points");
+  CHECK(qw_gemm_pack(0, K, w, QW_QUINT8, K, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "n = 0");
+  CHECK(qw_gemm_pack(N, 0, w, QW_QUINT8, K, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "k = 0");
+  CHECK(qw_gemm_pack(1, 32768, w, QW_QUINT8, 1, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "k = 32768");
+  CHECK(qw_gemm_pack(1, 40000, w, QW_QUINT8, 1, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "k = 40000");
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, &zp0, 2, packed) == QW_INVALID_ARGUMENT, "zp_count 2 of 5");
+  CHECK(qw_gemm_pack(N, K, w, QW_QINT32, K, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "qint32 weights");
+  CHECK(qw_gemm_pack(N, K, w, (qw_dtype)9, K, 1, &zp0, 1, packed) == QW_INVALID_ARGUMENT, "bad dtype");
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, &zp_bad_u, 1, packed) == QW_INVALID_QPARAMS, "w zp 256 quint8");
+  CHECK(qw_gemm_pack(N, K, w, QW_QINT8, K, 1, &zp_bad_s, 1, packed) == QW_INVALID_QPARAMS, "w zp 128 qint8");
+  const int32_t zp_neg = -1;
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, &zp_neg, 1, packed) == QW_INVALID_QPARAMS, "w zp -1 quint8");
+  CHECK(qw_gemm_pack(N + 1, K + 1, w, QW_QUINT8, 0, 0, &zp0, 1, other) == QW_OK, "other pack");
+  CHECK(qw_gemm_pack(N, K, w, QW_QUINT8, K, 1, &zp0, 1, packed) == QW_OK, "pack");
+
+  void* blob = exact_alloc(qw_requantization_size(N));
+  void* blob_n1 = exact_alloc(qw_requantization_size(N + 1));
+  CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QINT32,
+                               -INFINITY, INFINITY) == QW_OK,
+        "blob");
+  CHECK(qw_requantization_init(blob_n1, N + 1, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0,
+                               QW_QINT32, -INFINITY, INFINITY) == QW_OK,
+        "blob n+1");
+  CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QUINT8,
+                               -INFINITY, INFINITY) == QW_INVALID_ARGUMENT,
+        "mode none wants qint32 output");
+  CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QINT32,
+                               -INFINITY, INFINITY) == QW_OK,
+        "blob again");
+  void* ws = exact_alloc(qw_gemm_workspace_size(N + 1, K + 1));
+  int32_t y[M * (N + 1)];
+  const size_t ys = N * sizeof(int32_t);
+
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_OK, "valid call");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, NULL, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "NULL packed");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, packed, NULL, y, ys, ws) == QW_INVALID_ARGUMENT, "NULL blob");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, packed, blob, y, ys, NULL) == QW_INVALID_ARGUMENT, "NULL workspace");
+  CHECK(qw_gemm(M, N, K, NULL, K, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "NULL a");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, packed, blob, NULL, ys, ws) == QW_INVALID_ARGUMENT, "NULL y");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, blob, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "not packed weights");
+  /* n / k that disagree with the packed header (the blob made for the same wrong n, so only the
+   * header can object). */
+  CHECK(qw_gemm(M, N + 1, K, a, K, QW_QUINT8, 3, packed, blob_n1, y, ys + 4, ws) == QW_INVALID_ARGUMENT,
+        "n disagrees with the packed header");
+  CHECK(qw_gemm(M, N, K - 1, a, K, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT,
+        "k disagrees with the packed header");
+  CHECK(qw_gemm(M, N, K + 1, a, K + 1, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT,
+        "k + 1 disagrees with the packed header");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, other, blob, y, ys, ws) == QW_INVALID_ARGUMENT,
+        "packed for another n, k");
+  CHECK(qw_gemm(M, N, 32768, a, 32768, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "k = 32768");
+  CHECK(qw_gemm(M, N + 1, K, a, K, QW_QUINT8, 3, packed, blob, y, ys + 4, ws) == QW_INVALID_ARGUMENT,
+        "blob for another n");
+  CHECK(qw_gemm(M, N, K, a, K - 1, QW_QUINT8, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "a_stride < k");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 3, packed, blob, y, ys - 1, ws) == QW_INVALID_ARGUMENT, "y_stride < n * 4");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QINT32, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "qint32 activations");
+  CHECK(qw_gemm(M, N, K, a, K, (qw_dtype)5, 3, packed, blob, y, ys, ws) == QW_INVALID_ARGUMENT, "bad a dtype");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 256, packed, blob, y, ys, ws) == QW_INVALID_QPARAMS, "a zp 256 quint8");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, -1, packed, blob, y, ys, ws) == QW_INVALID_QPARAMS, "a zp -1 quint8");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QINT8, 128, packed, blob, y, ys, ws) == QW_INVALID_QPARAMS, "a zp 128 qint8");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QINT8, -129, packed, blob, y, ys, ws) == QW_INVALID_QPARAMS, "a zp -129 qint8");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QINT8, -128, packed, blob, y, ys, ws) == QW_OK, "a zp -128 qint8");
+  CHECK(qw_gemm(M, N, K, a, K, QW_QUINT8, 255, packed, blob, y, ys, ws) == QW_OK, "a zp 255 quint8");
+  /* m = 0: nothing to read or write. */
+  CHECK(qw_gemm(0, N, K, NULL, 0, QW_QUINT8, 0, packed, blob, NULL, 0, ws) == QW_OK, "m = 0");
+
+  free(packed);
+  free(other);
+  free(blob);
+  free(blob_n1);
+  free(ws);
+}
+
+/* ---- depthwise convolution microkernels -------------------------------------------------------- */
+
+struct dwconv_params {
+  size_t pixels, channels, taps;
+  int a_signed, w_signed;
+  int extremes;
+};
+
+static void dwconv_test(struct dwconv_params p, qw_dwconv_ukernel ukernel, const char* name) {
+  const size_t C = p.channels, T = p.taps, TP = qw_dwconv_taps_padded(T), P = p.pixels;
+  const size_t bytes = qw_dwconv_packed_size(C, T);
+  const size_t weights16 = (bytes - C * sizeof(int32_t)) / sizeof(int16_t);
+
+  int32_t* w_zp = exact_alloc(C * sizeof(int32_t));
+  uint8_t* w = exact_alloc(T * C);
+  for (size_t c = 0; c < C; c++) {
+    w_zp[c] = (p.w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+  }
+  for (size_t t = 0; t < T; t++) {
+    for (size_t c = 0; c < C; c++) {
+      w[t * C + c] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
+    }
+  }
+  int16_t* packed = exact_alloc(bytes);
+  memset(packed, 0, bytes);
+  uint8_t* seen = exact_alloc(weights16);
+  memset(seen, 0, weights16);
+  int collisions = 0;
+  for (size_t t = 0; t < T; t++) {
+    for (size_t c = 0; c < C; c++) {
+      const size_t i = qw_dwconv_weight_index(C, T, t, c);
+      if (i >= weights16 || seen[i]) {
+        collisions++;
+        continue;
+      }
+      seen[i] = 1;
+      packed[i] = (int16_t)(value_of(w[t * C + c], p.w_signed) - w_zp[c]);
+    }
+  }
+  CHECK(collisions == 0, "dwconv weight index: %d out of range or repeated (C=%zu T=%zu)", collisions, C, T);
+  int32_t* sums = (int32_t*)((char*)packed + bytes - C * sizeof(int32_t));
+  for (size_t c = 0; c < C; c++) {
+    int32_t s = 0;
+    for (size_t t = 0; t < T; t++) s += value_of(w[t * C + c], p.w_signed) - w_zp[c];
+    sums[c] = s;
+  }
+
+  /* Each (pixel, tap) row its own exact allocation of C bytes; the padded tap's pointer to a row
+   * of random bytes, which its zero weights must cancel. */
+  uint8_t** rows = exact_alloc(P * TP * sizeof(uint8_t*));
+  const uint8_t** input = exact_alloc(P * TP * sizeof(uint8_t*));
+  for (size_t i = 0; i < P * TP; i++) {
+    rows[i] = exact_alloc(C);
+    for (size_t c = 0; c < C; c++) {
+      rows[i][c] = gen_byte(p.a_signed, p.extremes, 0);
+    }
+    input[i] = rows[i];
+  }
+  int32_t* acc = exact_alloc(P * C * sizeof(int32_t));
+  ukernel(P, C, T, input, packed, acc);
+
+  int bad = 0;
+  for (size_t px = 0; px < P; px++) {
+    for (size_t c = 0; c < C; c++) {
+      int64_t sum = 0;
+      for (size_t t = 0; t < T; t++) {
+        sum += (int64_t)value_of(rows[px * TP + t][c], p.a_signed) * (value_of(w[t * C + c], p.w_signed) - w_zp[c]);
+      }
+      const int32_t got = acc[px * C + c];
+      if (sum != got && bad++ == 0) {
+        CHECK(0, "%s pixels=%zu channels=%zu taps=%zu a_signed=%d w_signed=%d extremes=%d: acc[%zu][%zu] = %d, "
+              "expected %lld",
+              name, P, C, T, p.a_signed, p.w_signed, p.extremes, px, c, got, (long long)sum);
+      }
+    }
+  }
+  CHECK(bad == 0, "%s dwconv: %d wrong outputs", name, bad);
+
+  for (size_t i = 0; i < P * TP; i++) free(rows[i]);
+  free(rows);
+  free(input);
+  free(acc);
+  free(w_zp);
+  free(w);
+  free(packed);
+  free(seen);
+}
+
+static void test_dwconv(struct kernel_selection sel) {
+  static const size_t pixel_counts[] = {1, 2, 5};
+  unsigned v = 0;
+  for (int a_signed = 0; a_signed < 2; a_signed++) {
+    for (size_t C = 1; C <= 40; C++) {
+      for (size_t T = 1; T <= 10; T++, v++) {
+        dwconv_test((struct dwconv_params){.pixels = pixel_counts[v % 3], .channels = C, .taps = T,
+                                           .a_signed = a_signed, .w_signed = (int)(v / 3 % 2), .extremes = v % 4 == 3},
+                    sel.kernels->dwconv[a_signed], sel.name);
+      }
+    }
+  }
+  /* 3x3 and 5x5 at the extremes for both signednesses. */
+  for (int a_signed = 0; a_signed < 2; a_signed++) {
+    dwconv_test((struct dwconv_params){.pixels = 7, .channels = 37, .taps = 9, .a_signed = a_signed, .w_signed = 1,
+                                       .extremes = 1},
+                sel.kernels->dwconv[a_signed], sel.name);
+    dwconv_test((struct dwconv_params){.pixels = 3, .channels = 64, .taps = 25, .a_signed = a_signed, .w_signed = 0,
+                                       .extremes = 1},
+                sel.kernels->dwconv[a_signed], sel.name);
+  }
+}
+
+int main(void) {
+  const struct kernel_selection selections[2] = {{qw_kernels()->isa, qw_kernels()}, {"scalar", &qw_scalar_kernels}};
+  const int count = qw_kernels() == &qw_scalar_kernels ? 1 : 2;
+  for (int s = 0; s < count; s++) {
+    test_gemm_microkernels(selections[s]);
+    test_dwconv(selections[s]);
+  }
+  test_qw_gemm_driver();
+  test_qw_gemm_arguments();
+  printf("isa: %s\n", qw_isa());
+  return check_summary("test_gemm");
+}
