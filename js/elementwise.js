@@ -8,6 +8,9 @@ import { broadcastShape } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
+/** Elements PyTorch's AVX2 kernels process per vector block (2 x 32 bytes); the rest is a scalar tail. */
+const TORCH_VECTOR_BLOCK = 64;
+
 function activation(t, where, name = 'input') {
   if (!(t instanceof QTensor)) throw new TypeError(`${where}: ${name} must be a QTensor, got ${show(t)}`);
   const r = raw(t, where);
@@ -48,32 +51,45 @@ function sameShape(a, b) {
 }
 
 /**
- * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add): a and b of the same
- * shape and dtype. PyTorch's fixed-point kernels: quint8 as QNNPACK, qint8 as XNNPACK.
- * options: { scale, zeroPoint, relu = false }.
+ * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add) with numpy broadcasting.
+ * options: { scale, zeroPoint, relu = false, mode = 'qnnpack' }. mode 'qnnpack' is PyTorch's qnnpack
+ * engine: same-shaped quint8 / qint8 operands take its fixed-point kernels (QNNPACK, XNNPACK),
+ * broadcasting ones its float kernel; mode 'float' is the float kernel of the x86 / fbgemm / onednn
+ * engines (dequantize, add, quantize), reproduced with its AVX2 vector blocks.
  */
 export function add(a, b, options) {
   const where = 'add';
   const ar = activation(a, where, 'a');
   const br = activation(b, where, 'b');
   if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
-  if (!sameShape(ar.shape, br.shape)) {
-    throw new RangeError(
-      `${where}: shapes ${show(ar.shape)} and ${show(br.shape)} differ; broadcasting add is not supported (PyTorch runs it through a different, float kernel)`,
-    );
-  }
   const out = outputQParams(options, ar.dtype, where);
-  const y = newTensor(ar.shape, ar.dtype, out.scale, out.zeroPoint);
+  const mode = options.mode ?? 'qnnpack';
+  if (mode !== 'qnnpack' && mode !== 'float') throw new TypeError(`${where}: mode must be 'qnnpack' or 'float', got ${show(mode)}`);
+  const shape = broadcastShape(ar.shape, br.shape, where);
+  const fixedPoint = mode === 'qnnpack' && sameShape(ar.shape, br.shape);
+  const n = numelOf(shape);
+  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint);
   const b_ = backend();
   try {
     withData(a, where, (pa) =>
       withData(b, where, (pb) => {
-        const status = b_.exports.qw_add(numelOf(ar.shape), pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale,
-          br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
-        if (status === 3) {
-          throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
+        if (fixedPoint) {
+          const status = b_.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale,
+            br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+          if (status === 3) {
+            throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
+          }
+          if (status !== 0) throw new Error(`${where}: qw_add failed with status ${status}`);
+          return;
         }
-        if (status !== 0) throw new Error(`${where}: qw_add failed with status ${status}`);
+        const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+        const inner = innermostRun(shape, ar.shape, br.shape);
+        b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
+          if (ai) b_.i32(pai, n).set(ai);
+          if (bi) b_.i32(pbi, n).set(bi);
+          b_.call('qw_add_float', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
+            br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK);
+        });
       }),
     );
   } catch (error) {
@@ -81,6 +97,32 @@ export function add(a, b, options) {
     throw error;
   }
   return y;
+}
+
+/**
+ * Length of the innermost dimension PyTorch's TensorIterator loops over for a broadcast of a and b
+ * to `shape`: size-1 dimensions dropped, neighbours merged while every operand stays contiguous
+ * across them.
+ */
+function innermostRun(shape, aShape, bShape) {
+  const rank = shape.length;
+  const stridesOf = (src) => {
+    const s = [...new Array(rank - src.length).fill(1), ...src];
+    return contiguousStrides(s).map((st, k) => (s[k] === 1 ? 0 : st));
+  };
+  const operands = [contiguousStrides(shape), stridesOf(aShape), stridesOf(bShape)];
+  const dims = [];
+  for (let k = 0; k < rank; k++) {
+    if (shape[k] === 1) continue;
+    const last = dims[dims.length - 1];
+    if (last && operands.every((st) => st[last.k] === st[k] * shape[k])) {
+      last.size *= shape[k];
+      last.k = k;
+    } else {
+      dims.push({ k, size: shape[k] });
+    }
+  }
+  return dims.length === 0 ? 1 : dims[dims.length - 1].size;
 }
 
 /** Broadcasting of two shapes (numpy rules) to per-output source indices. */
@@ -283,8 +325,6 @@ export function sigmoid(x) {
   return qnnpackTable(1, x, 1 / 256, 0, 'sigmoid');
 }
 
-/** Rows of 64 elements that PyTorch's AVX2 kernels process as vector blocks (the rest is a tail). */
-const TORCH_VECTOR_BLOCK = 64;
 
 /**
  * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x *

@@ -755,14 +755,23 @@ export interface ElementwiseOutputOptions extends QParams {
   relu?: boolean;
 }
 
+/** Options of add: the output qparams, a fused ReLU, and which PyTorch kernel to reproduce. */
+export interface AddOptions extends ElementwiseOutputOptions {
+  /**
+   * 'qnnpack' (default): PyTorch's qnnpack engine: same shapes take its fixed-point kernels (QNNPACK for quint8,
+   * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of the x86 / fbgemm / onednn
+   * engines (dequantize, add, quantize), with its AVX2 vector blocks.
+   */
+  mode?: 'qnnpack' | 'float';
+}
+
 /**
- * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add): a and b of the same shape and dtype
- * (per tensor), no broadcasting. PyTorch's fixed-point kernels: quint8 as QNNPACK, qint8 as XNNPACK.
- * options: { scale, zeroPoint, relu = false }. Throws a TypeError for bad inputs, dtypes that differ or a bad relu;
- * a RangeError for shapes that differ, a bad scale or zero point, or scale ratios a.scale / scale, b.scale / scale
- * outside [2^-14, 2^8).
+ * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add) of a and b (same dtype, per tensor)
+ * with numpy broadcasting. options: { scale, zeroPoint, relu = false, mode = 'qnnpack' }. Throws a TypeError for
+ * bad inputs, dtypes that differ, a bad relu or mode; a RangeError for shapes that do not broadcast, a bad scale or
+ * zero point, or (fixed point) scale ratios a.scale / scale, b.scale / scale outside [2^-14, 2^8).
  */
-export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: ElementwiseOutputOptions): QTensor<D>;
+export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: AddOptions): QTensor<D>;
 
 /**
  * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:

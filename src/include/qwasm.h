@@ -183,6 +183,16 @@ QW_API qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y)
 QW_API qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b, float b_scale,
                         int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu);
 
+/* Quantized add as PyTorch's x86 / fbgemm / onednn engines compute it: dequantize, add in float,
+ * (relu,) quantize with the output qparams by torch's rule. Element i reads a[a_index[i]] and
+ * b[b_index[i]] (NULL: i). PyTorch's vectorized kernel dequantizes with an FMA in whole blocks of
+ * `block` elements (64 on AVX2) of its innermost dimension of `inner` elements, the tail without:
+ * element i takes the FMA when i % inner < inner / block * block. */
+QW_API qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                              const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point,
+                              qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner,
+                              size_t block);
+
 /* Quantized mul, PyTorch: rint((float)((a - za) * (b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz.
  * Output element i reads a[a_index[i]] and b[b_index[i]] (NULL: i), which is how the caller
  * broadcasts. */
@@ -233,7 +243,8 @@ QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* s
  *   QW_REQUANT_ONNX:       QLinearConv / QLinearMatMul: int32 bias (scale in_scale * w_scale) given;
  *                          multiplier = in_scale * w_scale / out_scale.
  *   QW_REQUANT_FIXEDPOINT: integer only (gemmlowp / TFLite): multiplier as a Q31 m0 and a shift,
- *                          SaturatingRoundingDoublingHighMul then RoundingDivideByPOT. */
+ *                          SaturatingRoundingDoublingHighMul then RoundingDivideByPOT: two roundings,
+ *                          so a result may differ by one from rounding the exact product once. */
 typedef enum qw_requant_mode {
   QW_REQUANT_QNNPACK = 0,
   QW_REQUANT_FBGEMM = 1,
@@ -250,8 +261,9 @@ QW_API size_t qw_requantization_size(size_t n);
  * reference does. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
  * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
  * int32. out_dtype quint8 or qint8 (qint32 with QW_REQUANT_NONE, where scales are ignored). [clamp_min, clamp_max] is a fused activation in real units
- * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU), quantized with the output qparams by the
- * mode's rounding rule, as PyTorch quantizes hardtanh / relu6 bounds. */
+ * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU, which gives PyTorch's clamp at the output zero
+ * point), quantized with the OUTPUT qparams by the mode's rounding rule. (PyTorch's standalone
+ * hardtanh / relu6 quantize their bounds with their input's qparams, which are also their output's.) */
 QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mode, double in_scale,
                                         const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
                                         qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,

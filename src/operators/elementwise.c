@@ -219,3 +219,38 @@ qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int3
   }
   return QW_OK;
 }
+
+qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                       const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
+                       void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner, size_t block) {
+  const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
+                                        y_zero_point);
+  if (status != QW_OK) {
+    return status;
+  }
+  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  struct qw_quantize_params p;
+  qw_quantize_params_init(&p, y_scale, y_zero_point, dtype_min(dtype), dtype_max(dtype));
+  const float a_premul = a_scale * -(float)a_zero_point, b_premul = b_scale * -(float)b_zero_point;
+  const size_t vector_part = inner / block * block;
+  for (size_t i = 0; i < n; i++) {
+    const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
+    const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
+    float da, db;
+    if (i % inner < vector_part) {
+      da = fmaf(a_scale, (float)qa, a_premul);
+      db = fmaf(b_scale, (float)qb, b_premul);
+    } else {
+      da = (float)(qa - a_zero_point) * a_scale;
+      db = (float)(qb - b_zero_point) * b_scale;
+    }
+    float c = da + db;
+    if (relu) {
+      c = c > 0.0f ? c : 0.0f;
+    }
+    store8(y, i, qw_quantize_torch(c, &p));
+  }
+  return QW_OK;
+}

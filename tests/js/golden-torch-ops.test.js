@@ -61,12 +61,18 @@ describe('linear and conv2d equal torch (qnnpack engine)', () => {
 });
 
 describe('elementwise ops equal torch (qnnpack engine)', () => {
-  const same = (c) => c.inputs.length < 2 || c.inputs[0].shape.join() === c.inputs[1].shape.join();
-  test('add / add_relu (same shapes, quint8 QNNPACK and qint8 XNNPACK fixed point)', () => {
-    const n = runCases('elementwise', (op, c) => /quantized\.add(_relu)?$/.test(op) && same(c), (c, track) =>
+  test('add / add_relu (same shapes: QNNPACK / XNNPACK fixed point; broadcasting: the float kernel)', () => {
+    const n = runCases('elementwise', (op) => /quantized\.add(_relu)?$/.test(op), (c, track) =>
       qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu }),
     );
     assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test("add / add_relu with mode 'float': the x86 / onednn engines' kernel (onednn fixtures)", () => {
+    const n = runCases('add_float', () => true, (c, track) =>
+      qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, mode: 'float' }),
+    );
+    assert.ok(n >= 100, `${n} cases`);
   });
 
   test('mul / mul_relu (broadcasting included)', () => {
