@@ -102,6 +102,7 @@ class PackedWeights {
 
   /** The requantization blob for an input scale and output spec (cached for repeated calls). */
   requantization(inScale, out, modeOverride, where) {
+    void this.packedPtr; // throws once disposed, before anything is allocated
     const b = this.#backend;
     const mode = modeOverride === undefined ? this.modeCode : modeCode(modeOverride, where);
     if (mode === REQUANT_MODES.onnx && this.bias !== null && !(this.bias instanceof Int32Array)) {
@@ -128,6 +129,7 @@ class PackedWeights {
 
   /** Scratch memory for a call, kept between calls (grown when a call needs more). */
   workspace(bytes) {
+    void this.packedPtr;
     if (bytes > this.#workspaceBytes) {
       if (this.#workspace !== 0) this.#backend.free(this.#workspace);
       this.#workspace = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm test: installs what is missing, builds, and runs every suite:
 #   native C tests under AddressSanitizer + UBSan (scalar kernels, and the SIMD kernels through SIMDe),
+#   the same C tests compiled to wasm and run under Node in both builds (the real SIMD128 kernels),
 #   the node:test suites against BOTH wasm builds (SIMD128 and scalar), and the TypeScript API check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,20 @@ cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Debug > "$log/cmake.txt" || { cat 
 cmake --build build/native -j"$(nproc)"
 ctest --test-dir build/native --output-on-failure | tee "$log/ctest.txt"
 
+echo "== the same C tests as wasm under Node (SIMD128 and scalar builds)"
+NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build/wasm --target wasm-tests -j"$(nproc)" > "$log/wasm-tests-build.txt" ||
+  { cat "$log/wasm-tests-build.txt"; exit 1; }
+wasm_passed=0
+for t in build/wasm/tests/test_*.js; do
+  if ! node "$t" > "$log/wasm-test.txt" 2>&1; then
+    cat "$log/wasm-test.txt"
+    echo "$t failed" >&2
+    exit 1
+  fi
+  echo "$(basename "$t" .js): $(tail -1 "$log/wasm-test.txt")"
+  wasm_passed=$((wasm_passed + 1))
+done
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
@@ -30,7 +45,7 @@ done
 echo "== TypeScript declarations"
 npx --no-install tsc -p tests/types/tsconfig.json
 
-passed=$(( $(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2-\1/p' "$log/ctest.txt") ))
+passed=$(( $(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2-\1/p' "$log/ctest.txt") + wasm_passed ))
 failed=0
 for f in "$log"/node-*.txt; do
   passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)/\1/p' "$f")))
