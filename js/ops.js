@@ -62,7 +62,7 @@ class PackedWeights {
   #backend;
   #packed;
   #blob = 0;
-  #blobKey = '';
+  #blobKey = null;
   #workspace = 0;
   #workspaceBytes = 0;
 
@@ -108,8 +108,12 @@ class PackedWeights {
     if (mode === REQUANT_MODES.onnx && this.bias !== null && !(this.bias instanceof Int32Array)) {
       throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array)`);
     }
-    const key = [inScale, out.scale, out.zeroPoint, out.dtype.code, out.clampMin, out.clampMax, mode].join(',');
-    if (key === this.#blobKey) return this.#blob;
+    const last = this.#blobKey;
+    if (last !== null && last.inScale === inScale && last.scale === out.scale && last.zeroPoint === out.zeroPoint &&
+        last.dtype === out.dtype && last.clampMin === out.clampMin && last.clampMax === out.clampMax && last.mode === mode) {
+      return this.#blob;
+    }
+    const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode };
     const n = this.channels;
     const size = b.exports.qw_requantization_size(n);
     if (this.#blob === 0) this.#blob = b.alloc(size);
@@ -442,12 +446,12 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
   const [ap, release] = contiguousData(a, where);
   try {
     const yp = raw(y, where).ptr;
+    const ws = packs[0].workspace(b.exports.qw_gemm_workspace_size(n, k));
     {
       for (let i = 0; i < numelOf(batch); i++) {
-        const ai = broadcastIndex(i, batch, aBatch);
+        const ai = batch.length === 0 ? 0 : broadcastIndex(i, batch, aBatch);
         const p = packs[pickB(i)];
         const blob = p.requantization(ar.quant.scale, out, mode, where);
-        const ws = p.workspace(b.exports.qw_gemm_workspace_size(n, k));
         b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
           yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
       }
