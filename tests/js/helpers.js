@@ -38,3 +38,29 @@ export function assertBitEqual(assert, actual, expected, label) {
 }
 
 export const DTYPE_RANGE = { quint8: [0, 255], qint8: [-128, 127], qint32: [-2147483648, 2147483647] };
+
+/** Runs fn(...tensors) and disposes them afterwards, even when an assertion fails. */
+export function using(...tensors) {
+  return (fn) => {
+    try {
+      return fn(...tensors);
+    } finally {
+      for (const t of tensors) t.dispose();
+    }
+  };
+}
+
+/** Registers hooks that fail a test which leaves wasm memory allocated (call at the top of a suite). */
+export function failOnLeaks(before, afterEach) {
+  let baseline;
+  before(async () => {
+    await setup();
+    baseline = qwasm.memoryStats().liveBytes;
+  });
+  afterEach(() => {
+    const live = qwasm.memoryStats().liveBytes;
+    const expected = baseline;
+    baseline = live; // one leak fails one test, not every later one
+    if (live !== expected) throw new Error(`wasm memory leaked: ${live - expected} bytes`);
+  });
+}

@@ -2,31 +2,11 @@
 // argument and the value; packed weights are disposable and fail clearly after; nothing leaks.
 import assert from 'node:assert/strict';
 import { afterEach, before, test } from 'node:test';
-import { qwasm, setup } from './helpers.js';
+import { failOnLeaks, qwasm, using } from './helpers.js';
 
-let baseline;
-before(async () => {
-  await setup();
-  baseline = qwasm.memoryStats().liveBytes;
-});
-afterEach(() => {
-  const live = qwasm.memoryStats().liveBytes;
-  const expected = baseline;
-  baseline = live;
-  assert.equal(live, expected, 'wasm memory leaked');
-});
+failOnLeaks(before, afterEach);
 
 const t = (n, shape, scale = 0.1, zp = 0, dtype = 'quint8') => qwasm.fromIntRepr(new Array(n).fill(dtype === 'quint8' ? 3 : -3), shape, scale, zp, dtype);
-
-function using(...xs) {
-  return (fn) => {
-    try {
-      return fn(...xs);
-    } finally {
-      for (const x of xs) x.dispose();
-    }
-  };
-}
 
 const out = { scale: 0.1, zeroPoint: 0 };
 

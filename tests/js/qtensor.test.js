@@ -3,33 +3,12 @@
 // exactness against PyTorch is golden-torch.test.js's job.
 import assert from 'node:assert/strict';
 import { afterEach, before, describe, test } from 'node:test';
-import { qwasm, setup } from './helpers.js';
+import { failOnLeaks, qwasm, using } from './helpers.js';
 
 const { QTensor, quantizePerTensor, quantizePerChannel, fromIntRepr, fromIntReprPerChannel, empty } = qwasm;
 
-let baseline;
-before(async () => {
-  await setup();
-  baseline = qwasm.memoryStats().liveBytes;
-});
-afterEach(() => {
-  // Every test disposes what it creates: nothing may stay allocated in wasm memory.
-  const live = qwasm.memoryStats().liveBytes;
-  const expected = baseline;
-  baseline = live; // one leak fails one test, not every later one
-  assert.equal(live, expected, 'wasm memory leaked');
-});
+failOnLeaks(before, afterEach);
 
-/** Runs fn with tensors disposed afterwards, even when an assertion fails. */
-function using(...tensors) {
-  return (fn) => {
-    try {
-      return fn(...tensors);
-    } finally {
-      for (const t of tensors) t.dispose();
-    }
-  };
-}
 
 describe('creation and inspection', () => {
   test('quantizePerTensor: ints, qparams, dequantize, metadata', () => {
