@@ -893,5 +893,338 @@ export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outp
  */
 export function mean<D extends ActivationDtype>(x: QTensor<D>, dims: readonly [2, 3], keepdim?: boolean): QTensor<D>;
 
+// ---- observers (torch.ao.quantization) -------------------------------------------------------
+
+/** torch raises NotImplementedError for option combinations an observer class does not support. */
+export class NotImplementedError extends Error {
+  constructor(message?: string);
+  name: 'NotImplementedError';
+}
+
+/**
+ * Options shared by the observers that choose qparams (torch's UniformQuantizationObserverBase), validated in
+ * torch's order with torch's messages. quantMin and quantMax (32-bit integers, default null: the dtype's range) go
+ * together: the range must include 0, quantMin < quantMax, and hold at most 256 values for qint8 or 2^31 for qint32.
+ */
+export type ObserverOptions<S extends ObserverQScheme = ObserverQScheme> = {
+  /** Default 'quint8'. */
+  dtype?: QDtype;
+  /**
+   * Default 'per_tensor_affine' (per-tensor observers) or 'per_channel_affine' (per-channel observers); a scheme of
+   * the other kind throws a NotImplementedError.
+   */
+  qscheme?: S;
+  /** Halve the default range (quint8 [0, 127], qint8 [-64, 63]; ignored for qint32). Default false. */
+  reduceRange?: boolean;
+  /** Lower bound of the scale, finite and >= 0 (kept as float32). Default FLOAT32_EPS (2^-23). */
+  eps?: number;
+} & ({ quantMin?: null; quantMax?: null } | { quantMin: number; quantMax: number });
+
+/** Options of MinMaxObserver. */
+export type MinMaxObserverOptions = ObserverOptions<PerTensorObserverQScheme>;
+
+/** Options of MovingAverageMinMaxObserver. */
+export type MovingAverageMinMaxObserverOptions = MinMaxObserverOptions & {
+  /** c in min += c * (cur_min - min): a finite number. Default 0.01. */
+  averagingConstant?: number;
+};
+
+/** Options of PerChannelMinMaxObserver. */
+export type PerChannelMinMaxObserverOptions = ObserverOptions<PerChannelObserverQScheme> & {
+  /** The channel axis, an integer; negative counts from the end (observe checks it against the rank). Default 0. */
+  chAxis?: number;
+};
+
+/** Options of MovingAveragePerChannelMinMaxObserver. */
+export type MovingAveragePerChannelMinMaxObserverOptions = PerChannelMinMaxObserverOptions & {
+  /** c in min += c * (cur_min - min), per channel: a finite number. Default 0.01. */
+  averagingConstant?: number;
+};
+
+/** Options of HistogramObserver. */
+export type HistogramObserverOptions = MinMaxObserverOptions & {
+  /** Number of histogram bins, an integer in [1, 2^24]. Default 2048. */
+  bins?: number;
+  /** Upsampling factor of the histogram merge, an integer in [1, 2^20]. Default 128. */
+  upsampleRate?: number;
+};
+
+/** Options of FixedQParamsObserver (torch's scale, zero_point, dtype, qscheme, quant_min, quant_max). */
+export interface FixedQParamsObserverOptions {
+  /** Required: finite and > 0 as float32 (kept as float32). */
+  scale: number;
+  /** Required: an integer. */
+  zeroPoint: number;
+  /** Default 'quint8'. */
+  dtype?: QDtype;
+  /** Any key of QSCHEMES. Default 'per_tensor_affine'. */
+  qscheme?: ObserverQScheme;
+  /** Stored as given. Default 0. */
+  quantMin?: number;
+  /** Stored as given. Default 255. */
+  quantMax?: number;
+}
+
+/** Options of PlaceholderObserver. */
+export interface PlaceholderObserverOptions {
+  /** Stored as given (not checked). Default 'float32'. */
+  dtype?: string;
+}
+
+/** What MinMaxObserver.state() returns (+Infinity and -Infinity before any data). */
+export interface MinMaxObserverState {
+  minVal: number;
+  maxVal: number;
+}
+
+/** What the per-channel observers' state() returns: copies of the running min and max (both null before any data). */
+export type PerChannelMinMaxObserverState =
+  | { minVal: OwnedFloat32Array; maxVal: OwnedFloat32Array }
+  | { minVal: null; maxVal: null };
+
+/** What HistogramObserver.state() returns: the running range and a copy of the histogram. */
+export interface HistogramObserverState {
+  minVal: number;
+  maxVal: number;
+  histogram: OwnedFloat32Array;
+  bins: number;
+}
+
+/** The range HistogramObserver.search() picks. */
+export interface HistogramSearchRange {
+  min: number;
+  max: number;
+}
+
+// torch's UniformQuantizationObserverBase: the validated options. Not exported (see `export {}` at the end).
+declare abstract class UniformObserver<S extends ObserverQScheme> {
+  /** The class name, used in error messages. */
+  readonly name: string;
+  readonly dtype: QDtype;
+  readonly qscheme: S;
+  readonly reduceRange: boolean;
+  /** True when quantMin and quantMax were given. */
+  readonly hasCustomRange: boolean;
+  /** eps as float32. */
+  readonly eps: number;
+  /** The integer range in use (the given one, or the dtype's, reduced with reduceRange). */
+  readonly quantMin: number;
+  readonly quantMax: number;
+}
+
+/**
+ * MinMaxObserver: running min and max of everything observed (torch.ao.quantization.MinMaxObserver).
+ * options: { dtype = 'quint8', qscheme = 'per_tensor_affine', reduceRange = false, quantMin, quantMax, eps }.
+ * Throws a TypeError for an unknown qscheme or dtype, a non-boolean reduceRange, or quantMin without quantMax; a
+ * RangeError for a bad eps or quantMin / quantMax; a NotImplementedError for a per-channel qscheme, or a symmetric
+ * qscheme with reduceRange on quint8.
+ */
+export class MinMaxObserver extends UniformObserver<PerTensorObserverQScheme> {
+  constructor(options?: MinMaxObserverOptions);
+  /** Running minimum (+Infinity before any data). */
+  readonly minVal: number;
+  /** Running maximum (-Infinity before any data). */
+  readonly maxVal: number;
+  /**
+   * Records data (a Float32Array of the given shape, default [data.length]); empty data is ignored, as in torch.
+   * NaN propagates into the range. Throws a TypeError for data that is not numbers or a bad shape; a RangeError
+   * when shape does not hold data.length elements.
+   */
+  observe(data: NumberArray, shape?: Shape): this;
+  /**
+   * { scale, zeroPoint } as torch's calculate_qparams ((1.0, 0) before any data). Throws a RangeError when the
+   * observed range is not finite.
+   */
+  calculateQparams(): QParams;
+  /** Forgets everything observed. */
+  reset(): this;
+  /** { minVal, maxVal }. */
+  state(): MinMaxObserverState;
+}
+
+/**
+ * MovingAverageMinMaxObserver: min += c * (cur_min - min) in float32 after the first batch (which sets min and max).
+ * options: those of MinMaxObserver and { averagingConstant = 0.01 } (a finite number, else a TypeError).
+ */
+export class MovingAverageMinMaxObserver extends MinMaxObserver {
+  constructor(options?: MovingAverageMinMaxObserverOptions);
+  readonly averagingConstant: number;
+}
+
+/**
+ * PerChannelMinMaxObserver: running min and max per index of axis chAxis.
+ * options: { dtype = 'quint8', qscheme = 'per_channel_affine', reduceRange = false, quantMin, quantMax, eps,
+ * chAxis = 0 }. Throws as MinMaxObserver (a NotImplementedError for a per-tensor qscheme), and a TypeError for a
+ * non-integer chAxis.
+ */
+export class PerChannelMinMaxObserver extends UniformObserver<PerChannelObserverQScheme> {
+  constructor(options?: PerChannelMinMaxObserverOptions);
+  /** The channel axis as given (may be negative). */
+  readonly chAxis: number;
+  /** Running minimum per channel (null before any data). */
+  readonly minVal: OwnedFloat32Array | null;
+  /** Running maximum per channel (null before any data). */
+  readonly maxVal: OwnedFloat32Array | null;
+  /**
+   * Records data of the given shape (default [data.length]); empty data is ignored, as in torch. Throws a TypeError
+   * for data that is not numbers or a bad shape; a RangeError when shape does not hold data.length elements, chAxis
+   * is outside [-rank, rank), or the number of channels differs from earlier data.
+   */
+  observe(data: NumberArray, shape?: Shape): this;
+  /**
+   * { scales: Float32Array, zeroPoints: Int32Array }; ([1], [0]) before anything was observed, as torch. Throws a
+   * RangeError when an observed range is not finite.
+   */
+  calculateQparams(): PerChannelQParams;
+  /** Forgets everything observed. */
+  reset(): this;
+  /** { minVal, maxVal }: copies, or null before any data. */
+  state(): PerChannelMinMaxObserverState;
+}
+
+/**
+ * MovingAveragePerChannelMinMaxObserver: PerChannelMinMaxObserver with min += c * (cur_min - min) per channel after
+ * the first batch. options: those of PerChannelMinMaxObserver and { averagingConstant = 0.01 } (a finite number,
+ * else a TypeError).
+ */
+export class MovingAveragePerChannelMinMaxObserver extends PerChannelMinMaxObserver {
+  constructor(options?: MovingAveragePerChannelMinMaxObserverOptions);
+  readonly averagingConstant: number;
+}
+
+/**
+ * HistogramObserver: a running histogram (bins = 2048, merged across calls by upsampling with
+ * upsampleRate = 128) whose L2 search (_non_linear_param_search) narrows [min, max] before the
+ * scale and zero point are chosen. Exactly torch 1.13's float arithmetic, including its histc call
+ * with int()-truncated bounds (values outside [trunc(min), trunc(max)] are not counted there).
+ * options: those of MinMaxObserver and { bins = 2048, upsampleRate = 128 }. Throws as MinMaxObserver (but accepts a
+ * symmetric qscheme with reduceRange on quint8, as torch), and a RangeError for a bad bins or upsampleRate.
+ */
+export class HistogramObserver extends UniformObserver<PerTensorObserverQScheme> {
+  constructor(options?: HistogramObserverOptions);
+  readonly bins: number;
+  readonly upsampleRate: number;
+  /** 2^bits of the dtype (256 for quint8 and qint8). */
+  readonly dstNbins: number;
+  /** The running histogram over [minVal, maxVal]. */
+  readonly histogram: OwnedFloat32Array;
+  /** Running minimum (+Infinity before any data). */
+  readonly minVal: number;
+  /** Running maximum (-Infinity before any data). */
+  readonly maxVal: number;
+  /**
+   * Records data of the given shape (default [data.length]); empty data is ignored. Throws a TypeError for data
+   * that is not numbers or a bad shape; a RangeError when shape does not hold data.length elements, the data holds
+   * NaN or Infinity, or its range is too far from the histogram's for torch's merge.
+   */
+  observe(data: NumberArray, shape?: Shape): this;
+  /** The [min, max] that _non_linear_param_search picks from the histogram: { min, max }, or null before any data. */
+  search(): HistogramSearchRange | null;
+  /** { scale, zeroPoint }; (1.0, 0) before anything was observed, as torch (which also warns). */
+  calculateQparams(): QParams;
+  /** Forgets everything observed (a new, empty histogram). */
+  reset(): this;
+  /** { minVal, maxVal, histogram, bins }. */
+  state(): HistogramObserverState;
+}
+
+/**
+ * FixedQParamsObserver: observe does nothing; calculateQparams returns the given qparams.
+ * options (required): { scale, zeroPoint, dtype = 'quint8', qscheme = 'per_tensor_affine', quantMin = 0,
+ * quantMax = 255 }. Throws a RangeError for a bad scale; a TypeError for a non-integer zeroPoint or an unknown dtype
+ * or qscheme.
+ */
+export class FixedQParamsObserver {
+  constructor(options: FixedQParamsObserverOptions);
+  /** float32. */
+  readonly scale: number;
+  readonly zeroPoint: number;
+  readonly dtype: QDtype;
+  readonly qscheme: ObserverQScheme;
+  readonly quantMin: number;
+  readonly quantMax: number;
+  /** Does nothing (its arguments are not even checked). */
+  observe(data?: NumberArray, shape?: Shape): this;
+  /** { scale, zeroPoint }, as given. */
+  calculateQparams(): QParams;
+  /** Does nothing. */
+  reset(): this;
+  /** { scale, zeroPoint }. */
+  state(): QParams;
+}
+
+/** PlaceholderObserver: carries a dtype only; calculateQparams throws, as in torch. options: { dtype = 'float32' }. */
+export class PlaceholderObserver {
+  constructor(options?: PlaceholderObserverOptions);
+  readonly dtype: string;
+  /** Does nothing (its arguments are not even checked). */
+  observe(data?: NumberArray, shape?: Shape): this;
+  /** Always throws an Error: calculate_qparams should not be called for PlaceholderObserver. */
+  calculateQparams(): never;
+  /** Does nothing. */
+  reset(): this;
+}
+
+/** The backends of defaultQConfig. */
+export type QConfigBackend = 'x86' | 'fbgemm' | 'qnnpack';
+
+/** A default qconfig: factories each returning a fresh observer with torch's arguments. */
+export interface QConfig<
+  W extends MinMaxObserver | PerChannelMinMaxObserver = MinMaxObserver | PerChannelMinMaxObserver,
+> {
+  /** HistogramObserver({ reduceRange }): true for 'x86' and 'fbgemm', false for 'qnnpack'. */
+  activation: () => HistogramObserver;
+  /**
+   * 'x86', 'fbgemm': PerChannelMinMaxObserver({ dtype: 'qint8', qscheme: 'per_channel_symmetric' });
+   * 'qnnpack': MinMaxObserver({ dtype: 'qint8', qscheme: 'per_tensor_symmetric' }).
+   */
+  weight: () => W;
+}
+
+/**
+ * torch.ao.quantization.get_default_qconfig(backend) for 'x86' (the default), 'fbgemm' or 'qnnpack':
+ * { activation, weight }, each a factory returning a fresh observer with torch's arguments.
+ * Throws a TypeError for another backend.
+ */
+export function defaultQConfig(backend?: 'x86' | 'fbgemm'): QConfig<PerChannelMinMaxObserver>;
+/** torch.ao.quantization.get_default_qconfig('qnnpack'): per-tensor symmetric qint8 weights. */
+export function defaultQConfig(backend: 'qnnpack'): QConfig<MinMaxObserver>;
+/** torch.ao.quantization.get_default_qconfig(backend) for a backend not known statically. */
+export function defaultQConfig(backend: QConfigBackend): QConfig;
+
+// ---- fake quantization -----------------------------------------------------------------------
+
+/**
+ * torch.fake_quantize_per_tensor_affine (QAT's forward), bit for bit with PyTorch 1.13 for finite inputs:
+ * (clamp(zp + nearbyint(x * (1/scale)), qmin, qmax) - zp) * scale. NaN gives 0 and +-Inf saturate (torch 1.13
+ * turns all three into quant_min through an int64 overflow). Returns a new Float32Array.
+ * Throws a TypeError for data that is not numbers or a non-integer zeroPoint; a RangeError when quantMin or quantMax
+ * is not a 32-bit integer, quantMin > quantMax, zeroPoint is outside [quantMin, quantMax], or the scale is not finite
+ * and > 0 with a finite float32 reciprocal.
+ */
+export function fakeQuantize(
+  data: NumberArray,
+  scale: number,
+  zeroPoint: number,
+  quantMin: number,
+  quantMax: number,
+): OwnedFloat32Array;
+
+/**
+ * torch.fake_quantize_per_channel_affine: per channel along `axis` of `shape`; scales (used as float32) and
+ * zeroPoints have one entry per channel. Returns a new Float32Array in data's layout. Throws as fakeQuantize, and a
+ * TypeError for a bad shape; a RangeError when shape does not hold data.length elements, axis is not an integer in
+ * [-rank, rank), or scales or zeroPoints do not have one entry per channel.
+ */
+export function fakeQuantizePerChannel(
+  data: NumberArray,
+  shape: Shape,
+  scales: NumberArray,
+  zeroPoints: NumberArray,
+  axis: number,
+  quantMin: number,
+  quantMax: number,
+): OwnedFloat32Array;
+
 // Only the declarations marked `export` are exported (a .d.ts module otherwise exports every declaration).
 export {};

@@ -29,3 +29,4 @@ export {
 export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid, leakyRelu } from './elementwise.js';
 export { maxPool2d, avgPool2d, adaptiveAvgPool2d, mean } from './pooling.js';
 export * from './observers.js'; export { fakeQuantize, fakeQuantizePerChannel } from './fakequant.js';
+export { loadModel, Model } from './model/model.js';

@@ -731,3 +731,12 @@ export function newStorage(bytes) {
 }
 
 export { contiguousStrides, perTensor, perChannel };
+
+/** The same storage viewed with other per-tensor qparams (zero copy): QOperator graphs carry a
+ * tensor's qparams at its consumers. */
+export function withQParams(t, scale, zeroPoint) {
+  const r = QTensor[Symbol.for('qwasm.raw')](t, 'withQParams');
+  checkScale(scale, 'withQParams');
+  checkZeroPoint(zeroPoint, r.dtype, 'withQParams');
+  return new QTensor(INTERNAL, r.storage.retain(), r.offset, r.shape.slice(), r.strides.slice(), r.dtype, perTensor(scale, zeroPoint));
+}

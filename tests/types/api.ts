@@ -3,6 +3,14 @@
 import {
   DTYPES,
   FLOAT32_EPS,
+  FixedQParamsObserver,
+  HistogramObserver,
+  MinMaxObserver,
+  MovingAverageMinMaxObserver,
+  MovingAveragePerChannelMinMaxObserver,
+  NotImplementedError,
+  PerChannelMinMaxObserver,
+  PlaceholderObserver,
   PackedConv2d,
   PackedLinear,
   PackedMatMul,
@@ -18,8 +26,11 @@ import {
   clamp,
   conv2d,
   convInteger,
+  defaultQConfig,
   dynamicQuantizeLinear,
   empty,
+  fakeQuantize,
+  fakeQuantizePerChannel,
   fromIntRepr,
   fromIntReprPerChannel,
   hardswish,
@@ -51,6 +62,20 @@ import type {
   Conv2dGeometry,
   DynamicQuantizeResult,
   ElementwiseOutputOptions,
+  FixedQParamsObserverOptions,
+  HistogramObserverOptions,
+  HistogramObserverState,
+  HistogramSearchRange,
+  MinMaxObserverOptions,
+  MinMaxObserverState,
+  MovingAverageMinMaxObserverOptions,
+  MovingAveragePerChannelMinMaxObserverOptions,
+  ObserverOptions,
+  PerChannelMinMaxObserverOptions,
+  PerChannelMinMaxObserverState,
+  PlaceholderObserverOptions,
+  QConfig,
+  QConfigBackend,
   Int32OutputOptions,
   Int8RequantMode,
   IntPair,
@@ -722,3 +747,199 @@ adaptiveAvgPool2d(img, [1, 1, 1]);
 mean(img, [1, 2]);
 // @ts-expect-error keepdim is a boolean
 mean(img, [2, 3], 1);
+
+// ---- observers -------------------------------------------------------------------------------
+
+const mm0 = new MinMaxObserver();
+new MinMaxObserver({});
+new MinMaxObserver({ dtype: 'qint8', qscheme: 'per_tensor_symmetric', reduceRange: false, eps: 1e-6 });
+new MinMaxObserver({ dtype: 'qint32', quantMin: -1000, quantMax: 1000 });
+new MinMaxObserver({ quantMin: null, quantMax: null });
+const minMaxOptions: MinMaxObserverOptions = { dtype: 'quint8', quantMin: 0, quantMax: 15 };
+const perTensorObserverOptions: ObserverOptions<'per_tensor_affine' | 'per_tensor_symmetric'> = minMaxOptions;
+const anyObserverOptions: ObserverOptions = { qscheme: 'per_channel_symmetric', dtype: 'qint8' };
+const observed = mm0.observe([0, 1, 2, 3], [2, 2]).observe(new Float32Array(4)).observe(new Float64Array(2), new Int32Array([2]));
+assertType<Equal<typeof observed, MinMaxObserver>>(true);
+const mmQ0 = mm0.calculateQparams();
+assertType<Equal<typeof mmQ0, QParams>>(true);
+const mmState: MinMaxObserverState = mm0.reset().state();
+const mmRange: number = mmState.maxVal - mmState.minVal + mm0.minVal + mm0.maxVal;
+const mmConfig: [QDtype, 'per_tensor_affine' | 'per_tensor_symmetric', boolean, boolean, number, number, number, string] = [
+  mm0.dtype, mm0.qscheme, mm0.reduceRange, mm0.hasCustomRange, mm0.eps, mm0.quantMin, mm0.quantMax, mm0.name,
+];
+// @ts-expect-error per-channel schemes belong to the per-channel observers (NotImplementedError)
+new MinMaxObserver({ qscheme: 'per_channel_affine' });
+// @ts-expect-error unknown qscheme
+new MinMaxObserver({ qscheme: 'per_tensor_affinee' });
+// @ts-expect-error quantMin and quantMax go together
+new MinMaxObserver({ quantMin: 0 });
+// @ts-expect-error a null quantMin with a number quantMax is a TypeError
+new MinMaxObserver({ quantMin: null, quantMax: 255 });
+// @ts-expect-error reduceRange is a boolean
+new MinMaxObserver({ reduceRange: 'yes' });
+// @ts-expect-error unknown dtype
+new MinMaxObserver({ dtype: 'float32' });
+// @ts-expect-error MinMaxObserver has no chAxis
+new MinMaxObserver({ chAxis: 0 });
+// @ts-expect-error the options are camelCase
+new MinMaxObserver({ reduce_range: true });
+// @ts-expect-error observe needs data
+mm0.observe();
+// @ts-expect-error data holds numbers
+mm0.observe(['1', '2']);
+// @ts-expect-error a DataView is not data
+mm0.observe(new DataView(new ArrayBuffer(8)));
+// @ts-expect-error shape is an array of sizes
+mm0.observe([1, 2], 2);
+// @ts-expect-error per-tensor qparams have no scales
+mm0.calculateQparams().scales;
+// @ts-expect-error the configuration is read-only
+mm0.dtype = 'qint8';
+// @ts-expect-error the running range is read-only (use reset())
+mm0.minVal = 0;
+
+const ma = new MovingAverageMinMaxObserver({ averagingConstant: 0.1, dtype: 'qint8', qscheme: 'per_tensor_symmetric' });
+new MovingAverageMinMaxObserver();
+const maOptions: MovingAverageMinMaxObserverOptions = { averagingConstant: 0.5, quantMin: -8, quantMax: 7, dtype: 'qint8' };
+const maAsMinMax: MinMaxObserver = ma;
+const maObserved = ma.observe([1, 2]);
+assertType<Equal<typeof maObserved, MovingAverageMinMaxObserver>>(true);
+const maC: number = ma.averagingConstant + ma.calculateQparams().scale + ma.state().minVal;
+// @ts-expect-error averagingConstant is a number
+new MovingAverageMinMaxObserver({ averagingConstant: '0.01' });
+// @ts-expect-error a per-channel scheme
+new MovingAverageMinMaxObserver({ qscheme: 'per_channel_symmetric' });
+
+const pc = new PerChannelMinMaxObserver({ chAxis: 1, dtype: 'qint8', qscheme: 'per_channel_symmetric' });
+new PerChannelMinMaxObserver();
+new PerChannelMinMaxObserver({ chAxis: -1, quantMin: -64, quantMax: 63, dtype: 'qint8', eps: 0 });
+const pcOptions: PerChannelMinMaxObserverOptions = { chAxis: 0, reduceRange: true, dtype: 'qint8' };
+const pcQ = pc.observe(new Float32Array(6), [2, 3]).calculateQparams();
+assertType<Equal<typeof pcQ, PerChannelQParams>>(true);
+const channelScales2: Float32Array = pcQ.scales;
+const channelZeroPoints2: Int32Array = pcQ.zeroPoints;
+const pcState: PerChannelMinMaxObserverState = pc.state();
+if (pcState.minVal !== null) {
+  const pcMax: Float32Array = pcState.maxVal; // both null or both arrays
+}
+const pcLive: Float32Array | null = pc.minVal;
+const pcChAxis: number = pc.chAxis;
+const pcScheme: 'per_channel_affine' | 'per_channel_symmetric' = pc.reset().qscheme;
+// @ts-expect-error a per-tensor scheme (NotImplementedError)
+new PerChannelMinMaxObserver({ qscheme: 'per_tensor_affine' });
+// @ts-expect-error chAxis is a number
+new PerChannelMinMaxObserver({ chAxis: '0' });
+// @ts-expect-error the option is chAxis, not axis
+new PerChannelMinMaxObserver({ axis: 0 });
+// @ts-expect-error per-channel qparams have no scale
+pc.calculateQparams().scale;
+// @ts-expect-error the state may be null before any data
+const pcMin: Float32Array = pc.state().minVal;
+// @ts-expect-error a per-channel observer is not a per-tensor one
+const pcAsMinMax: MinMaxObserver = pc;
+
+const mapc = new MovingAveragePerChannelMinMaxObserver({ averagingConstant: 0.01, chAxis: 0 });
+new MovingAveragePerChannelMinMaxObserver();
+const mapcOptions: MovingAveragePerChannelMinMaxObserverOptions = { averagingConstant: 0.2, qscheme: 'per_channel_affine' };
+const mapcAsPerChannel: PerChannelMinMaxObserver = mapc;
+const mapcQ = mapc.observe([1, 2, 3, 4], [2, 2]).calculateQparams();
+assertType<Equal<typeof mapcQ, PerChannelQParams>>(true);
+const mapcC: number = mapc.averagingConstant;
+// @ts-expect-error a per-tensor scheme
+new MovingAveragePerChannelMinMaxObserver({ qscheme: 'per_tensor_symmetric' });
+// @ts-expect-error averagingConstant is a number
+new MovingAveragePerChannelMinMaxObserver({ averagingConstant: null });
+
+const hist = new HistogramObserver({ bins: 256, upsampleRate: 16, reduceRange: true });
+new HistogramObserver();
+new HistogramObserver({ dtype: 'qint8', qscheme: 'per_tensor_symmetric', quantMin: -127, quantMax: 127 });
+const histOptions: HistogramObserverOptions = { bins: 2048, upsampleRate: 128 };
+const histQ = hist.observe(new Float32Array(100), [10, 10]).calculateQparams();
+assertType<Equal<typeof histQ, QParams>>(true);
+const searched: HistogramSearchRange | null = hist.search();
+const searchWidth: number = searched === null ? 0 : searched.max - searched.min;
+const histState: HistogramObserverState = hist.state();
+const histCounts: Float32Array = histState.histogram;
+const histSizes: number = histState.bins + hist.bins + hist.upsampleRate + hist.dstNbins + hist.histogram.length + hist.minVal;
+const histReset: HistogramObserver = hist.reset();
+// @ts-expect-error bins is a number
+new HistogramObserver({ bins: '2048' });
+// @ts-expect-error HistogramObserver is per tensor
+new HistogramObserver({ qscheme: 'per_channel_affine' });
+// @ts-expect-error HistogramObserver has no averagingConstant
+new HistogramObserver({ averagingConstant: 0.1 });
+// @ts-expect-error search() may return null
+hist.search().min;
+
+const fixed = new FixedQParamsObserver({ scale: 1 / 256, zeroPoint: 0 });
+new FixedQParamsObserver({ scale: 2 / 256, zeroPoint: 128, dtype: 'quint8', qscheme: 'per_tensor_symmetric', quantMin: 0, quantMax: 255 });
+const fixedOptions: FixedQParamsObserverOptions = { scale: 0.1, zeroPoint: -3, dtype: 'qint8', quantMin: -128, quantMax: 127 };
+const fixedQ: QParams = fixed.observe([1, 2]).observe().reset().calculateQparams();
+const fixedState: QParams = fixed.state();
+const fixedFields: number = fixed.scale + fixed.zeroPoint + fixed.quantMin + fixed.quantMax;
+const fixedScheme: ObserverQScheme = fixed.qscheme;
+// @ts-expect-error scale and zeroPoint are required
+new FixedQParamsObserver();
+// @ts-expect-error zeroPoint is required
+new FixedQParamsObserver({ scale: 0.1 });
+// @ts-expect-error scale is a number
+new FixedQParamsObserver({ scale: '0.1', zeroPoint: 0 });
+// @ts-expect-error FixedQParamsObserver has no eps
+new FixedQParamsObserver({ scale: 0.1, zeroPoint: 0, eps: 1e-6 });
+
+const placeholder = new PlaceholderObserver();
+new PlaceholderObserver({ dtype: 'float16' });
+const placeholderOptions: PlaceholderObserverOptions = { dtype: 'float32' };
+const placeholderDtype: string = placeholder.observe([1]).reset().dtype;
+assertType<Equal<ReturnType<PlaceholderObserver['calculateQparams']>, never>>(true);
+// @ts-expect-error PlaceholderObserver has no state()
+placeholder.state();
+// @ts-expect-error dtype is a string
+new PlaceholderObserver({ dtype: 32 });
+
+const notImplemented = new NotImplementedError('qscheme');
+const notImplementedName: 'NotImplementedError' = notImplemented.name;
+const asError: Error = notImplemented;
+new NotImplementedError();
+// @ts-expect-error an Error is not a NotImplementedError
+const fromError: NotImplementedError = new Error('x');
+
+const qcX86 = defaultQConfig();
+assertType<Equal<typeof qcX86, QConfig<PerChannelMinMaxObserver>>>(true);
+assertType<Equal<ReturnType<typeof qcX86.weight>, PerChannelMinMaxObserver>>(true);
+const qcFbgemm: QConfig<PerChannelMinMaxObserver> = defaultQConfig('fbgemm');
+const qcQnnpack = defaultQConfig('qnnpack');
+assertType<Equal<ReturnType<typeof qcQnnpack.weight>, MinMaxObserver>>(true);
+const activation: HistogramObserver = qcQnnpack.activation();
+declare const someBackend: QConfigBackend;
+const qcSome = defaultQConfig(someBackend);
+assertType<Equal<ReturnType<typeof qcSome.weight>, MinMaxObserver | PerChannelMinMaxObserver>>(true);
+// @ts-expect-error unknown backend
+defaultQConfig('arm');
+// @ts-expect-error the factories are functions
+qcX86.weight.observe([1]);
+// @ts-expect-error x86 weights are per channel
+const x86Weight: MinMaxObserver = defaultQConfig('x86').weight();
+// @ts-expect-error qnnpack weights are per tensor
+const qnnpackWeight: PerChannelMinMaxObserver = defaultQConfig('qnnpack').weight();
+
+// ---- fake quantization -----------------------------------------------------------------------
+
+const fq1 = fakeQuantize(new Float32Array([0.1, -0.2]), 0.1, 0, -128, 127);
+assertType<Equal<typeof fq1, ReturnType<Float32Array['slice']>>>(true);
+fakeQuantize([1, 2, 3], 0.5, 3, 0, 255);
+const fq2 = fakeQuantizePerChannel(new Float32Array(6), [2, 3], [0.1, 0.2], [0, 1], 0, 0, 255);
+assertType<Equal<typeof fq2, ReturnType<Float32Array['slice']>>>(true);
+fakeQuantizePerChannel([1, 2, 3, 4], new Int32Array([2, 2]), new Float64Array([0.1, 0.2]), new Int32Array(2), -1, -128, 127);
+// @ts-expect-error quantMin and quantMax are required
+fakeQuantize([1], 0.1, 0);
+// @ts-expect-error scale is a number
+fakeQuantize([1], '0.1', 0, 0, 255);
+// @ts-expect-error fakeQuantize takes no shape
+fakeQuantize([1], [1], 0.1, 0, 0, 255);
+// @ts-expect-error the per-channel form needs the shape and axis
+fakeQuantizePerChannel([1, 2], [0.1, 0.2], [0, 0], 0, 255);
+// @ts-expect-error scales are numbers, one per channel
+fakeQuantizePerChannel([1, 2], [2], 0.1, [0, 0], 0, 0, 255);
+// @ts-expect-error the result is a Float32Array, not a QTensor
+fakeQuantize([1], 0.1, 0, 0, 255).dispose();

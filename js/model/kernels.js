@@ -1,0 +1,440 @@
+// The ONNX operators a quantized model needs, over two kinds of runtime values:
+//   { kind: 'host', dtype, dims, data }  a JS typed array (float32 and index tensors, small things)
+//   { kind: 'q', q: QTensor }            8-bit / int32 data in wasm memory
+// QOperator graphs carry a tensor's qparams at its consumers (x_scale, x_zero_point inputs), so a 'q'
+// value's own qparams are nominal; each consumer views it with its own (zero copy).
+import * as qw from '../index.js';
+import { withQParams } from '../qtensor.js';
+import { ModelFormatError } from './onnx.js';
+
+export class UnsupportedError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'UnsupportedError';
+  }
+}
+
+const QDTYPE = { uint8: 'quint8', int8: 'qint8', int32: 'qint32' };
+const ONNX_OF = { quint8: 'uint8', qint8: 'int8', qint32: 'int32' };
+const ARRAY = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array };
+
+export const host = (dtype, dims, data) => ({ kind: 'host', dtype, dims, data });
+const numel = (dims) => dims.reduce((a, b) => a * b, 1);
+
+export function dtypeOf(v) {
+  return v.kind === 'q' ? ONNX_OF[v.q.dtype] : v.dtype;
+}
+export function dimsOf(v) {
+  return v.kind === 'q' ? v.q.shape.slice() : v.dims;
+}
+
+/** A value's data on the host. */
+export function toHost(v) {
+  if (v.kind === 'host') return v;
+  return host(ONNX_OF[v.q.dtype], v.q.shape.slice(), v.q.intRepr());
+}
+
+/** A value as a QTensor with the given qparams (a view, or a copy into wasm memory). */
+function toQ(v, scale, zeroPoint, where) {
+  if (v.kind === 'q') return withQParams(v.q, scale, zeroPoint);
+  if (!QDTYPE[v.dtype] || v.dtype === 'int32') throw new ModelFormatError(`${where}: expected uint8 or int8 data, got ${v.dtype}`);
+  return qw.fromIntRepr(v.data, v.dims, scale, zeroPoint, QDTYPE[v.dtype]);
+}
+
+function scalar(v, where) {
+  const h = toHost(v);
+  if (h.data.length !== 1) throw new ModelFormatError(`${where}: expected a scalar, got ${h.data.length} values`);
+  return Number(h.data[0]);
+}
+
+function floatData(v, where) {
+  if (dtypeOf(v) !== 'float32') throw new ModelFormatError(`${where}: expected float32 data, got ${dtypeOf(v)}`);
+  return v.data;
+}
+
+/** Scale(s) and zero point(s) of a (possibly per-axis) quantization. */
+function qparamsOf(scaleV, zpV, where) {
+  const s = toHost(scaleV);
+  const z = zpV ? toHost(zpV) : null;
+  const scales = Array.from(s.data, Number);
+  const zps = z ? Array.from(z.data, Number) : scales.map(() => 0);
+  if (zps.length !== scales.length) throw new ModelFormatError(`${where}: ${scales.length} scales but ${zps.length} zero points`);
+  return { scales, zps, perAxis: s.dims.length === 1 && scales.length > 1, dtype: z ? z.dtype : 'uint8' };
+}
+
+// ---- the run context -------------------------------------------------------------------------
+// ctx: { semantics: 'pytorch-qnnpack' | 'onnx', rounding, mode, node, prepared, opset }
+
+const where = (node) => `${node.opType} node "${node.name}"`;
+
+function quantizeLinear(ctx, [x, s, z], attrs) {
+  const w = where(ctx.node);
+  const { scales, zps, perAxis, dtype } = qparamsOf(s, z, w);
+  const qd = QDTYPE[dtype];
+  if (!qd || qd === 'qint32') throw new UnsupportedError(`${w}: output type ${dtype} is not supported`);
+  const xd = floatData(x, w);
+  if (perAxis) {
+    const axis = attrs.axis ?? 1;
+    const ax = axis < 0 ? axis + x.dims.length : axis;
+    return [{ kind: 'q', q: qw.quantizePerChannel(xd, x.dims, scales, zps, ax, qd, { rounding: ctx.rounding }) }];
+  }
+  return [{ kind: 'q', q: qw.quantizePerTensor(xd, x.dims, scales[0], zps[0], qd, { rounding: ctx.rounding }) }];
+}
+
+function dequantizeLinear(ctx, [x, s, z], attrs) {
+  const w = where(ctx.node);
+  const { scales, zps, perAxis } = qparamsOf(s, z, w);
+  const h = toHost(x);
+  const qd = QDTYPE[h.dtype];
+  if (!qd) throw new ModelFormatError(`${w}: expected 8-bit or int32 input, got ${h.dtype}`);
+  const axis = attrs.axis ?? 1;
+  const t = perAxis
+    ? qw.fromIntReprPerChannel(h.data, h.dims, scales, zps, axis < 0 ? axis + h.dims.length : axis, qd)
+    : qw.fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
+  try {
+    return [host('float32', h.dims.slice(), t.dequantize())];
+  } finally {
+    t.dispose();
+  }
+}
+
+function weightTensor(v, s, z, axis, where_) {
+  const { scales, zps, perAxis } = qparamsOf(s, z, where_);
+  const h = toHost(v);
+  const qd = QDTYPE[h.dtype];
+  if (qd !== 'quint8' && qd !== 'qint8') throw new ModelFormatError(`${where_}: weights must be uint8 or int8, got ${h.dtype}`);
+  return perAxis
+    ? qw.fromIntReprPerChannel(h.data, h.dims, scales, zps, axis, qd)
+    : qw.fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
+}
+
+function outputQ(s, z, where_) {
+  const { scales, zps, dtype } = qparamsOf(s, z, where_);
+  return { scale: scales[0], zeroPoint: zps[0], dtype: QDTYPE[dtype] };
+}
+
+function convAttrs(attrs, kernelRank, w) {
+  if (attrs.auto_pad && attrs.auto_pad !== 'NOTSET') throw new UnsupportedError(`${w}: auto_pad ${attrs.auto_pad} is not supported; use explicit pads`);
+  const pads = attrs.pads ?? [0, 0, 0, 0];
+  if (kernelRank !== 2) throw new UnsupportedError(`${w}: only 2-D convolutions are supported`);
+  return { stride: attrs.strides ?? [1, 1], dilation: attrs.dilations ?? [1, 1], groups: attrs.group ?? 1, padding: [pads[0], pads[1], pads[2], pads[3]] };
+}
+
+/** QLinearConv: weights packed once (the first run), reused after. */
+function qlinearConv(ctx, inputs, attrs) {
+  const w = where(ctx.node);
+  const [x, xs, xz, wv, ws, wz, ys, yz, b] = inputs;
+  let packed = ctx.prepared.get(ctx.node);
+  if (!packed) {
+    if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+    const weight = weightTensor(wv, ws, wz, 0, w);
+    try {
+      const bias = b ? Int32Array.from(toHost(b).data) : null;
+      packed = qw.packConv2d(weight, bias, { ...convAttrs(attrs, weight.shape.length - 2, w), mode: ctx.mode });
+    } finally {
+      weight.dispose();
+    }
+    ctx.prepared.set(ctx.node, packed);
+  }
+  const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
+  try {
+    return [{ kind: 'q', q: qw.conv2d(xq, packed, outputQ(ys, yz, w)) }];
+  } finally {
+    xq.dispose();
+  }
+}
+
+/** com.microsoft QGemm: y = A B^T (+ C int32), transB = 1 required. */
+function qgemm(ctx, inputs, attrs) {
+  const w = where(ctx.node);
+  const [a, as, az, bv, bs, bz, c, ys, yz] = inputs;
+  if ((attrs.transA ?? 0) !== 0 || (attrs.transB ?? 0) !== 1 || (attrs.alpha ?? 1) !== 1) {
+    throw new UnsupportedError(`${w}: only transA = 0, transB = 1, alpha = 1 are supported`);
+  }
+  if (!ys) throw new UnsupportedError(`${w}: float output (no y_scale) is not supported`);
+  let packed = ctx.prepared.get(ctx.node);
+  if (!packed) {
+    if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+    const weight = weightTensor(bv, bs, bz, 0, w);
+    try {
+      packed = qw.packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { mode: ctx.mode });
+    } finally {
+      weight.dispose();
+    }
+    ctx.prepared.set(ctx.node, packed);
+  }
+  const aq = toQ(a, scalar(as, w), scalar(az, w), w);
+  try {
+    return [{ kind: 'q', q: qw.linear(aq, packed, outputQ(ys, yz, w)) }];
+  } finally {
+    aq.dispose();
+  }
+}
+
+function qlinearMatMul(ctx, inputs) {
+  const w = where(ctx.node);
+  const [a, as, az, bv, bs, bz, ys, yz] = inputs;
+  const aq = toQ(a, scalar(as, w), scalar(az, w), w);
+  const bDims = dimsOf(bv);
+  const bq = weightTensor(bv, bs, bz, bDims.length - 1, w);
+  try {
+    return [{ kind: 'q', q: qw.matmul(aq, bq, { ...outputQ(ys, yz, w), mode: ctx.mode }) }];
+  } finally {
+    aq.dispose();
+    bq.dispose();
+  }
+}
+
+function binaryQ(op) {
+  return (ctx, [a, as, az, b, bs, bz, ys, yz]) => {
+    const w = where(ctx.node);
+    const aq = toQ(a, scalar(as, w), scalar(az, w), w);
+    const bq = toQ(b, scalar(bs, w), scalar(bz, w), w);
+    try {
+      const out = outputQ(ys, yz, w);
+      const options = { scale: out.scale, zeroPoint: out.zeroPoint };
+      if (op === 'add') return [{ kind: 'q', q: qw.add(aq, bq, { ...options, mode: ctx.semantics === 'pytorch-qnnpack' ? 'qnnpack' : 'float' }) }];
+      return [{ kind: 'q', q: qw.mul(aq, bq, options) }];
+    } finally {
+      aq.dispose();
+      bq.dispose();
+    }
+  };
+}
+
+function qlinearConcat(ctx, inputs, attrs) {
+  const w = where(ctx.node);
+  const [ys, yz, ...rest] = inputs;
+  if (rest.length % 3 !== 0 || rest.length === 0) throw new ModelFormatError(`${w}: inputs must be (Y_scale, Y_zero_point, then X, X_scale, X_zero_point triples)`);
+  const parts = [];
+  try {
+    for (let i = 0; i < rest.length; i += 3) parts.push(toQ(rest[i], scalar(rest[i + 1], w), scalar(rest[i + 2], w), w));
+    const out = outputQ(ys, yz, w);
+    return [{ kind: 'q', q: qw.cat(parts, attrs.axis ?? 0, { scale: out.scale, zeroPoint: out.zeroPoint }) }];
+  } finally {
+    for (const p of parts) p.dispose();
+  }
+}
+
+function qlinearAveragePool(global) {
+  return (ctx, [x, xs, xz, ys, yz], attrs) => {
+    const w = where(ctx.node);
+    if (attrs.channels_last) throw new UnsupportedError(`${w}: channels_last = 1 is not supported`);
+    const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
+    const out = outputQ(ys, yz, w);
+    if (out.scale !== xq.qScale() || out.zeroPoint !== xq.qZeroPoint()) {
+      xq.dispose();
+      throw new UnsupportedError(`${w}: output qparams that differ from the input's are not supported`);
+    }
+    try {
+      if (global) return [{ kind: 'q', q: qw.mean(xq, [2, 3], true) }];
+      const pads = attrs.pads ?? [0, 0, 0, 0];
+      if (pads[0] !== pads[2] || pads[1] !== pads[3]) throw new UnsupportedError(`${w}: asymmetric pads are not supported`);
+      return [{
+        kind: 'q',
+        q: qw.avgPool2d(xq, { kernelSize: attrs.kernel_shape, stride: attrs.strides ?? 1, padding: [pads[0], pads[1]], ceilMode: !!attrs.ceil_mode, countIncludePad: !!attrs.count_include_pad }),
+      }];
+    } finally {
+      xq.dispose();
+    }
+  };
+}
+
+function maxPool(ctx, [x], attrs) {
+  const w = where(ctx.node);
+  if (dtypeOf(x) === 'float32') throw new UnsupportedError(`${w}: float MaxPool is not supported`);
+  const pads = attrs.pads ?? [0, 0, 0, 0];
+  if (pads[0] !== pads[2] || pads[1] !== pads[3]) throw new UnsupportedError(`${w}: asymmetric pads are not supported`);
+  const xq = toQ(x, 1, 0, w);
+  try {
+    return [{ kind: 'q', q: qw.maxPool2d(xq, { kernelSize: attrs.kernel_shape, stride: attrs.strides ?? 1, padding: [pads[0], pads[1]], dilation: attrs.dilations ?? 1, ceilMode: !!attrs.ceil_mode }) }];
+  } finally {
+    xq.dispose();
+  }
+}
+
+/** Clip: on 8-bit data the bounds are integers of the same type (a fused ReLU / ReLU6). */
+function clip(ctx, [x, lo, hi], attrs) {
+  const w = where(ctx.node);
+  const dt = dtypeOf(x);
+  const min = lo ? scalar(lo, w) : attrs.min ?? -Infinity;
+  const max = hi ? scalar(hi, w) : attrs.max ?? Infinity;
+  if (dt === 'float32') {
+    const d = floatData(x, w);
+    return [host('float32', x.dims, d.map((v) => Math.min(Math.max(v, min), max)))];
+  }
+  // integer bounds: clamp the integers (a view with scale 1, zero point 0 makes real = integer)
+  const xq = toQ(x, 1, 0, w);
+  try {
+    return [{ kind: 'q', q: qw.clamp(xq, min, max) }];
+  } finally {
+    xq.dispose();
+  }
+}
+
+function reshapeLike(ctx, x, dims) {
+  if (x.kind === 'q') return [{ kind: 'q', q: x.q.reshape(dims) }];
+  return [host(x.dtype, dims, x.data)];
+}
+
+function resolveReshape(dims, shape, allowZero) {
+  const out = shape.map((d, i) => (d === 0 && !allowZero ? dims[i] : d));
+  const known = out.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
+  return out.map((d) => (d === -1 ? numel(dims) / known : d));
+}
+
+function flatten(ctx, [x], attrs) {
+  const dims = dimsOf(x);
+  const axis = attrs.axis ?? 1;
+  const a = axis < 0 ? axis + dims.length : axis;
+  return reshapeLike(ctx, x, [numel(dims.slice(0, a)), numel(dims.slice(a))]);
+}
+
+function reshape(ctx, [x, shapeV], attrs) {
+  const shape = Array.from(toHost(shapeV).data, Number);
+  return reshapeLike(ctx, x, resolveReshape(dimsOf(x), shape, attrs.allowzero));
+}
+
+function cast(ctx, [x], attrs) {
+  const to = { 1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64', 9: 'bool' }[attrs.to];
+  if (!to) throw new UnsupportedError(`${where(ctx.node)}: cast to type ${attrs.to} is not supported`);
+  const h = toHost(x);
+  const Out = ARRAY[to];
+  const data = to === 'int64' ? BigInt64Array.from(h.data, (v) => BigInt(Math.trunc(Number(v)))) : Out.from(h.data, (v) => Number(v));
+  return [host(to, h.dims, data)];
+}
+
+/** Gather: the 8-bit lookup-table pattern of the exporter (a uint8 table indexed by a tensor), and
+ * ordinary gathers on host data. */
+function gather(ctx, [data, indices], attrs) {
+  const w = where(ctx.node);
+  const d = toHost(data);
+  const idx = toHost(indices);
+  const axis = attrs.axis ?? 0;
+  const a = axis < 0 ? axis + d.dims.length : axis;
+  const outer = numel(d.dims.slice(0, a));
+  const size = d.dims[a];
+  const inner = numel(d.dims.slice(a + 1));
+  const n = idx.data.length;
+  const out = new ARRAY[d.dtype](outer * n * inner);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < n; i++) {
+      let j = Number(idx.data[i]);
+      if (j < 0) j += size;
+      if (!(j >= 0 && j < size)) throw new ModelFormatError(`${w}: index ${idx.data[i]} is out of range for axis size ${size}`);
+      out.set(d.data.subarray((o * size + j) * inner, (o * size + j + 1) * inner), (o * n + i) * inner);
+    }
+  }
+  return [host(d.dtype, [...d.dims.slice(0, a), ...idx.dims, ...d.dims.slice(a + 1)], out)];
+}
+
+function floatUnary(fn) {
+  return (ctx, [x]) => [host('float32', x.dims, floatData(x, where(ctx.node)).map(fn))];
+}
+
+function softmax(ctx, [x], attrs) {
+  const d = floatData(x, where(ctx.node));
+  const axis = attrs.axis ?? -1;
+  const a = axis < 0 ? axis + x.dims.length : axis;
+  const inner = numel(x.dims.slice(a));
+  const out = new Float32Array(d.length);
+  for (let o = 0; o < d.length; o += inner) {
+    let m = -Infinity;
+    for (let i = 0; i < inner; i++) m = Math.max(m, d[o + i]);
+    let s = 0;
+    for (let i = 0; i < inner; i++) s += out[o + i] = Math.exp(d[o + i] - m);
+    for (let i = 0; i < inner; i++) out[o + i] /= s;
+  }
+  return [host('float32', x.dims, out)];
+}
+
+function shape(ctx, [x]) {
+  return [host('int64', [dimsOf(x).length], BigInt64Array.from(dimsOf(x), BigInt))];
+}
+
+function constant(ctx, inputs, attrs) {
+  if (!attrs.value) throw new UnsupportedError(`${where(ctx.node)}: only the 'value' form of Constant is supported`);
+  return [host(attrs.value.dtype, attrs.value.dims, attrs.value.data)];
+}
+
+function identity(ctx, [x]) {
+  return [x.kind === 'q' ? { kind: 'q', q: x.q.clone() } : x];
+}
+
+// ---- dynamic quantization ------------------------------------------------------------------
+
+function dynamicQuantizeLinear(ctx, [x]) {
+  const { y, scale, zeroPoint } = qw.dynamicQuantizeLinear(floatData(x, where(ctx.node)), x.dims);
+  return [{ kind: 'q', q: y }, host('float32', [], Float32Array.of(scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
+}
+
+function matMulInteger(ctx, [a, b, az, bz]) {
+  const w = where(ctx.node);
+  const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
+  const bh = toHost(b);
+  const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
+  const bq = zps.length > 1
+    ? qw.fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
+    : qw.fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+  try {
+    return [{ kind: 'q', q: qw.matmulInteger(aq, bq) }];
+  } finally {
+    aq.dispose();
+    bq.dispose();
+  }
+}
+
+function convInteger(ctx, [x, wv, xz, wz], attrs) {
+  const w = where(ctx.node);
+  let packed = ctx.prepared.get(ctx.node);
+  if (!packed) {
+    if (!ctx.isConstant(ctx.node.inputs[1])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+    const wh = toHost(wv);
+    const weight = qw.fromIntRepr(wh.data, wh.dims, 1, wz ? scalar(wz, w) : 0, QDTYPE[wh.dtype]);
+    try {
+      packed = qw.packConv2d(weight, null, { ...convAttrs(attrs, wh.dims.length - 2, w), mode: 'none' });
+    } finally {
+      weight.dispose();
+    }
+    ctx.prepared.set(ctx.node, packed);
+  }
+  const xq = toQ(x, 1, xz ? scalar(xz, w) : 0, w);
+  try {
+    return [{ kind: 'q', q: qw.convInteger(xq, packed) }];
+  } finally {
+    xq.dispose();
+  }
+}
+
+/** The operator table: [domain, op type] -> implementation. */
+export const KERNELS = new Map([
+  ['QuantizeLinear', quantizeLinear],
+  ['DequantizeLinear', dequantizeLinear],
+  ['QLinearConv', qlinearConv],
+  ['QLinearMatMul', qlinearMatMul],
+  ['com.microsoft:QGemm', qgemm],
+  ['com.microsoft:QLinearAdd', binaryQ('add')],
+  ['com.microsoft:QLinearMul', binaryQ('mul')],
+  ['com.microsoft:QLinearConcat', qlinearConcat],
+  ['com.microsoft:QLinearAveragePool', qlinearAveragePool(false)],
+  ['com.microsoft:QLinearGlobalAveragePool', qlinearAveragePool(true)],
+  ['MaxPool', maxPool],
+  ['Clip', clip],
+  ['Flatten', flatten],
+  ['Reshape', reshape],
+  ['Cast', cast],
+  ['Gather', gather],
+  ['Relu', floatUnary((v) => (v > 0 ? v : 0))],
+  ['Sigmoid', floatUnary((v) => 1 / (1 + Math.exp(-v)))],
+  ['Softmax', softmax],
+  ['Shape', shape],
+  ['Constant', constant],
+  ['Identity', identity],
+  ['DynamicQuantizeLinear', dynamicQuantizeLinear],
+  ['MatMulInteger', matMulInteger],
+  ['ConvInteger', convInteger],
+]);
+
+export function kernelFor(node) {
+  return KERNELS.get(node.domain && node.domain !== 'ai.onnx' ? `${node.domain}:${node.opType}` : node.opType);
+}

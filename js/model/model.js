@@ -1,0 +1,190 @@
+// loadModel: an ONNX file (QOperator, dynamically quantized, or written by tools/export_torch.py)
+// as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are freed
+// right after their last consumer (liveness computed once at load).
+import { QTensor } from '../qtensor.js';
+import * as qw from '../index.js';
+import { ModelFormatError, decodeOnnx } from './onnx.js';
+import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
+
+/** The semantics a file asks for: tools/export_torch.py records the PyTorch engine it reproduces. */
+const SEMANTICS = {
+  'pytorch-qnnpack': { rounding: 'torch', mode: 'qnnpack' },
+  onnx: { rounding: 'onnx', mode: 'onnx' },
+};
+
+async function readSource(source) {
+  if (source instanceof Uint8Array) return source;
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  if (typeof source === 'string' || source instanceof URL) {
+    const text = String(source);
+    const isNode = typeof process !== 'undefined' && process.versions?.node != null;
+    if (isNode && !/^https?:/i.test(text)) {
+      const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
+      const { fileURLToPath } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:url');
+      try {
+        return new Uint8Array(await readFile(text.startsWith('file:') ? fileURLToPath(text) : text));
+      } catch (error) {
+        throw new Error(`loadModel: could not read ${text}: ${error.message}`, { cause: error });
+      }
+    }
+    const response = await fetch(text).catch((error) => {
+      throw new Error(`loadModel: could not fetch ${text}: ${error.message}`, { cause: error });
+    });
+    if (!response.ok) throw new Error(`loadModel: could not fetch ${text}: HTTP ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL / path');
+}
+
+/** Loads an ONNX model. options: { semantics: 'onnx' | 'pytorch-qnnpack' } overrides the file's. */
+export async function loadModel(source, options = {}) {
+  const bytes = await readSource(source);
+  return new Model(decodeOnnx(bytes), options);
+}
+
+export class Model {
+  #graph;
+  #ctx;
+  #order;
+  #lastUse;
+  #disposed = false;
+
+  constructor(graph, options) {
+    this.#graph = graph;
+    const name = options.semantics ?? graph.metadata.get('qwasm.semantics') ?? 'onnx';
+    const sem = SEMANTICS[name];
+    if (!sem) throw new UnsupportedError(`loadModel: unknown semantics "${name}"; expected ${Object.keys(SEMANTICS).join(' or ')}`);
+    this.semantics = name;
+    // Every node must have a kernel, every input a producer: checked now, not in the middle of a run.
+    const available = new Set([...graph.initializers.keys(), ...graph.inputs.map((i) => i.name), '']);
+    for (const node of graph.nodes) {
+      if (!kernelFor(node)) {
+        const domain = node.domain || 'ai.onnx';
+        throw new UnsupportedError(`unsupported operator ${domain === 'ai.onnx' ? '' : `${domain}.`}${node.opType} (node "${node.name}", opset ${graph.opsets.get(node.domain) ?? graph.opsets.get('')})`);
+      }
+      for (const input of node.inputs) {
+        if (!available.has(input)) throw new ModelFormatError(`node "${node.name}" (${node.opType}) reads "${input}", which no earlier node or input produces`);
+      }
+      for (const output of node.outputs) available.add(output);
+    }
+    for (const o of graph.outputs) {
+      if (!available.has(o.name)) throw new ModelFormatError(`graph output "${o.name}" is not produced by any node`);
+    }
+    this.#order = graph.nodes;
+    const last = new Map();
+    graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
+    for (const o of graph.outputs) last.set(o.name, Infinity);
+    this.#lastUse = last;
+    this.#ctx = {
+      ...sem,
+      semantics: name,
+      prepared: new Map(),
+      isConstant: (valueName) => graph.initializers.has(valueName),
+      node: null,
+    };
+    this.inputs = graph.inputs.map((i) => ({ ...i }));
+    this.outputs = graph.outputs.map((o) => ({ ...o }));
+    this.metadata = Object.fromEntries(graph.metadata);
+    this.peakBytes = 0;
+  }
+
+  /** One entry per node: { name, opType, domain, inputs, outputs, attributes }. */
+  get layers() {
+    return this.#order.map((n) => ({ name: n.name, opType: n.opType, domain: n.domain, inputs: n.inputs.slice(), outputs: n.outputs.slice(), attributes: { ...n.attributes } }));
+  }
+
+  #input(spec, value) {
+    const where = `run: input "${spec.name}"`;
+    if (value instanceof QTensor) {
+      return { kind: 'q', q: value.clone() };
+    }
+    const data = value?.data ?? value;
+    if (!(data instanceof Float32Array) && !(data instanceof Uint8Array) && !(data instanceof Int8Array)) {
+      throw new TypeError(`${where} must be a Float32Array, a QTensor or { data, dims }, got ${value?.constructor?.name ?? typeof value}`);
+    }
+    const dtype = data instanceof Float32Array ? 'float32' : data instanceof Uint8Array ? 'uint8' : 'int8';
+    if (dtype !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype}, got ${dtype}`);
+    const dims = value?.dims ?? spec.dims.map((d) => {
+      if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
+      return d;
+    });
+    const expected = dims.reduce((a, b) => a * b, 1);
+    if (data.length !== expected) throw new RangeError(`${where} has ${data.length} values, its shape [${dims}] needs ${expected}`);
+    spec.dims.forEach((d, i) => {
+      if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
+    });
+    return host(dtype, dims.slice(), data);
+  }
+
+  /**
+   * Runs the model. feeds: { inputName: Float32Array | QTensor | { data, dims } }. Returns
+   * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too).
+   */
+  async run(feeds, { intermediates = false } = {}) {
+    if (this.#disposed) throw new Error('Model.run: the model was disposed');
+    if (feeds === null || typeof feeds !== 'object') throw new TypeError('Model.run: feeds must be { inputName: data }');
+    for (const name of Object.keys(feeds)) {
+      if (!this.inputs.some((i) => i.name === name)) throw new RangeError(`Model.run: the model has no input "${name}"; its inputs are ${this.inputs.map((i) => `"${i.name}"`).join(', ')}`);
+    }
+    const values = new Map();
+    const baseline = qw.memoryStats().liveBytes;
+    let peak = 0;
+    const release = (name) => {
+      const v = values.get(name);
+      if (v?.kind === 'q') v.q.dispose();
+      values.delete(name);
+    };
+    const captured = {};
+    try {
+      for (const spec of this.inputs) {
+        if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
+        values.set(spec.name, this.#input(spec, feeds[spec.name]));
+      }
+      const lookup = (name, node) => {
+        if (name === '') return undefined;
+        if (values.has(name)) return values.get(name);
+        const init = this.#graph.initializers.get(name);
+        if (init) return host(init.dtype, init.dims, init.data);
+        throw new ModelFormatError(`node "${node.name}" reads "${name}", which has no value`);
+      };
+      for (let i = 0; i < this.#order.length; i++) {
+        const node = this.#order[i];
+        this.#ctx.node = node;
+        const outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
+        node.outputs.forEach((name, k) => {
+          if (name !== '' && outs[k] !== undefined) {
+            values.set(name, outs[k]);
+            if (intermediates) captured[name] = snapshot(outs[k]);
+          }
+        });
+        peak = Math.max(peak, qw.memoryStats().liveBytes - baseline);
+        for (const name of new Set(node.inputs)) {
+          if (this.#lastUse.get(name) === i && values.has(name) && !this.inputs.some((s) => s.name === name)) release(name);
+        }
+        for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
+      }
+      const result = {};
+      for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name));
+      this.peakBytes = Math.max(this.peakBytes, peak);
+      return intermediates ? { ...result, intermediates: captured } : result;
+    } finally {
+      for (const name of [...values.keys()]) release(name);
+    }
+  }
+
+  /** Frees the packed weights. Idempotent; later runs throw. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const p of this.#ctx.prepared.values()) p.dispose();
+    this.#ctx.prepared.clear();
+  }
+}
+
+if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
+
+/** A value copied out to the host: { dtype, dims, data }. */
+function snapshot(v) {
+  const h = toHost(v);
+  return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data: h.data };
+}

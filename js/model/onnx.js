@@ -1,0 +1,184 @@
+// Reading ONNX files: protobufjs (the maintained protobuf library) over a schema with the official
+// onnx.proto field numbers, then a validated plain-object graph. Every size is checked against the
+// bytes that are actually there before anything is allocated, so truncated, malformed or hostile
+// files end in an Error naming the problem, never in a crash or a giant allocation.
+import protobuf from 'protobufjs/light.js';
+
+const f = (type, id, rule) => (rule ? { type, id, rule } : { type, id });
+
+// The part of onnx.proto (https://github.com/onnx/onnx/blob/main/onnx/onnx.proto) qwasm reads; the
+// field numbers are the official ones.
+const SCHEMA = {
+  nested: {
+    onnx: {
+      nested: {
+        ModelProto: {
+          fields: {
+            irVersion: f('int64', 1), opsetImport: f('OperatorSetIdProto', 8, 'repeated'), producerName: f('string', 2),
+            producerVersion: f('string', 3), domain: f('string', 4), modelVersion: f('int64', 5), docString: f('string', 6),
+            graph: f('GraphProto', 7), metadataProps: f('StringStringEntryProto', 14, 'repeated'),
+          },
+        },
+        OperatorSetIdProto: { fields: { domain: f('string', 1), version: f('int64', 2) } },
+        StringStringEntryProto: { fields: { key: f('string', 1), value: f('string', 2) } },
+        GraphProto: {
+          fields: {
+            node: f('NodeProto', 1, 'repeated'), name: f('string', 2), initializer: f('TensorProto', 5, 'repeated'),
+            docString: f('string', 10), input: f('ValueInfoProto', 11, 'repeated'), output: f('ValueInfoProto', 12, 'repeated'),
+            valueInfo: f('ValueInfoProto', 13, 'repeated'),
+          },
+        },
+        NodeProto: {
+          fields: {
+            input: f('string', 1, 'repeated'), output: f('string', 2, 'repeated'), name: f('string', 3), opType: f('string', 4),
+            domain: f('string', 7), attribute: f('AttributeProto', 5, 'repeated'), docString: f('string', 6),
+          },
+        },
+        AttributeProto: {
+          fields: {
+            name: f('string', 1), refAttrName: f('string', 21), docString: f('string', 13), type: f('int32', 20), f: f('float', 2),
+            i: f('int64', 3), s: f('bytes', 4), t: f('TensorProto', 5), g: f('GraphProto', 6), floats: f('float', 7, 'repeated'),
+            ints: f('int64', 8, 'repeated'), strings: f('bytes', 9, 'repeated'), tensors: f('TensorProto', 10, 'repeated'),
+          },
+        },
+        TensorProto: {
+          fields: {
+            dims: f('int64', 1, 'repeated'), dataType: f('int32', 2), floatData: f('float', 4, 'repeated'),
+            int32Data: f('int32', 5, 'repeated'), stringData: f('bytes', 6, 'repeated'), int64Data: f('int64', 7, 'repeated'),
+            name: f('string', 8), docString: f('string', 12), rawData: f('bytes', 9), dataLocation: f('int32', 14),
+            doubleData: f('double', 10, 'repeated'), uint64Data: f('uint64', 11, 'repeated'),
+          },
+        },
+        ValueInfoProto: { fields: { name: f('string', 1), type: f('TypeProto', 2), docString: f('string', 3) } },
+        TypeProto: {
+          fields: { tensorType: f('TypeProtoTensor', 1) },
+        },
+        TypeProtoTensor: { fields: { elemType: f('int32', 1), shape: f('TensorShapeProto', 2) } },
+        TensorShapeProto: { fields: { dim: f('Dimension', 1, 'repeated') } },
+        Dimension: { fields: { dimValue: f('int64', 1), dimParam: f('string', 2) } },
+      },
+    },
+  },
+};
+
+const ModelProto = protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
+
+/** ONNX TensorProto.DataType codes qwasm handles, with their element types. */
+export const ONNX_DTYPES = Object.freeze({
+  1: { name: 'float32', Array: Float32Array, bytes: 4 },
+  2: { name: 'uint8', Array: Uint8Array, bytes: 1 },
+  3: { name: 'int8', Array: Int8Array, bytes: 1 },
+  6: { name: 'int32', Array: Int32Array, bytes: 4 },
+  7: { name: 'int64', Array: BigInt64Array, bytes: 8 },
+  9: { name: 'bool', Array: Uint8Array, bytes: 1 },
+});
+
+/** Largest tensor qwasm accepts from a file: 2^28 elements. */
+const MAX_ELEMENTS = 2 ** 28;
+
+export class ModelFormatError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ModelFormatError';
+  }
+}
+
+/** A protobuf int64 (number or Long) as a safe JS number, or an error naming where it came from. */
+function int64(v, where) {
+  const n = typeof v === 'number' ? v : v == null ? 0 : Number(v.toString());
+  if (!Number.isSafeInteger(n)) throw new ModelFormatError(`${where}: integer ${v} is out of range`);
+  return n;
+}
+
+function checkDims(dims, where) {
+  let numel = 1;
+  const out = dims.map((d, i) => {
+    const n = int64(d, `${where} dims[${i}]`);
+    if (n < 0) throw new ModelFormatError(`${where}: dimension ${i} is negative (${n})`);
+    numel *= n;
+    return n;
+  });
+  if (numel > MAX_ELEMENTS) throw new ModelFormatError(`${where}: ${numel} elements (dims [${out}]) exceed the limit of ${MAX_ELEMENTS}`);
+  return { dims: out, numel };
+}
+
+/** The values of a TensorProto as a typed array, checked against its dims. */
+export function tensorValues(t, where) {
+  const dtype = ONNX_DTYPES[t.dataType];
+  if (dtype === undefined) throw new ModelFormatError(`${where}: tensor data type ${t.dataType} is not supported`);
+  if (t.dataLocation === 1) throw new ModelFormatError(`${where}: external tensor data is not supported; embed the weights in the file`);
+  const { dims, numel } = checkDims(t.dims ?? [], where);
+  let data;
+  if (t.rawData && t.rawData.length > 0) {
+    if (t.rawData.length !== numel * dtype.bytes) {
+      throw new ModelFormatError(`${where}: raw_data holds ${t.rawData.length} bytes, dims [${dims}] of ${dtype.name} need ${numel * dtype.bytes}`);
+    }
+    const copy = new Uint8Array(t.rawData); // aligned copy
+    data = new dtype.Array(copy.buffer, 0, numel);
+  } else {
+    const source =
+      t.dataType === 1 ? t.floatData : t.dataType === 7 ? t.int64Data : [2, 3, 6, 9].includes(t.dataType) ? t.int32Data : [];
+    if ((source?.length ?? 0) !== numel) {
+      throw new ModelFormatError(`${where}: holds ${source?.length ?? 0} values, dims [${dims}] need ${numel}`);
+    }
+    data = new dtype.Array(numel);
+    for (let i = 0; i < numel; i++) data[i] = t.dataType === 7 ? BigInt(source[i].toString()) : source[i];
+  }
+  return { dtype: dtype.name, dims, data };
+}
+
+function attributeValue(a, where) {
+  switch (a.type) {
+    case 1: return a.f;
+    case 2: return int64(a.i, where);
+    case 3: return new TextDecoder().decode(a.s);
+    case 4: return tensorValues(a.t ?? {}, where);
+    case 6: return a.floats.slice();
+    case 7: return a.ints.map((v, i) => int64(v, `${where}[${i}]`));
+    case 8: return a.strings.map((s) => new TextDecoder().decode(s));
+    default: throw new ModelFormatError(`${where}: attribute type ${a.type} is not supported`);
+  }
+}
+
+function valueInfo(v, where) {
+  const tt = v.type?.tensorType;
+  if (!tt) throw new ModelFormatError(`${where} "${v.name}": only tensor inputs and outputs are supported`);
+  const dtype = ONNX_DTYPES[tt.elemType]?.name;
+  if (dtype === undefined) throw new ModelFormatError(`${where} "${v.name}": element type ${tt.elemType} is not supported`);
+  const dims = (tt.shape?.dim ?? []).map((d, i) => (d.dimParam ? d.dimParam : int64(d.dimValue, `${where} "${v.name}" dim ${i}`)));
+  return { name: v.name, dtype, dims };
+}
+
+/**
+ * Decodes and validates an ONNX ModelProto. Returns { irVersion, opsets: Map(domain -> version),
+ * metadata: Map, inputs, outputs, initializers: Map(name -> {dtype, dims, data}), nodes }.
+ */
+export function decodeOnnx(bytes) {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL');
+  let m;
+  try {
+    m = ModelProto.decode(bytes);
+  } catch (error) {
+    throw new ModelFormatError(`malformed ONNX file: ${error.message}`);
+  }
+  const g = m.graph;
+  if (!g || !g.node) throw new ModelFormatError('malformed ONNX file: no graph');
+  const opsets = new Map();
+  for (const o of m.opsetImport ?? []) opsets.set(o.domain || '', int64(o.version, 'opset_import'));
+  if (!opsets.has('')) throw new ModelFormatError('malformed ONNX file: no opset for the default ONNX domain');
+  const initializers = new Map();
+  for (const t of g.initializer ?? []) {
+    if (!t.name) throw new ModelFormatError('malformed ONNX file: an initializer has no name');
+    initializers.set(t.name, tensorValues(t, `initializer "${t.name}"`));
+  }
+  const nodes = (g.node ?? []).map((n, index) => {
+    const name = n.name || `${n.opType}_${index}`;
+    const attributes = {};
+    for (const a of n.attribute ?? []) attributes[a.name] = attributeValue(a, `node "${name}" attribute ${a.name}`);
+    return { name, opType: n.opType, domain: n.domain || '', inputs: n.input.slice(), outputs: n.output.slice(), attributes };
+  });
+  const metadata = new Map((m.metadataProps ?? []).map((p) => [p.key, p.value]));
+  const inputs = (g.input ?? []).filter((v) => !initializers.has(v.name)).map((v) => valueInfo(v, 'graph input'));
+  const outputs = (g.output ?? []).map((v) => valueInfo(v, 'graph output'));
+  return { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes };
+}

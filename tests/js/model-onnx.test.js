@@ -1,0 +1,124 @@
+// loadModel on real ONNX files: the ONNX conformance data (Debian libonnx-testdata, as JSON under
+// tests/fixtures/onnx) rebuilt as single-node .onnx files with protobufjs and run end to end through
+// decoding, validation and the kernels; plus every kind of bad input.
+import assert from 'node:assert/strict';
+import { afterEach, before, test } from 'node:test';
+import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
+import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
+
+failOnLeaks(before, afterEach);
+
+const ELEM = { float32: 'FLOAT', uint8: 'UINT8', int8: 'INT8', int32: 'INT32', int64: 'INT64' };
+
+/** The conformance case as an .onnx file whose first input is a graph input and the rest initializers. */
+function modelOf(c, graphInputs = 1) {
+  const present = c.inputs;
+  return singleNodeModel({
+    opType: c.node.op_type,
+    domain: c.node.domain,
+    opset: c.opset,
+    inputs: present.slice(0, graphInputs).map((t) => ({ name: t.name, elemType: ELEM[t.dtype], dims: t.dims })),
+    initializers: present.slice(graphInputs).map((t) => ({ name: t.name, elemType: ELEM[t.dtype], dims: t.dims, data: t.data })),
+    nodeInputs: c.node.inputs,
+    outputs: c.outputs.map((o) => ({ name: o.name, elemType: ELEM[o.dtype], dims: o.dims })),
+    attributes: c.node.attributes,
+  });
+}
+
+const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array };
+
+for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_dequantizelinear', 'test_dequantizelinear_axis',
+  'test_qlinearmatmul_2D', 'test_qlinearmatmul_3D', 'test_qlinearconv', 'test_matmulinteger', 'test_convinteger_with_padding',
+  'test_convinteger_without_padding', 'test_basic_convinteger', 'test_dynamicquantizelinear',
+  'test_dynamicquantizelinear_max_adjusted', 'test_dynamicquantizelinear_min_adjusted']) {
+  test(`loadModel runs ${name} bit for bit`, async () => {
+    const c = fixture(`onnx/${name}.json`);
+    const model = await qwasm.loadModel(modelOf(c));
+    try {
+      const x = c.inputs[0];
+      const out = await model.run({ [x.name]: { data: ARRAYS[x.dtype].from(x.data), dims: x.dims } });
+      for (const o of c.outputs) {
+        assertBitEqual(assert, Array.from(out[o.name].data, Number), o.data, `${name} ${o.name}`);
+        assert.deepEqual(out[o.name].dims, o.dims);
+      }
+    } finally {
+      model.dispose();
+    }
+  });
+}
+
+test('the model object: inputs, outputs, layers, dispose', async () => {
+  const c = fixture('onnx/test_qlinearconv.json');
+  const model = await qwasm.loadModel(modelOf(c));
+  assert.deepEqual(model.inputs, [{ name: 'x', dtype: 'uint8', dims: [1, 1, 7, 7] }]);
+  assert.deepEqual(model.outputs, [{ name: 'y', dtype: 'uint8', dims: [1, 1, 7, 7] }]);
+  assert.equal(model.layers[0].opType, 'QLinearConv');
+  assert.equal(model.semantics, 'onnx');
+  const x = Uint8Array.from(c.inputs[0].data);
+  await assert.rejects(model.run({ x: x.subarray(1) }), /run: input "x" has 48 values, its shape \[1,1,7,7\] needs 49/);
+  await assert.rejects(model.run({ x: Float32Array.from(x) }), /run: input "x" must be uint8, got float32/);
+  await assert.rejects(model.run({ x: { data: x, dims: [1, 1, 49, 1] } }), /run: input "x": dimension 2 is 49, the model expects 7/);
+  await assert.rejects(model.run({}), /run: input "x" is missing/);
+  await assert.rejects(model.run({ x, y: x }), /the model has no input "y"; its inputs are "x"/);
+  await assert.rejects(model.run({ x: 'pixels' }), /run: input "x" must be a Float32Array, a QTensor or \{ data, dims \}, got String/);
+  model.dispose();
+  model.dispose();
+  await assert.rejects(model.run({ x }), /Model\.run: the model was disposed/);
+});
+
+test('unsupported operators are named with their node and opset', async () => {
+  const bytes = singleNodeModel({
+    opType: 'Einsum', opset: 12, inputs: [{ name: 'a', elemType: 'FLOAT', dims: [2] }], initializers: [],
+    outputs: [{ name: 'b', elemType: 'FLOAT', dims: [2] }], attributes: { equation: 'i->i' },
+  });
+  await assert.rejects(qwasm.loadModel(bytes), /unsupported operator Einsum \(node "Einsum_node", opset 12\)/);
+});
+
+test('truncated, corrupted and hostile files end in an error, never a crash', async () => {
+  const good = modelOf(fixture('onnx/test_qlinearconv.json'));
+  await assert.rejects(qwasm.loadModel(good.subarray(0, good.length - 7)), /malformed ONNX file|raw_data|holds|no graph/);
+  await assert.rejects(qwasm.loadModel(new Uint8Array([8, 1, 18, 200])), /malformed ONNX file/);
+  await assert.rejects(qwasm.loadModel(new Uint8Array(0)), /malformed ONNX file: no graph/);
+  await assert.rejects(qwasm.loadModel('/no/such/model.onnx'), /loadModel: could not read \/no\/such\/model\.onnx/);
+  await assert.rejects(qwasm.loadModel(42), /loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL/);
+  // An initializer declaring 2^40 elements with 4 bytes of data: rejected before any allocation.
+  const hostile = singleNodeModel({
+    opType: 'Identity', opset: 13, inputs: [], initializers: [{ name: 'a', elemType: 'FLOAT', dims: [1], data: [1] }],
+    outputs: [{ name: 'b', elemType: 'FLOAT', dims: [1] }], attributes: {},
+  });
+  const patched = Uint8Array.from(hostile);
+  const at = patched.findIndex((v, i) => v === 0x08 && patched[i + 1] === 0x01 && patched[i + 2] === 0x10); // dims: [1], data_type
+  assert.ok(at > 0, 'found the initializer dims');
+  const huge = new Uint8Array([...patched.subarray(0, at), 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, ...patched.subarray(at + 2)]);
+  await assert.rejects(qwasm.loadModel(huge), /elements .* exceed the limit|malformed ONNX file/);
+});
+
+test('fuzz: thousands of truncated and bit-flipped files give a clean error or a correct run', async () => {
+  const c = fixture('onnx/test_qlinearconv.json');
+  const good = modelOf(c);
+  const x = Uint8Array.from(c.inputs[0].data);
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 16777216;
+  let errors = 0;
+  let runs = 0;
+  for (let i = 0; i < 3000; i++) {
+    const bytes = Uint8Array.from(good.subarray(0, i % 3 === 0 ? Math.floor(rand() * good.length) : good.length)); // a copy
+    const flips = i % 3 === 0 ? 0 : 1 + Math.floor(rand() * 4);
+    for (let f = 0; f < flips; f++) bytes[Math.floor(rand() * bytes.length)] ^= 1 << Math.floor(rand() * 8);
+    let model;
+    try {
+      model = await qwasm.loadModel(bytes);
+      const out = await model.run({ x });
+      assert.ok(out && typeof out === 'object');
+      runs++;
+    } catch (error) {
+      assert.ok(error instanceof Error, `iteration ${i}: threw ${error}`);
+      assert.ok(!(error instanceof WebAssembly.RuntimeError), `iteration ${i}: a wasm trap: ${error.message}`);
+      assert.ok(!/Maximum call stack|out of memory|is not a function|Cannot read prop/.test(error.message), `iteration ${i}: ${error.message}`);
+      errors++;
+    } finally {
+      model?.dispose();
+    }
+  }
+  assert.ok(errors > 100 && runs > 10, `${errors} clean errors, ${runs} runs`);
+});
