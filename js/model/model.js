@@ -39,7 +39,7 @@ async function readSource(source) {
 /** Loads an ONNX model. options: { semantics: 'onnx' | 'pytorch-qnnpack' } overrides the file's. */
 export async function loadModel(source, options = {}) {
   const bytes = await readSource(source);
-  return new Model(decodeOnnx(bytes), options);
+  return new Model(await decodeOnnx(bytes), options);
 }
 
 export class Model {

@@ -2,7 +2,19 @@
 // onnx.proto field numbers, then a validated plain-object graph. Every size is checked against the
 // bytes that are actually there before anything is allocated, so truncated, malformed or hostile
 // files end in an Error naming the problem, never in a crash or a giant allocation.
-import protobuf from 'protobufjs/light.js';
+// protobufjs is resolved when the first model loads, not when qwasm is imported: bundlers and Node
+// resolve the bare specifier; a page without a bundler can load protobufjs's own browser build
+// (dist/light/protobuf.min.js) with a <script> tag, which sets globalThis.protobuf.
+let modelProto = null;
+async function modelProtoType() {
+  if (modelProto === null) {
+    const protobuf = globalThis.protobuf?.Root
+      ? globalThis.protobuf
+      : await import(/* @vite-ignore */ 'protobufjs/light.js').then((m) => m.default ?? m);
+    modelProto = protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
+  }
+  return modelProto;
+}
 
 const f = (type, id, rule) => (rule ? { type, id, rule } : { type, id });
 
@@ -61,7 +73,6 @@ const SCHEMA = {
   },
 };
 
-const ModelProto = protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
 
 /** ONNX TensorProto.DataType codes qwasm handles, with their element types. */
 export const ONNX_DTYPES = Object.freeze({
@@ -153,8 +164,9 @@ function valueInfo(v, where) {
  * Decodes and validates an ONNX ModelProto. Returns { irVersion, opsets: Map(domain -> version),
  * metadata: Map, inputs, outputs, initializers: Map(name -> {dtype, dims, data}), nodes }.
  */
-export function decodeOnnx(bytes) {
+export async function decodeOnnx(bytes) {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL');
+  const ModelProto = await modelProtoType();
   let m;
   try {
     m = ModelProto.decode(bytes);
