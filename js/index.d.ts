@@ -1227,4 +1227,77 @@ export function fakeQuantizePerChannel(
 ): OwnedFloat32Array;
 
 // Only the declarations marked `export` are exported (a .d.ts module otherwise exports every declaration).
+// ---- models ------------------------------------------------------------------------------------
+
+/** The element types a model's inputs and outputs can have. */
+export type ModelDtype = 'float32' | 'uint8' | 'int8' | 'int32' | 'int64' | 'bool';
+
+/** A model input or output: name, element type and dimensions (symbolic ones as their names). */
+export interface ModelValueInfo {
+  readonly name: string;
+  readonly dtype: ModelDtype;
+  readonly dims: ReadonlyArray<number | string>;
+}
+
+/** A tensor returned by Model.run. */
+export interface ModelTensor {
+  readonly dtype: ModelDtype;
+  readonly dims: number[];
+  readonly data: Float32Array | Uint8Array | Int8Array | Int32Array | BigInt64Array;
+}
+
+/** One node of the graph, as Model.layers lists it. */
+export interface ModelLayer {
+  readonly name: string;
+  readonly opType: string;
+  readonly domain: string;
+  readonly inputs: string[];
+  readonly outputs: string[];
+  readonly attributes: Record<string, unknown>;
+}
+
+/** What a model input accepts: data with the model's static shape, an explicit shape, or a QTensor. */
+export type ModelFeed = Float32Array | Uint8Array | Int8Array | QTensor | { data: Float32Array | Uint8Array | Int8Array; dims: number[] };
+
+/** Options of loadModel. */
+export interface LoadModelOptions {
+  /**
+   * The rounding rules to run with: 'onnx' (the ONNX specification) or 'pytorch-qnnpack' (PyTorch's qnnpack
+   * engine, as tools/export_torch.py records in the file's metadata "qwasm.semantics"). Default: the file's, else 'onnx'.
+   */
+  semantics?: 'onnx' | 'pytorch-qnnpack';
+}
+
+/** A loaded ONNX model. */
+export class Model {
+  private constructor();
+  /** The graph inputs (initializers excluded). */
+  readonly inputs: ReadonlyArray<ModelValueInfo>;
+  readonly outputs: ReadonlyArray<ModelValueInfo>;
+  /** The file's metadata_props. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The semantics the model runs with. */
+  readonly semantics: 'onnx' | 'pytorch-qnnpack';
+  /** The most wasm memory a run has held for activations so far, in bytes. */
+  readonly peakBytes: number;
+  /** One entry per node, in execution order. */
+  readonly layers: ModelLayer[];
+  /**
+   * Runs the model. Throws for a missing, unknown or mis-shaped input (naming it) and for a disposed model.
+   * With { intermediates: true } the result also holds every node output under `intermediates`.
+   */
+  run(feeds: Record<string, ModelFeed>, options?: { intermediates?: false }): Promise<Record<string, ModelTensor>>;
+  run(feeds: Record<string, ModelFeed>, options: { intermediates: true }): Promise<Record<string, ModelTensor> & { intermediates: Record<string, ModelTensor> }>;
+  /** Frees the packed weights. Idempotent; later runs throw. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * Loads an ONNX model from bytes, an ArrayBuffer, or a URL / path (fetched, or read from disk in Node).
+ * Malformed, truncated or hostile files, unsupported operators (named with node and opset) and unreadable sources
+ * are rejected with an Error.
+ */
+export function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options?: LoadModelOptions): Promise<Model>;
+
 export {};

@@ -1,5 +1,6 @@
 // Type-level test of js/index.d.ts. Only type-checked (npx tsc -p tests/types/tsconfig.json), never run.
 // Correct usage must compile; every `@ts-expect-error` line is misuse the declarations must reject.
+import * as qwasm from '../../js/index.js';
 import {
   DTYPES,
   FLOAT32_EPS,
@@ -943,3 +944,24 @@ fakeQuantizePerChannel([1, 2], [0.1, 0.2], [0, 0], 0, 255);
 fakeQuantizePerChannel([1, 2], [2], 0.1, [0, 0], 0, 0, 255);
 // @ts-expect-error the result is a Float32Array, not a QTensor
 fakeQuantize([1], 0.1, 0, 0, 255).dispose();
+
+// ---- models ----
+async function models(): Promise<void> {
+  const model: qwasm.Model = await qwasm.loadModel(new Uint8Array(0), { semantics: 'pytorch-qnnpack' });
+  const names: string[] = model.inputs.map((i) => i.name);
+  const out = await model.run({ [names[0]]: new Float32Array(64) });
+  const logits: ModelTensorData = out.y.data;
+  const withInner = await model.run({ x: { data: new Uint8Array(4), dims: [1, 4] } }, { intermediates: true });
+  const inner: Record<string, qwasm.ModelTensor> = withInner.intermediates;
+  const peak: number = model.peakBytes;
+  model.dispose();
+  // @ts-expect-error unknown semantics
+  await qwasm.loadModel('m.onnx', { semantics: 'tflite' });
+  // @ts-expect-error numbers are not models
+  await qwasm.loadModel(42);
+  // @ts-expect-error the constructor is internal
+  new qwasm.Model();
+  void [logits, inner, peak];
+}
+type ModelTensorData = qwasm.ModelTensor['data'];
+void models;
