@@ -406,6 +406,183 @@ function convInteger(ctx, [x, wv, xz, wz], attrs) {
   }
 }
 
+// ---- float (and index) operators on host data -----------------------------------------------
+
+function broadcastDims(a, b, w) {
+  const rank = Math.max(a.length, b.length);
+  const out = [];
+  for (let i = 0; i < rank; i++) {
+    const x = a[a.length - rank + i] ?? 1;
+    const y = b[b.length - rank + i] ?? 1;
+    if (x !== y && x !== 1 && y !== 1) throw new ModelFormatError(`${w}: shapes [${a}] and [${b}] do not broadcast`);
+    out.push(x === 1 ? y : x);
+  }
+  return out;
+}
+
+/** Flat source index of each output element of a broadcast. */
+function broadcastIndex(dims, src) {
+  const rank = dims.length;
+  const s = [...new Array(rank - src.length).fill(1), ...src];
+  const strides = new Array(rank);
+  let acc = 1;
+  for (let k = rank - 1; k >= 0; k--) {
+    strides[k] = s[k] === 1 ? 0 : acc;
+    acc *= s[k];
+  }
+  const n = numel(dims);
+  const out = new Int32Array(n);
+  const pos = new Array(rank).fill(0);
+  for (let i = 0; i < n; i++) {
+    let off = 0;
+    for (let k = 0; k < rank; k++) off += pos[k] * strides[k];
+    out[i] = off;
+    for (let k = rank - 1; k >= 0; k--) {
+      if (++pos[k] < dims[k]) break;
+      pos[k] = 0;
+    }
+  }
+  return out;
+}
+
+function binaryHost(fn, fnBig) {
+  return (ctx, [a, b]) => {
+    const w = where(ctx.node);
+    const x = toHost(a);
+    const y = toHost(b);
+    if (x.dtype !== y.dtype) throw new ModelFormatError(`${w}: input types ${x.dtype} and ${y.dtype} differ`);
+    const dims = broadcastDims(x.dims, y.dims, w);
+    const ia = broadcastIndex(dims, x.dims);
+    const ib = broadcastIndex(dims, y.dims);
+    const out = new ARRAY[x.dtype](ia.length);
+    const op = x.dtype === 'int64' ? fnBig : fn;
+    for (let i = 0; i < out.length; i++) out[i] = op(x.data[ia[i]], y.data[ib[i]]);
+    return [host(x.dtype, dims, out)];
+  };
+}
+
+function transpose(ctx, [x], attrs) {
+  const h = toHost(x);
+  const rank = h.dims.length;
+  const perm = attrs.perm ?? [...Array(rank).keys()].reverse();
+  const dims = perm.map((p) => h.dims[p]);
+  const inStrides = new Array(rank);
+  let acc = 1;
+  for (let k = rank - 1; k >= 0; k--) {
+    inStrides[k] = acc;
+    acc *= h.dims[k];
+  }
+  const out = new ARRAY[h.dtype](h.data.length);
+  const pos = new Array(rank).fill(0);
+  for (let i = 0; i < out.length; i++) {
+    let off = 0;
+    for (let k = 0; k < rank; k++) off += pos[k] * inStrides[perm[k]];
+    out[i] = h.data[off];
+    for (let k = rank - 1; k >= 0; k--) {
+      if (++pos[k] < dims[k]) break;
+      pos[k] = 0;
+    }
+  }
+  return [host(h.dtype, dims, out)];
+}
+
+function concat(ctx, inputs, attrs) {
+  const w = where(ctx.node);
+  const hs = inputs.map(toHost);
+  const rank = hs[0].dims.length;
+  const axis = (attrs.axis ?? 0) < 0 ? attrs.axis + rank : attrs.axis ?? 0;
+  const outer = numel(hs[0].dims.slice(0, axis));
+  const dims = hs[0].dims.slice();
+  dims[axis] = hs.reduce((s, h) => s + h.dims[axis], 0);
+  const out = new ARRAY[hs[0].dtype](numel(dims));
+  let at = 0;
+  for (let o = 0; o < outer; o++) {
+    for (const h of hs) {
+      if (h.dtype !== hs[0].dtype) throw new ModelFormatError(`${w}: inputs of different types`);
+      const run = numel(h.dims.slice(axis));
+      out.set(h.data.subarray(o * run, (o + 1) * run), at);
+      at += run;
+    }
+  }
+  return [host(hs[0].dtype, dims, out)];
+}
+
+/** Float matrix product of [m, k] x [k, n] blocks (row-major). */
+function matmulFloat(a, b, m, k, n, out, outOffset) {
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let s = 0;
+      for (let p = 0; p < k; p++) s += a[i * k + p] * b[p * n + j];
+      out[outOffset + i * n + j] = s;
+    }
+  }
+}
+
+function matmulHost(ctx, [a, b]) {
+  const w = where(ctx.node);
+  const x = toHost(a);
+  const y = toHost(b);
+  if (x.dims.length !== 2 || y.dims.length !== 2) throw new UnsupportedError(`${w}: only 2-D float MatMul is supported`);
+  const [m, k] = x.dims;
+  const [k2, n] = y.dims;
+  if (k !== k2) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}] do not multiply`);
+  const out = new Float32Array(m * n);
+  matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0);
+  return [host('float32', [m, n], out)];
+}
+
+function gemm(ctx, [a, b, c], attrs) {
+  const w = where(ctx.node);
+  let x = toHost(a);
+  let y = toHost(b);
+  if (attrs.transA) [x] = transpose(ctx, [x], {});
+  if (attrs.transB) [y] = transpose(ctx, [y], {});
+  const [m, k] = x.dims;
+  const n = y.dims[1];
+  if (y.dims[0] !== k) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}] do not multiply`);
+  const out = new Float32Array(m * n);
+  matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0);
+  const alpha = attrs.alpha ?? 1;
+  const beta = attrs.beta ?? 1;
+  const bias = c ? toHost(c) : null;
+  const ib = bias ? broadcastIndex([m, n], bias.dims) : null;
+  for (let i = 0; i < out.length; i++) out[i] = alpha * out[i] + (bias ? beta * bias.data[ib[i]] : 0);
+  return [host('float32', [m, n], out)];
+}
+
+function globalAveragePool(ctx, [x]) {
+  const h = toHost(x);
+  const [nb, c] = h.dims;
+  const hw = numel(h.dims.slice(2));
+  const d = floatData(h, where(ctx.node));
+  const out = new Float32Array(nb * c);
+  for (let i = 0; i < nb * c; i++) {
+    let s = 0;
+    for (let p = 0; p < hw; p++) s += d[i * hw + p];
+    out[i] = s / hw;
+  }
+  return [host('float32', [nb, c, ...h.dims.slice(2).map(() => 1)], out)];
+}
+
+function squeezeLike(unsqueeze) {
+  return (ctx, [x, axesV], attrs) => {
+    const dims = dimsOf(x);
+    const axes = axesV ? Array.from(toHost(axesV).data, Number) : attrs.axes ?? [];
+    let out;
+    if (unsqueeze) {
+      const rank = dims.length + axes.length;
+      const norm = axes.map((a) => (a < 0 ? a + rank : a));
+      out = [];
+      let j = 0;
+      for (let k = 0; k < rank; k++) out.push(norm.includes(k) ? 1 : dims[j++]);
+    } else {
+      const norm = axes.map((a) => (a < 0 ? a + dims.length : a));
+      out = dims.filter((d, k) => (norm.length ? !norm.includes(k) : d !== 1));
+    }
+    return reshapeLike(ctx, x, out);
+  };
+}
+
 /** The operator table: [domain, op type] -> implementation. */
 export const KERNELS = new Map([
   ['QuantizeLinear', quantizeLinear],
@@ -433,6 +610,19 @@ export const KERNELS = new Map([
   ['DynamicQuantizeLinear', dynamicQuantizeLinear],
   ['MatMulInteger', matMulInteger],
   ['ConvInteger', convInteger],
+  ['Add', binaryHost((a, b) => a + b, (a, b) => a + b)],
+  ['Sub', binaryHost((a, b) => a - b, (a, b) => a - b)],
+  ['Mul', binaryHost((a, b) => a * b, (a, b) => a * b)],
+  ['Div', binaryHost((a, b) => a / b, (a, b) => a / b)],
+  ['Transpose', transpose],
+  ['Concat', concat],
+  ['MatMul', matmulHost],
+  ['Gemm', gemm],
+  ['GlobalAveragePool', globalAveragePool],
+  ['HardSigmoid', (ctx, [x], attrs) => floatUnary((v) => Math.max(0, Math.min(1, (attrs.alpha ?? 0.2) * v + (attrs.beta ?? 0.5))))(ctx, [x])],
+  ['HardSwish', floatUnary((v) => v * Math.max(0, Math.min(1, v / 6 + 0.5)))],
+  ['Squeeze', squeezeLike(false)],
+  ['Unsqueeze', squeezeLike(true)],
 ]);
 
 export function kernelFor(node) {

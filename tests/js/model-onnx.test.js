@@ -122,3 +122,46 @@ test('fuzz: thousands of truncated and bit-flipped files give a clean error or a
   }
   assert.ok(errors > 100 && runs > 10, `${errors} clean errors, ${runs} runs`);
 });
+
+/** A one-node float model run on `x`: returns the output data. */
+async function runFloatNode(opType, x, dims, outDims, { attributes = {}, initializers = [], nodeInputs } = {}) {
+  const bytes = singleNodeModel({
+    opType, opset: 13, inputs: [{ name: 'x', elemType: 'FLOAT', dims }], initializers,
+    nodeInputs: nodeInputs ?? ['x', ...initializers.map((t) => t.name)], outputs: [{ name: 'y', elemType: 'FLOAT', dims: outDims }], attributes,
+  });
+  const model = await qwasm.loadModel(bytes);
+  try {
+    const out = await model.run({ x: { data: Float32Array.from(x), dims } });
+    assert.deepEqual(out.y.dims, outDims, `${opType} output shape`);
+    return Array.from(out.y.data);
+  } finally {
+    model.dispose();
+  }
+}
+
+test('the float operators around quantized layers', async () => {
+  const f = (name, dims, data) => ({ name, elemType: 'FLOAT', dims, data });
+  const i64 = (name, data) => ({ name, elemType: 'INT64', dims: [data.length], data: data.map(BigInt) });
+  assert.deepEqual(await runFloatNode('Add', [1, 2, 3, 4], [2, 2], [2, 2], { initializers: [f('b', [2], [10, 20])] }), [11, 22, 13, 24]);
+  assert.deepEqual(await runFloatNode('Mul', [1, 2, 3, 4], [2, 2], [2, 2], { initializers: [f('b', [2, 1], [2, 3])] }), [2, 4, 9, 12]);
+  assert.deepEqual(await runFloatNode('Transpose', [1, 2, 3, 4, 5, 6], [2, 3], [3, 2]), [1, 4, 2, 5, 3, 6]);
+  assert.deepEqual(await runFloatNode('Concat', [1, 2], [1, 2], [2, 2], { attributes: { axis: 0 }, initializers: [f('b', [1, 2], [3, 4])] }), [1, 2, 3, 4]);
+  assert.deepEqual(await runFloatNode('MatMul', [1, 2, 3, 4], [2, 2], [2, 1], { initializers: [f('b', [2, 1], [1, 1])] }), [3, 7]);
+  assert.deepEqual(
+    await runFloatNode('Gemm', [1, 2, 3, 4], [2, 2], [2, 2], { attributes: { transB: 1, alpha: 2.0, beta: 1.0 }, initializers: [f('b', [2, 2], [1, 0, 0, 1]), f('c', [2], [0.5, -0.5])] }),
+    [2.5, 3.5, 6.5, 7.5],
+  );
+  assert.deepEqual(await runFloatNode('GlobalAveragePool', [1, 2, 3, 4, 10, 20, 30, 40], [1, 2, 2, 2], [1, 2, 1, 1]), [2.5, 25]);
+  assert.deepEqual(await runFloatNode('Relu', [-1, 2], [2], [2]), [0, 2]);
+  assert.deepEqual(await runFloatNode('Clip', [-1, 0.5, 9], [3], [3], { initializers: [f('lo', [], [0]), f('hi', [], [6])] }), [0, 0.5, 6]);
+  assert.deepEqual(await runFloatNode('HardSigmoid', [-5, 0, 5], [3], [3]), [0, 0.5, 1]);
+  assert.deepEqual(await runFloatNode('HardSwish', [-4, 0, 1, 4], [4], [4]), [-0, 0, Math.fround(1 * (1 / 6 + 0.5)), 4]);
+  const sm = await runFloatNode('Softmax', [0, Math.log(3)], [1, 2], [1, 2]);
+  assert.deepEqual(sm.map((v) => Math.round(v * 1e6) / 1e6), [0.25, 0.75]);
+  assert.deepEqual(await runFloatNode('Sigmoid', [0], [1], [1]), [0.5]);
+  assert.deepEqual(await runFloatNode('Flatten', [1, 2, 3, 4], [1, 2, 2], [1, 4]), [1, 2, 3, 4]);
+  assert.deepEqual(await runFloatNode('Reshape', [1, 2, 3, 4], [2, 2], [4, 1], { initializers: [i64('s', [-1, 1])] }), [1, 2, 3, 4]);
+  assert.deepEqual(await runFloatNode('Unsqueeze', [1, 2], [2], [1, 2], { initializers: [i64('axes', [0])] }), [1, 2]);
+  assert.deepEqual(await runFloatNode('Squeeze', [1, 2], [1, 2], [2], { initializers: [i64('axes', [0])] }), [1, 2]);
+  assert.deepEqual(await runFloatNode('Gather', [1, 2, 3], [3], [2], { initializers: [i64('i', [2, -3])] }), [3, 1]);
+});
