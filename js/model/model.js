@@ -4,6 +4,7 @@
 import { QTensor } from '../qtensor.js';
 import * as qw from '../index.js';
 import { ModelFormatError, decodeOnnx } from './onnx.js';
+import { fuseQdq } from './qdq.js';
 import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
 
 /** The semantics a file asks for: tools/export_torch.py records the PyTorch engine it reproduces. */
@@ -39,7 +40,9 @@ async function readSource(source) {
 /** Loads an ONNX model. options: { semantics: 'onnx' | 'pytorch-qnnpack' } overrides the file's. */
 export async function loadModel(source, options = {}) {
   const bytes = await readSource(source);
-  return new Model(await decodeOnnx(bytes), options);
+  const graph = await decodeOnnx(bytes);
+  fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
+  return new Model(graph, options);
 }
 
 export class Model {

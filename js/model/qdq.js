@@ -1,0 +1,212 @@
+// QDQ graphs (torch.onnx.export, onnxruntime's quantize_static) into integer operators, the way
+// ONNX Runtime's QDQ transformer does: constants folded, DequantizeLinear -> op -> QuantizeLinear
+// groups replaced by the op's integer form (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, ...),
+// Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything else is
+// left as it is and runs in float.
+import { ModelFormatError } from './onnx.js';
+
+const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7 };
+const ARRAY = { 1: Float32Array, 2: Uint8Array, 3: Int8Array, 6: Int32Array, 7: BigInt64Array };
+const NAME_OF = { 1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64' };
+
+/** Folds Constant, ConstantOfShape and Cast-of-constant nodes into initializers. */
+function foldConstants(graph) {
+  const inits = graph.initializers;
+  const kept = [];
+  for (const node of graph.nodes) {
+    if (node.opType === 'Constant' && node.attributes.value && node.outputs.length === 1) {
+      inits.set(node.outputs[0], node.attributes.value);
+      continue;
+    }
+    if (node.opType === 'ConstantOfShape' && inits.has(node.inputs[0])) {
+      const dims = Array.from(inits.get(node.inputs[0]).data, Number);
+      const value = node.attributes.value ?? { dtype: 'float32', data: Float32Array.of(0) };
+      const Arr = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array }[value.dtype];
+      const n = dims.reduce((a, b) => a * b, 1);
+      if (!Arr || n > 2 ** 24) throw new ModelFormatError(`ConstantOfShape node "${node.name}": unsupported value or size`);
+      inits.set(node.outputs[0], { dtype: value.dtype, dims, data: new Arr(n).fill(value.data[0]) });
+      continue;
+    }
+    if (node.opType === 'Cast' && inits.has(node.inputs[0]) && ARRAY[node.attributes.to]) {
+      const src = inits.get(node.inputs[0]);
+      const Arr = ARRAY[node.attributes.to];
+      const data = node.attributes.to === 7 ? BigInt64Array.from(src.data, (v) => BigInt(Math.trunc(Number(v)))) : Arr.from(src.data, (v) => Number(v));
+      inits.set(node.outputs[0], { dtype: NAME_OF[node.attributes.to], dims: src.dims.slice(), data });
+      continue;
+    }
+    kept.push(node);
+  }
+  graph.nodes = kept;
+}
+
+/** Removes Casts to the type their input already has (torch.onnx.export puts one after each QuantizeLinear). */
+function dropIdentityCasts(graph) {
+  const typeOf = new Map();
+  for (const [name, t] of graph.initializers) typeOf.set(name, ONNX_TYPE[t.dtype]);
+  for (const i of graph.inputs) typeOf.set(i.name, ONNX_TYPE[i.dtype]);
+  const rename = new Map();
+  const kept = [];
+  for (const node of graph.nodes) {
+    node.inputs = node.inputs.map((n) => rename.get(n) ?? n);
+    if (node.opType === 'QuantizeLinear') {
+      const zp = graph.initializers.get(node.inputs[2]);
+      typeOf.set(node.outputs[0], zp ? ONNX_TYPE[zp.dtype] : 2);
+    }
+    if (node.opType === 'Cast' && typeOf.get(node.inputs[0]) === node.attributes.to) {
+      rename.set(node.outputs[0], node.inputs[0]);
+      continue;
+    }
+    kept.push(node);
+  }
+  graph.nodes = kept;
+  for (const o of graph.outputs) {
+    if (rename.has(o.name)) throw new ModelFormatError(`graph output "${o.name}" is an identity Cast; not supported`);
+  }
+}
+
+/**
+ * Rewrites QDQ groups into integer operators. Returns the number of groups fused.
+ */
+export function fuseQdq(graph) {
+  foldConstants(graph);
+  dropIdentityCasts(graph);
+  const inits = graph.initializers;
+  const producer = new Map();
+  const consumers = new Map();
+  const index = () => {
+    producer.clear();
+    consumers.clear();
+    for (const n of graph.nodes) {
+      for (const o of n.outputs) producer.set(o, n);
+      for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
+    }
+    for (const o of graph.outputs) consumers.set(o.name, [...(consumers.get(o.name) ?? []), { opType: '__output__' }]);
+  };
+  index();
+  const dq = (name) => {
+    const n = producer.get(name);
+    return n && n.opType === 'DequantizeLinear' ? n : null;
+  };
+  const onlyConsumer = (name, node) => (consumers.get(name) ?? []).length === 1 && consumers.get(name)[0] === node;
+  const singleQ = (name) => {
+    const cs = consumers.get(name) ?? [];
+    return cs.length === 1 && cs[0].opType === 'QuantizeLinear' ? cs[0] : null;
+  };
+  const constQ = (name) => inits.has(name);
+  const removed = new Set();
+  const added = new Map(); // replaced node -> new nodes
+  let fused = 0;
+  const sameQParams = (a, b) => {
+    const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
+    return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
+  };
+
+  for (const node of graph.nodes) {
+    if (removed.has(node)) continue;
+    const op = node.opType;
+    if (op === 'Conv' || op === 'Gemm' || op === 'MatMul') {
+      const dx = dq(node.inputs[0]);
+      const dw = dq(node.inputs[1]);
+      const db = node.inputs[2] ? dq(node.inputs[2]) : null;
+      if (!dx || !dw || !constQ(dw.inputs[0]) || (node.inputs[2] && (!db || !constQ(db.inputs[0])))) continue;
+      if (op === 'Gemm' && ((node.attributes.transA ?? 0) !== 0 || (node.attributes.transB ?? 0) !== 1 || (node.attributes.alpha ?? 1) !== 1 || (node.attributes.beta ?? 1) !== 1)) continue;
+      // optional activation between the op and its QuantizeLinear
+      let last = node;
+      let act = null;
+      const next = consumers.get(node.outputs[0]) ?? [];
+      if (next.length === 1 && (next[0].opType === 'Relu' || next[0].opType === 'Clip')) {
+        act = next[0];
+        last = act;
+      }
+      const q = singleQ(last.outputs[0]);
+      if (!q || (act && !onlyConsumer(node.outputs[0], act))) continue;
+      const out = q.outputs[0];
+      const integerName = `${node.name}/quantized`;
+      const clampLo = `${integerName}/relu_min`;
+      const opType = op === 'Conv' ? 'QLinearConv' : op === 'Gemm' ? 'QGemm' : 'QLinearMatMul';
+      const domain = op === 'Gemm' ? 'com.microsoft' : '';
+      const wq = dw.inputs;
+      const inputs =
+        op === 'Conv'
+          ? [dx.inputs[0], dx.inputs[1], dx.inputs[2], wq[0], wq[1], wq[2], q.inputs[1], q.inputs[2], db ? db.inputs[0] : '']
+          : op === 'Gemm'
+            ? [dx.inputs[0], dx.inputs[1], dx.inputs[2], wq[0], wq[1], wq[2], db ? db.inputs[0] : '', q.inputs[1], q.inputs[2]]
+            : [dx.inputs[0], dx.inputs[1], dx.inputs[2], wq[0], wq[1], wq[2], q.inputs[1], q.inputs[2]];
+      const fusedNodes = [{ name: integerName, opType, domain, inputs, outputs: [act ? `${out}/pre_activation` : out], attributes: { ...node.attributes } }];
+      if (act) {
+        // ReLU (or a Clip from 0) on the quantized output: clamp the integers at the output zero point, as ORT does.
+        const lo = act.opType === 'Clip' ? Number(inits.get(act.inputs[1])?.data[0] ?? act.attributes.min ?? -Infinity) : 0;
+        const hi = act.opType === 'Clip' ? Number(inits.get(act.inputs[2])?.data[0] ?? act.attributes.max ?? Infinity) : Infinity;
+        const scale = Number(inits.get(q.inputs[1]).data[0]);
+        const zp = inits.get(q.inputs[2]);
+        const zpv = Number(zp.data[0]);
+        const [qmin, qmax] = zp.dtype === 'int8' ? [-128, 127] : [0, 255];
+        const round = (v) => Math.min(qmax, Math.max(qmin, Math.round(v / scale) + zpv)); // bounds of an exact-integer form
+        const Arr = zp.dtype === 'int8' ? Int8Array : Uint8Array;
+        inits.set(clampLo, { dtype: zp.dtype, dims: [], data: Arr.of(lo === -Infinity ? qmin : round(lo)) });
+        inits.set(`${clampLo}/max`, { dtype: zp.dtype, dims: [], data: Arr.of(hi === Infinity ? qmax : round(hi)) });
+        fusedNodes.push({ name: `${integerName}/activation`, opType: 'Clip', domain: '', inputs: [`${out}/pre_activation`, clampLo, `${clampLo}/max`], outputs: [out], attributes: {} });
+      }
+      for (const n of [node, act, q].filter(Boolean)) removed.add(n);
+      added.set(node, fusedNodes);
+      fused++;
+      continue;
+    }
+    if (['MaxPool', 'Reshape', 'Flatten', 'Transpose', 'Squeeze', 'Unsqueeze'].includes(op)) {
+      const dx = dq(node.inputs[0]);
+      const q = singleQ(node.outputs[0]);
+      if (!dx || !q || !sameQParams(dx, q)) continue;
+      removed.add(node);
+      removed.add(q);
+      added.set(node, [{ ...node, inputs: [dx.inputs[0], ...node.inputs.slice(1)], outputs: [q.outputs[0]] }]);
+      fused++;
+      continue;
+    }
+    if (op === 'Add' || op === 'Mul') {
+      const da = dq(node.inputs[0]);
+      const db = dq(node.inputs[1]);
+      const q = singleQ(node.outputs[0]);
+      if (!da || !db || !q) continue;
+      removed.add(node);
+      removed.add(q);
+      added.set(node, [{
+        name: `${node.name}/quantized`, opType: op === 'Add' ? 'QLinearAdd' : 'QLinearMul', domain: 'com.microsoft',
+        inputs: [da.inputs[0], da.inputs[1], da.inputs[2], db.inputs[0], db.inputs[1], db.inputs[2], q.inputs[1], q.inputs[2]],
+        outputs: [q.outputs[0]], attributes: {},
+      }]);
+      fused++;
+      continue;
+    }
+    if (op === 'Concat') {
+      const ds = node.inputs.map(dq);
+      const q = singleQ(node.outputs[0]);
+      if (ds.some((d) => !d) || !q) continue;
+      removed.add(node);
+      removed.add(q);
+      added.set(node, [{
+        name: `${node.name}/quantized`, opType: 'QLinearConcat', domain: 'com.microsoft',
+        inputs: [q.inputs[1], q.inputs[2], ...ds.flatMap((d) => [d.inputs[0], d.inputs[1], d.inputs[2]])], outputs: [q.outputs[0]], attributes: { axis: node.attributes.axis ?? 0 },
+      }]);
+      fused++;
+      continue;
+    }
+    if (op === 'GlobalAveragePool') {
+      const dx = dq(node.inputs[0]);
+      const q = singleQ(node.outputs[0]);
+      if (!dx || !q || !sameQParams(dx, q)) continue;
+      removed.add(node);
+      removed.add(q);
+      added.set(node, [{
+        name: `${node.name}/quantized`, opType: 'QLinearGlobalAveragePool', domain: 'com.microsoft',
+        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: { channels_last: 0 },
+      }]);
+      fused++;
+    }
+  }
+  if (fused === 0) return 0;
+  graph.nodes = graph.nodes.flatMap((n) => added.get(n) ?? (removed.has(n) ? [] : [n]));
+  // DequantizeLinear nodes nobody reads any more (those of weights and biases) go too.
+  index();
+  graph.nodes = graph.nodes.filter((n) => n.opType !== 'DequantizeLinear' || n.outputs.some((o) => consumers.has(o)));
+  return fused;
+}
