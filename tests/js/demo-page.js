@@ -1,0 +1,35 @@
+// Shared by the demo tests: serves web_demo/ (prepared by tools/demo.mjs, as `npm run demo` does) and
+// opens it in Debian's headless Chromium. Screenshots go to test-artifacts/demo/.
+import { mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { prepareDemo } from '../../tools/demo.mjs';
+import { serve } from '../../tools/serve.mjs';
+
+const CHROMIUM = process.env.QWASM_CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+export const ARTIFACTS = new URL('../../test-artifacts/demo/', import.meta.url).pathname;
+
+/** Starts server and browser; returns { open(query) -> { page, errors }, close() }. */
+export async function startDemo() {
+  const root = prepareDemo();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const { server, url } = await serve(root);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  return {
+    url,
+    async open(query = '') {
+      const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+      await page.goto(`${url}${query}`);
+      await page.waitForFunction(() => window.qwasmDemo !== undefined, null, { timeout: 30000 });
+      return { page, errors };
+    },
+    async close() {
+      await browser.close();
+      server.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// npm run demo: makes web_demo/ a complete static site, then serves it on localhost.
+//
+//   node tools/demo.mjs [--port 8080] [--no-serve]
+//
+// The page imports qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative layout
+// as the npm package) and protobufjs's browser build from web_demo/vendor/. Both are copied here, not
+// committed, so the folder always carries the current build. After this step web_demo/ can be uploaded
+// to any static host as it is: relative URLs only, no server logic, no CDN.
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { serve } from './serve.mjs';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const demo = `${root}web_demo/`;
+
+export function prepareDemo() {
+  for (const f of ['dist/qwasm-simd.wasm', 'dist/qwasm-scalar.wasm']) {
+    if (!existsSync(root + f)) throw new Error(`${f} is missing: run npm run build first`);
+  }
+  rmSync(`${demo}qwasm`, { recursive: true, force: true });
+  mkdirSync(`${demo}qwasm/dist`, { recursive: true });
+  cpSync(`${root}js`, `${demo}qwasm/js`, { recursive: true });
+  for (const f of ['qwasm-simd.wasm', 'qwasm-scalar.wasm']) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
+  mkdirSync(`${demo}vendor`, { recursive: true });
+  cpSync(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`, `${demo}vendor/protobuf.min.js`);
+  return demo;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  prepareDemo();
+  if (!args.includes('--no-serve')) {
+    const i = args.indexOf('--port');
+    const { url } = await serve(demo, i >= 0 ? Number(args[i + 1]) : 8080);
+    console.log(`qwasm demo: ${url}  (static folder: web_demo/)`);
+  }
+}
