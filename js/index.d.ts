@@ -1259,6 +1259,11 @@ export interface ModelLayer {
 /** What a model input accepts: data with the model's static shape, an explicit shape, or a QTensor. */
 export type ModelFeed = Float32Array | Uint8Array | Int8Array | QTensor | { data: Float32Array | Uint8Array | Int8Array; dims: number[] };
 
+/** A model file that is malformed or inconsistent; the message names the tensor, node or attribute at fault. */
+export class ModelFormatError extends Error {}
+/** A model that uses an operator, attribute or type qwasm does not implement; the message names the node and opset. */
+export class UnsupportedError extends Error {}
+
 /** Options of loadModel. */
 export interface LoadModelOptions {
   /**

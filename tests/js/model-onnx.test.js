@@ -72,6 +72,8 @@ test('unsupported operators are named with their node and opset', async () => {
     outputs: [{ name: 'b', elemType: 'FLOAT', dims: [2] }], attributes: { equation: 'i->i' },
   });
   await assert.rejects(qwasm.loadModel(bytes), /unsupported operator Einsum \(node "Einsum_node", opset 12\)/);
+  await assert.rejects(qwasm.loadModel(bytes), qwasm.UnsupportedError);
+  await assert.rejects(qwasm.loadModel(new Uint8Array([8, 1, 18, 200])), qwasm.ModelFormatError);
 });
 
 test('truncated, corrupted and hostile files end in an error, never a crash', async () => {

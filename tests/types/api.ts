@@ -965,3 +965,16 @@ async function models(): Promise<void> {
 }
 type ModelTensorData = qwasm.ModelTensor['data'];
 void models;
+
+// Model errors are classes callers can test with instanceof.
+async function modelErrors(bytes: Uint8Array): Promise<string> {
+  try {
+    (await qwasm.loadModel(bytes)).dispose();
+    return 'ok';
+  } catch (e) {
+    if (e instanceof qwasm.ModelFormatError) return `format: ${e.message}`;
+    if (e instanceof qwasm.UnsupportedError) return `unsupported: ${e.message}`;
+    throw e;
+  }
+}
+void modelErrors;
