@@ -55,7 +55,9 @@ function sameShape(a, b) {
  * options: { scale, zeroPoint, relu = false, mode = 'qnnpack' }. mode 'qnnpack' is PyTorch's qnnpack
  * engine: same-shaped quint8 / qint8 operands take its fixed-point kernels (QNNPACK, XNNPACK),
  * broadcasting ones its float kernel; mode 'float' is the float kernel of the x86 / fbgemm / onednn
- * engines (dequantize, add, quantize), reproduced with its AVX2 vector blocks.
+ * engines (dequantize, add, quantize), reproduced with its AVX2 vector blocks; mode 'onnx' is
+ * com.microsoft QLinearAdd as ONNX Runtime computes it: ((a_s (a - za) + b_s (b - zb)) / y_s,
+ * clamped, then the zero point added and rounded half to even (no relu).
  */
 export function add(a, b, options) {
   const where = 'add';
@@ -64,7 +66,8 @@ export function add(a, b, options) {
   if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
   const out = outputQParams(options, ar.dtype, where);
   const mode = options.mode ?? 'qnnpack';
-  if (mode !== 'qnnpack' && mode !== 'float') throw new TypeError(`${where}: mode must be 'qnnpack' or 'float', got ${show(mode)}`);
+  if (mode !== 'qnnpack' && mode !== 'float' && mode !== 'onnx') throw new TypeError(`${where}: mode must be 'qnnpack', 'float' or 'onnx', got ${show(mode)}`);
+  if (mode === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of mode 'onnx' (QLinearAdd); clamp afterwards`);
   const shape = broadcastShape(ar.shape, br.shape, where);
   const fixedPoint = mode === 'qnnpack' && sameShape(ar.shape, br.shape);
   const n = numelOf(shape);
@@ -87,6 +90,11 @@ export function add(a, b, options) {
         b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
           if (ai) b_.i32(pai, n).set(ai);
           if (bi) b_.i32(pbi, n).set(bi);
+          if (mode === 'onnx') {
+            b_.call('qw_add_onnx', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
+              br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint);
+            return;
+          }
           b_.call('qw_add_float', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
             br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK);
         });
@@ -150,7 +158,8 @@ function broadcastIndices(shape, aShape, bShape) {
 
 /**
  * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:
- * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz. options: { scale, zeroPoint, relu }.
+ * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz. options: { scale, zeroPoint, relu,
+ * mode = 'qnnpack' }; mode 'onnx' is com.microsoft QLinearMul as ONNX Runtime computes it.
  */
 export function mul(a, b, options) {
   const where = 'mul';
@@ -158,6 +167,9 @@ export function mul(a, b, options) {
   const br = activation(b, where, 'b');
   if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
   const out = outputQParams(options, ar.dtype, where);
+  const mode = options.mode ?? 'qnnpack';
+  if (mode !== 'qnnpack' && mode !== 'onnx') throw new TypeError(`${where}: mode must be 'qnnpack' or 'onnx', got ${show(mode)}`);
+  if (mode === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of mode 'onnx' (QLinearMul); clamp afterwards`);
   const shape = broadcastShape(ar.shape, br.shape, where);
   const n = numelOf(shape);
   const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
@@ -169,6 +181,11 @@ export function mul(a, b, options) {
         b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
           if (ai) b_.i32(pai, n).set(ai);
           if (bi) b_.i32(pbi, n).set(bi);
+          if (mode === 'onnx') {
+            b_.call('qw_mul_onnx', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
+              br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint);
+            return;
+          }
           b_.call('qw_mul', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
             br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
         }),

@@ -452,6 +452,11 @@ export interface QuantizedOutputOptions<O extends ActivationDtype = ActivationDt
   /** Fused clamp in real units; clampMin <= clampMax. Defaults -Infinity and Infinity. */
   clampMin?: number;
   clampMax?: number;
+  /**
+   * A clamp in output integers, [lo, hi] with lo <= hi, applied after the real-unit clamp: what an ONNX Clip with
+   * 8-bit bounds after the layer computes, done in the same pass. Default none.
+   */
+  outputRange?: readonly [number, number];
   /** Overrides the packed weights' mode for this call (matmul with an unpacked b: default 'onnx'). */
   mode?: Int8RequantMode;
 }
@@ -760,9 +765,10 @@ export interface AddOptions extends ElementwiseOutputOptions {
   /**
    * 'qnnpack' (default): PyTorch's qnnpack engine: same shapes take its fixed-point kernels (QNNPACK for quint8,
    * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of the x86 / fbgemm / onednn
-   * engines (dequantize, add, quantize), with its AVX2 vector blocks.
+   * engines (dequantize, add, quantize), with its AVX2 vector blocks. 'onnx': com.microsoft QLinearAdd as
+   * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
-  mode?: 'qnnpack' | 'float';
+  mode?: 'qnnpack' | 'float' | 'onnx';
 }
 
 /**
@@ -773,13 +779,18 @@ export interface AddOptions extends ElementwiseOutputOptions {
  */
 export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: AddOptions): QTensor<D>;
 
+/** Options of mul: 'qnnpack' (default) is PyTorch's kernel; 'onnx' is com.microsoft QLinearMul as ONNX Runtime computes it (no relu). */
+export interface MulOptions extends ElementwiseOutputOptions {
+  mode?: 'qnnpack' | 'onnx';
+}
+
 /**
  * Quantized mul (torch.ops.quantized.mul / mul_relu) with numpy broadcasting:
  * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz. options: { scale, zeroPoint, relu = false }.
  * Throws a TypeError for bad inputs, dtypes that differ or a bad relu; a RangeError for shapes that do not broadcast
  * or a bad scale or zero point.
  */
-export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: ElementwiseOutputOptions): QTensor<D>;
+export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: MulOptions): QTensor<D>;
 
 /**
  * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams (quantize(dequantize(q)),
@@ -1256,6 +1267,13 @@ export interface ModelLayer {
   readonly attributes: Record<string, unknown>;
 }
 
+/** One node's time in a profiled Model.run. */
+export interface ModelLayerTiming {
+  readonly name: string;
+  readonly opType: string;
+  readonly ms: number;
+}
+
 /** What a model input accepts: data with the model's static shape, an explicit shape, or a QTensor. */
 export type ModelFeed = Float32Array | Uint8Array | Int8Array | QTensor | { data: Float32Array | Uint8Array | Int8Array; dims: number[] };
 
@@ -1289,10 +1307,16 @@ export class Model {
   readonly layers: ModelLayer[];
   /**
    * Runs the model. Throws for a missing, unknown or mis-shaped input (naming it) and for a disposed model.
-   * With { intermediates: true } the result also holds every node output under `intermediates`.
+   * With { intermediates: true } the result also holds every node output under `intermediates`; with
+   * { profile: true }, `profile`: each node's name, opType and wall time in ms, in execution order.
    */
-  run(feeds: Record<string, ModelFeed>, options?: { intermediates?: false }): Promise<Record<string, ModelTensor>>;
-  run(feeds: Record<string, ModelFeed>, options: { intermediates: true }): Promise<Record<string, ModelTensor> & { intermediates: Record<string, ModelTensor> }>;
+  run(feeds: Record<string, ModelFeed>, options?: { intermediates?: false; profile?: boolean }): Promise<Record<string, ModelTensor> & { profile?: ModelLayerTiming[] }>;
+  run(feeds: Record<string, ModelFeed>, options: { intermediates: true; profile?: boolean }): Promise<Record<string, ModelTensor> & { intermediates: Record<string, ModelTensor>; profile?: ModelLayerTiming[] }>;
+  /**
+   * A copy of a constant (initializer) of the graph, e.g. a layer's weights, bias, scales or zero points (the
+   * names Model.layers lists as inputs): { dtype, dims, data }, or undefined when `name` is not a constant.
+   */
+  initializer(name: string): ModelTensor | undefined;
   /** Frees the packed weights. Idempotent; later runs throw. */
   dispose(): void;
   [Symbol.dispose](): void;

@@ -33,7 +33,7 @@ function checkActivation(t, where, name = 'input') {
   return r;
 }
 
-const INT32_OUTPUT = Object.freeze({ scale: 1, zeroPoint: 0, dtype: dtypeInfo('qint32', ''), clampMin: -Infinity, clampMax: Infinity });
+const INT32_OUTPUT = Object.freeze({ scale: 1, zeroPoint: 0, dtype: dtypeInfo('qint32', ''), clampMin: -Infinity, clampMax: Infinity, outputRange: null });
 
 /** Output qparams and fused clamp of an operator call ('none' mode: the raw int32 sums). */
 function outputSpec(options, where, defaultMode) {
@@ -41,7 +41,7 @@ function outputSpec(options, where, defaultMode) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
   }
-  const { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin = -Infinity, clampMax = Infinity } = options;
+  const { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin = -Infinity, clampMax = Infinity, outputRange = null } = options;
   const info = dtypeInfo(dtype, where);
   if (info.name === 'qint32') throw new TypeError(`${where}: the output dtype must be quint8 or qint8`);
   checkScale(scale, where, 'scale');
@@ -50,7 +50,11 @@ function outputSpec(options, where, defaultMode) {
   if (typeof clampMin !== 'number' || typeof clampMax !== 'number' || Number.isNaN(clampMin) || Number.isNaN(clampMax) || clampMin > clampMax) {
     throw new RangeError(`${where}: clampMin / clampMax must be numbers with clampMin <= clampMax, got ${show(clampMin)}, ${show(clampMax)}`);
   }
-  return { scale, zeroPoint, dtype: info, clampMin: relu ? Math.max(clampMin, 0) : clampMin, clampMax };
+  if (outputRange !== null && !(Array.isArray(outputRange) && outputRange.length === 2 && outputRange.every(Number.isInteger) &&
+    outputRange[0] <= outputRange[1])) {
+    throw new RangeError(`${where}: outputRange must be [lo, hi], integers with lo <= hi, got ${show(outputRange)}`);
+  }
+  return { scale, zeroPoint, dtype: info, clampMin: relu ? Math.max(clampMin, 0) : clampMin, clampMax, outputRange };
 }
 
 /**
@@ -110,10 +114,11 @@ class PackedWeights {
     }
     const last = this.#blobKey;
     if (last !== null && last.inScale === inScale && last.scale === out.scale && last.zeroPoint === out.zeroPoint &&
-        last.dtype === out.dtype && last.clampMin === out.clampMin && last.clampMax === out.clampMax && last.mode === mode) {
+        last.dtype === out.dtype && last.clampMin === out.clampMin && last.clampMax === out.clampMax && last.mode === mode &&
+        last.outputRange?.[0] === out.outputRange?.[0] && last.outputRange?.[1] === out.outputRange?.[1]) {
       return this.#blob;
     }
-    const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode };
+    const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode, outputRange: out.outputRange };
     const n = this.channels;
     const size = b.exports.qw_requantization_size(n);
     if (this.#blob === 0) this.#blob = b.alloc(size);
@@ -126,6 +131,8 @@ class PackedWeights {
       b.call('qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
         floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
         out.clampMin, out.clampMax);
+      // An integer clamp (an ONNX Clip with 8-bit bounds fused into the layer) narrows the output range exactly.
+      if (out.outputRange) b.call('qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
     });
     this.#blobKey = key;
     return this.#blob;

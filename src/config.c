@@ -23,6 +23,7 @@ const struct qw_kernels qw_scalar_kernels = {
     .dwconv = {qw_qu8_dwconv_ukernel__scalar, qw_qs8_dwconv_ukernel__scalar},
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
     .transpose_x8 = qw_x8_transpose_ukernel__scalar,
+    .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
 };
 
 #if QW_SIMD
@@ -47,6 +48,7 @@ static const struct qw_kernels wasmsimd_kernels = {
     .dwconv = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
+    .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
 };
 #endif
 

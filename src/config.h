@@ -4,6 +4,7 @@
 
 #include "dwconv/dwconv.h"
 #include "elementwise/lut.h"
+#include "elementwise/vadd.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
 #include "pooling/maxpool.h"
@@ -21,6 +22,7 @@ struct qw_kernels {
   qw_dwconv_ukernel dwconv[2];                       /* [activations signed] */
   qw_maxpool_ukernel maxpool[2];                     /* [signed] */
   qw_x8_transpose_ukernel transpose_x8;
+  qw_vadd_onnx_ukernel vadd_onnx[2];                 /* [signed] */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

@@ -108,9 +108,11 @@ function weightTensor(v, s, z, axis, where_) {
     : qw.fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
 }
 
-function outputQ(s, z, where_) {
+function outputQ(s, z, where_, attrs) {
   const { scales, zps, dtype } = qparamsOf(s, z, where_);
-  return { scale: scales[0], zeroPoint: zps[0], dtype: QDTYPE[dtype] };
+  const out = { scale: scales[0], zeroPoint: zps[0], dtype: QDTYPE[dtype] };
+  if (attrs?.qwasm_output_range) out.outputRange = attrs.qwasm_output_range; // a fused Clip (qdq.js fuseClips)
+  return out;
 }
 
 function convAttrs(attrs, kernelRank, w) {
@@ -138,7 +140,7 @@ function qlinearConv(ctx, inputs, attrs) {
   }
   const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
   try {
-    return [{ kind: 'q', q: qw.conv2d(xq, packed, outputQ(ys, yz, w)) }];
+    return [{ kind: 'q', q: qw.conv2d(xq, packed, outputQ(ys, yz, w, attrs)) }];
   } finally {
     xq.dispose();
   }
@@ -165,20 +167,20 @@ function qgemm(ctx, inputs, attrs) {
   }
   const aq = toQ(a, scalar(as, w), scalar(az, w), w);
   try {
-    return [{ kind: 'q', q: qw.linear(aq, packed, outputQ(ys, yz, w)) }];
+    return [{ kind: 'q', q: qw.linear(aq, packed, outputQ(ys, yz, w, attrs)) }];
   } finally {
     aq.dispose();
   }
 }
 
-function qlinearMatMul(ctx, inputs) {
+function qlinearMatMul(ctx, inputs, attrs) {
   const w = where(ctx.node);
   const [a, as, az, bv, bs, bz, ys, yz] = inputs;
   const aq = toQ(a, scalar(as, w), scalar(az, w), w);
   const bDims = dimsOf(bv);
   const bq = weightTensor(bv, bs, bz, bDims.length - 1, w);
   try {
-    return [{ kind: 'q', q: qw.matmul(aq, bq, { ...outputQ(ys, yz, w), mode: ctx.mode }) }];
+    return [{ kind: 'q', q: qw.matmul(aq, bq, { ...outputQ(ys, yz, w, attrs), mode: ctx.mode }) }];
   } finally {
     aq.dispose();
     bq.dispose();
@@ -193,8 +195,8 @@ function binaryQ(op) {
     try {
       const out = outputQ(ys, yz, w);
       const options = { scale: out.scale, zeroPoint: out.zeroPoint };
-      if (op === 'add') return [{ kind: 'q', q: qw.add(aq, bq, { ...options, mode: ctx.semantics === 'pytorch-qnnpack' ? 'qnnpack' : 'float' }) }];
-      return [{ kind: 'q', q: qw.mul(aq, bq, options) }];
+      if (op === 'add') return [{ kind: 'q', q: qw.add(aq, bq, { ...options, mode: ctx.semantics === 'pytorch-qnnpack' ? 'qnnpack' : 'onnx' }) }];
+      return [{ kind: 'q', q: qw.mul(aq, bq, { ...options, mode: ctx.semantics === 'pytorch-qnnpack' ? 'qnnpack' : 'onnx' }) }];
     } finally {
       aq.dispose();
       bq.dispose();

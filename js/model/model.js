@@ -4,7 +4,7 @@
 import { QTensor } from '../qtensor.js';
 import * as qw from '../index.js';
 import { ModelFormatError, decodeOnnx } from './onnx.js';
-import { fuseQdq } from './qdq.js';
+import { fuseClips, fuseQdq } from './qdq.js';
 import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
 
 /** The semantics a file asks for: tools/export_torch.py records the PyTorch engine it reproduces. */
@@ -42,6 +42,7 @@ export async function loadModel(source, options = {}) {
   const bytes = await readSource(source);
   const graph = await decodeOnnx(bytes);
   fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
+  fuseClips(graph); // integer Clips after conv / gemm / matmul become the layer's output range
   return new Model(graph, options);
 }
 
@@ -96,6 +97,16 @@ export class Model {
     return this.#order.map((n) => ({ name: n.name, opType: n.opType, domain: n.domain, inputs: n.inputs.slice(), outputs: n.outputs.slice(), attributes: { ...n.attributes } }));
   }
 
+  /**
+   * A copy of a constant (initializer) of the graph: { dtype, dims, data }, or undefined when `name` is not one.
+   * For inspecting a layer's weights, bias and qparams (the names Model.layers lists as inputs).
+   */
+  initializer(name) {
+    const init = this.#graph.initializers.get(name);
+    if (!init) return undefined;
+    return { dtype: init.dtype, dims: init.dims.slice(), data: init.data.slice() };
+  }
+
   #input(spec, value) {
     const where = `run: input "${spec.name}"`;
     if (value instanceof QTensor) {
@@ -121,9 +132,10 @@ export class Model {
 
   /**
    * Runs the model. feeds: { inputName: Float32Array | QTensor | { data, dims } }. Returns
-   * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too).
+   * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too;
+   * with { profile: true }, `profile`: each node's wall time in ms, for finding the slow layers).
    */
-  async run(feeds, { intermediates = false } = {}) {
+  async run(feeds, { intermediates = false, profile = false } = {}) {
     if (this.#disposed) throw new Error('Model.run: the model was disposed');
     if (feeds === null || typeof feeds !== 'object') throw new TypeError('Model.run: feeds must be { inputName: data }');
     for (const name of Object.keys(feeds)) {
@@ -138,6 +150,7 @@ export class Model {
       values.delete(name);
     };
     const captured = {};
+    const timings = [];
     try {
       for (const spec of this.inputs) {
         if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
@@ -153,7 +166,9 @@ export class Model {
       for (let i = 0; i < this.#order.length; i++) {
         const node = this.#order[i];
         this.#ctx.node = node;
+        const t0 = profile ? performance.now() : 0;
         const outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
+        if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
         node.outputs.forEach((name, k) => {
           if (name !== '' && outs[k] !== undefined) {
             values.set(name, outs[k]);
@@ -169,7 +184,9 @@ export class Model {
       const result = {};
       for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name));
       this.peakBytes = Math.max(this.peakBytes, peak);
-      return intermediates ? { ...result, intermediates: captured } : result;
+      if (intermediates) result.intermediates = captured;
+      if (profile) result.profile = timings;
+      return result;
     } finally {
       for (const name of [...values.keys()]) release(name);
     }

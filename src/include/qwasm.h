@@ -193,6 +193,18 @@ QW_API qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, f
                               qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner,
                               size_t block);
 
+/* Quantized add as ONNX Runtime computes com.microsoft QLinearAdd (MLAS's portable kernel, used by
+ * its wasm build): c = (a_s * (float)(a - za) + b_s * (float)(b - zb)) / y_s, clamped to
+ * [qmin - yz, qmax - yz], y = nearbyintf(c + (float)yz). Index lists broadcast as for qw_add_float. */
+QW_API qw_status qw_add_onnx(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                             const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point,
+                             qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point);
+
+/* QLinearMul as ONNX Runtime computes it: c = (a_s (a - za) * b_s (b - zb)) / y_s, then as qw_add_onnx. */
+QW_API qw_status qw_mul_onnx(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                             const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point,
+                             qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point);
+
 /* Quantized mul, PyTorch: rint((float)((a - za) * (b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz.
  * Output element i reads a[a_index[i]] and b[b_index[i]] (NULL: i), which is how the caller
  * broadcasts. */
@@ -269,6 +281,10 @@ QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mo
                                         qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,
                                         double out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
                                         float clamp_max);
+
+/* Narrows a blob's output range to the integers [lo, hi]: an integer Clip after the layer (ONNX Clip with
+ * 8-bit bounds) fused into it, exactly: clamp(clamp(v, qmin, qmax), lo, hi). */
+QW_API qw_status qw_requantization_clamp(void* blob, size_t n, int32_t lo, int32_t hi);
 
 /* ---- int8 GEMM: y = requantize(sum_k (a - a_zp) * (w - w_zp)) -------------------------------- */
 

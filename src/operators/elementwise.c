@@ -254,3 +254,48 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
   }
   return QW_OK;
 }
+
+static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_index, float a_scale,
+                             int32_t a_zero_point, const void* b, const int32_t* b_index, float b_scale,
+                             int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point) {
+  const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
+                                        y_zero_point);
+  if (status != QW_OK) {
+    return status;
+  }
+  const struct qw_vadd_onnx_params p = {
+      .a_scale = a_scale,
+      .b_scale = b_scale,
+      .y_scale = y_scale,
+      .a_zero_point = a_zero_point,
+      .b_zero_point = b_zero_point,
+      .y_zero_point = (float)y_zero_point,
+      .y_min = (float)(dtype_min(dtype) - y_zero_point),
+      .y_max = (float)(dtype_max(dtype) - y_zero_point),
+  };
+  if (!mul && a_index == NULL && b_index == NULL) {
+    qw_kernels()->vadd_onnx[dtype == QW_QINT8](n, a, b, y, &p);
+    return QW_OK;
+  }
+  for (size_t i = 0; i < n; i++) { /* broadcasting: the caller's index lists, the same per-element rule */
+    const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
+    const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
+    store8(y, i, mul ? qw_vmul_onnx_value(qa, qb, &p) : qw_vadd_onnx_value(qa, qb, &p));
+  }
+  return QW_OK;
+}
+
+qw_status qw_add_onnx(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                      const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
+                      void* y, float y_scale, int32_t y_zero_point) {
+  return binary_onnx(0, n, a, a_index, a_scale, a_zero_point, b, b_index, b_scale, b_zero_point, dtype, y, y_scale,
+                     y_zero_point);
+}
+
+/* QLinearMul is rare in CNNs: the scalar rule only. */
+qw_status qw_mul_onnx(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
+                      const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
+                      void* y, float y_scale, int32_t y_zero_point) {
+  return binary_onnx(1, n, a, a_index, a_scale, a_zero_point, b, b_index, b_scale, b_zero_point, dtype, y, y_scale,
+                     y_zero_point);
+}

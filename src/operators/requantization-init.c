@@ -162,6 +162,24 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
   return QW_OK;
 }
 
+qw_status qw_requantization_clamp(void* buffer, size_t n, int32_t lo, int32_t hi) {
+  struct requantization_blob* blob = (struct requantization_blob*)buffer;
+  if (buffer == NULL || blob->magic != BLOB_MAGIC || blob->n != n || lo > hi) {
+    return QW_INVALID_ARGUMENT;
+  }
+  /* clamp(clamp(v, qmin, qmax), lo, hi) as one clamp; disjoint ranges leave a single value */
+  const int32_t qmin = blob->params.qmin, qmax = blob->params.qmax;
+  if (hi < qmin) {
+    blob->params.qmin = blob->params.qmax = hi;
+  } else if (lo > qmax) {
+    blob->params.qmin = blob->params.qmax = lo;
+  } else {
+    blob->params.qmin = lo > qmin ? lo : qmin;
+    blob->params.qmax = hi < qmax ? hi : qmax;
+  }
+  return QW_OK;
+}
+
 int qw_output_stage_of(const void* buffer, size_t n, struct qw_output_stage* out) {
   const struct requantization_blob* blob = (const struct requantization_blob*)buffer;
   if (buffer == NULL || blob->magic != BLOB_MAGIC || blob->n != n) {

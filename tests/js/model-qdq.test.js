@@ -17,8 +17,8 @@ failOnLeaks(before, afterEach);
 const modelBytes = (name) => new Uint8Array(readFileSync(new URL(`../fixtures/torch/qdq/${name}.onnx`, import.meta.url)));
 
 const EXPECTED_LAYERS = {
-  convnet: 'QuantizeLinear QLinearConv Clip MaxPool Flatten QGemm DequantizeLinear',
-  resnetlet: 'QuantizeLinear QLinearConv Clip QLinearConv QLinearAdd QLinearGlobalAveragePool Flatten QGemm DequantizeLinear',
+  convnet: 'QuantizeLinear QLinearConv MaxPool Flatten QGemm DequantizeLinear', // the ReLU's Clip fused into the conv
+  resnetlet: 'QuantizeLinear QLinearConv QLinearConv QLinearAdd QLinearGlobalAveragePool Flatten QGemm DequantizeLinear',
 };
 
 for (const name of Object.keys(EXPECTED_LAYERS)) {
@@ -44,6 +44,9 @@ for (const name of Object.keys(EXPECTED_LAYERS)) {
           assert.ok(d <= doc.output_scale * 1.0001, `${name}[${i}]: ${ours.data[i]} vs PyTorch ${torchY[i]}`);
         }
       }
+      const profiled = await model.run({ [doc.input]: { data: Float32Array.from(doc.cases[0].x), dims: doc.input_dims } }, { profile: true });
+      assert.deepEqual(profiled.profile.map((p) => p.opType), model.layers.map((l) => l.opType));
+      assert.ok(profiled.profile.every((p) => p.ms >= 0 && Number.isFinite(p.ms)));
       const total = doc.cases.length * doc.output_dims.reduce((a, b) => a * b, 1);
       assert.ok(steps <= total / 4, `${steps} of ${total} outputs differ from PyTorch`);
     } finally {

@@ -7,6 +7,7 @@ import * as qwasm from '../../js/index.js';
 import { ALL_CASES, QPARAMS as Q, caseData, checksum } from './cases.mjs';
 import { createOrtRunner, ort, ortCaseSetup, timeIt } from './ort.mjs';
 import { measureDotPeak } from './peak.mjs';
+import { benchMobileNetV2 } from './model-bench.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,5 +118,11 @@ const histogram = await (async () => {
       `ratio ${(row.torchMs / row.qwasmMs).toFixed(2)}x, same qparams: ${row.sameQParams}` : `; ${row.torchError}`));
   return row;
 })();
-if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows, histogram }, null, 1));
-if (rows.some((r) => !r.identical) || histogram?.sameQParams === false) process.exitCode = 1;
+// End to end: MobileNetV2 int8 (torch.onnx.export QDQ) in qwasm and ORT-web, plus ORT-web float.
+let mobilenet = null;
+if (!filter || 'mobilenet'.includes(filter)) {
+  log('');
+  mobilenet = await benchMobileNetV2({ minMs: Math.max(minMs, 3000), log });
+}
+if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows, histogram, mobilenet }, null, 1));
+if (rows.some((r) => !r.identical) || histogram?.sameQParams === false || mobilenet?.identical === false) process.exitCode = 1;

@@ -1,0 +1,74 @@
+// com.microsoft quantized operators against onnxruntime-web (npm, wasm backend), the reference that
+// defines them: single-node models with adversarial qparams (equal scales make exact .5 ties) run in
+// both, outputs compared byte for byte. The ONNX conformance suite has no data for these operators.
+import assert from 'node:assert/strict';
+import { afterEach, before, test } from 'node:test';
+import { createOrtRunner } from '../../tools/bench/ort.mjs';
+import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
+import { assertBitEqual, failOnLeaks, qwasm } from './helpers.js';
+import { mulberry32 } from '../../tools/bench/cases.mjs';
+
+failOnLeaks(before, afterEach);
+
+const QPARAMS = [
+  // [a_scale, a_zp, b_scale, b_zp, y_scale, y_zp]
+  [0.0123, 120, 0.0371, 7, 0.0411, 131],
+  [0.02, 128, 0.02, 128, 0.04, 128], // every sum of two halves is a tie
+  [0.1, 3, 0.0007, 250, 0.0213, 0],
+  [0.5, 0, 0.25, 255, 0.001, 255], // saturates both ways
+];
+
+async function both(opType, elem, aDims, bDims, q, seed) {
+  const [sa, za, sb, zb, sy, zy] = q;
+  const T = elem === 'UINT8' ? Uint8Array : Int8Array;
+  const shift = elem === 'UINT8' ? 0 : 128;
+  const rng = mulberry32(seed);
+  const numel = (d) => d.reduce((x, y) => x * y, 1);
+  const a = T.from({ length: numel(aDims) }, () => (rng() & 255) - shift);
+  const b = T.from({ length: numel(bDims) }, () => (rng() & 255) - shift);
+  const scalar = (name, v, t = 'FLOAT') => ({ name, elemType: t, dims: [], data: [t === 'FLOAT' ? v : v - shift] });
+  const outDims = aDims.length >= bDims.length ? aDims : bDims;
+  const model = singleNodeModel({
+    opType, domain: 'com.microsoft', opset: 1,
+    inputs: [{ name: 'a', elemType: elem, dims: aDims }, { name: 'b', elemType: elem, dims: bDims }],
+    initializers: [scalar('sa', sa), scalar('za', za, elem), scalar('sb', sb), scalar('zb', zb, elem), scalar('sy', sy), scalar('zy', zy, elem)],
+    nodeInputs: ['a', 'sa', 'za', 'b', 'sb', 'zb', 'sy', 'zy'],
+    outputs: [{ name: 'y', elemType: elem, dims: outDims }],
+    attributes: {},
+  });
+  const type = elem === 'UINT8' ? 'uint8' : 'int8';
+  const runner = await createOrtRunner(model);
+  const ref = (await runner.run({ a: { type, data: a, dims: aDims }, b: { type, data: b, dims: bDims } })).y;
+  await runner.release();
+  const m = await qwasm.loadModel(model);
+  try {
+    const ours = (await m.run({ a: { data: a, dims: aDims }, b: { data: b, dims: bDims } })).y.data;
+    return { ours, ref };
+  } finally {
+    m.dispose();
+  }
+}
+
+for (const elem of ['UINT8', 'INT8']) {
+  test(`QLinearAdd ${elem} equals onnxruntime-web byte for byte (ties, saturation, tails, broadcasting)`, async () => {
+    let seed = 1;
+    for (const q of QPARAMS) {
+      for (const [aDims, bDims] of [[[4099], [4099]], [[1, 8, 5, 7], [1, 8, 5, 7]], [[2, 3, 17], [17]], [[2, 3, 17], [3, 1]]]) {
+        const { ours, ref } = await both('QLinearAdd', elem, aDims, bDims, q, seed++);
+        assertBitEqual(assert, ours, ref, `QLinearAdd ${elem} ${JSON.stringify(q)} ${JSON.stringify([aDims, bDims])}`);
+      }
+    }
+  });
+}
+
+for (const elem of ['UINT8', 'INT8']) {
+  test(`QLinearMul ${elem} equals onnxruntime-web byte for byte`, async () => {
+    let seed = 100;
+    for (const q of QPARAMS) {
+      for (const [aDims, bDims] of [[[4099], [4099]], [[2, 3, 17], [17]]]) {
+        const { ours, ref } = await both('QLinearMul', elem, aDims, bDims, q, seed++);
+        assertBitEqual(assert, ours, ref, `QLinearMul ${elem} ${JSON.stringify(q)} ${JSON.stringify([aDims, bDims])}`);
+      }
+    }
+  });
+}
