@@ -77,7 +77,20 @@ export function maxPool2d(x, { kernelSize, stride, padding = 0, dilation = 1, ce
  * counts padding as the zero point and divides by kH * kW whatever countIncludePad and
  * divisorOverride say; the other calls follow the generic kernel.
  */
-export function avgPool2d(x, { kernelSize, stride, padding = 0, ceilMode = false, countIncludePad = true, divisorOverride = null } = {}) {
+export function avgPool2d(x, options = {}) {
+  return avgPool2dAs(x, options, false);
+}
+
+/**
+ * avg_pool2d as PyTorch computes it for a tensor in channels_last memory format: the generic path takes
+ * its channels-last kernel (zero point added after rounding). For the model loader, whose files say
+ * which layout PyTorch saw (QLinearAveragePool channels_last = 1).
+ */
+export function avgPool2dChannelsLast(x, options = {}) {
+  return avgPool2dAs(x, options, true);
+}
+
+function avgPool2dAs(x, { kernelSize, stride, padding = 0, ceilMode = false, countIncludePad = true, divisorOverride = null } = {}, channelsLast) {
   const where = 'avgPool2d';
   const r = input4d(x, where);
   const k = pair(kernelSize, 'kernelSize', where, 1);
@@ -90,7 +103,8 @@ export function avgPool2d(x, { kernelSize, stride, padding = 0, ceilMode = false
   const oh = outputSize(b, where, r.shape[2], k[0], s[0], p[0], 1, ceilMode, 'H');
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], 1, ceilMode, 'W');
   const [, c, h, w] = r.shape;
-  const form = r.dtype.name === 'quint8' && !ceilMode ? AVG.qnnpack : c === 1 || h * w === 1 ? AVG.genericChannelsLast : AVG.generic;
+  // A tensor with C == 1 or H * W == 1 is channels-last as well as contiguous; PyTorch then takes that kernel.
+  const form = r.dtype.name === 'quint8' && !ceilMode ? AVG.qnnpack : channelsLast || c === 1 || h * w === 1 ? AVG.genericChannelsLast : AVG.generic;
   return pool(x, r, oh, ow, where, (be, ps, xp, yp) => {
     be.i32(ps, 14).set(poolShape(r, oh, ow, k, s, p, [1, 1]));
     be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, form, countIncludePad ? 1 : 0, divisorOverride ?? 0);

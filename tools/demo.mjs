@@ -3,7 +3,8 @@
 //   node tools/demo.mjs [--port 8080] [--no-serve]
 //
 // The page imports qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative layout
-// as the npm package) and protobufjs's browser build from web_demo/vendor/. Both are copied here, not
+// as the npm package), protobufjs's browser build from web_demo/vendor/ and the demo model from
+// web_demo/models/ (models/digits.onnx and digits.json). All are copied here, not
 // committed, so the folder always carries the current build. After this step web_demo/ can be uploaded
 // to any static host as it is: relative URLs only, no server logic, no CDN.
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -21,6 +22,14 @@ export function prepareDemo() {
   mkdirSync(`${demo}qwasm/dist`, { recursive: true });
   cpSync(`${root}js`, `${demo}qwasm/js`, { recursive: true });
   for (const f of ['qwasm-simd.wasm', 'qwasm-scalar.wasm']) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
+  // The model view's default model: models/digits.onnx (tools/train_digits.py) and its test images, copied
+  // so that models/ stays the one source of truth.
+  rmSync(`${demo}models`, { recursive: true, force: true });
+  mkdirSync(`${demo}models`, { recursive: true });
+  for (const f of ['digits.onnx', 'digits.json']) {
+    if (!existsSync(`${root}models/${f}`)) throw new Error(`models/${f} is missing: run tools/train_digits.py first`);
+    cpSync(`${root}models/${f}`, `${demo}models/${f}`);
+  }
   mkdirSync(`${demo}vendor`, { recursive: true });
   cpSync(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`, `${demo}vendor/protobuf.min.js`);
   return demo;

@@ -31,6 +31,14 @@ for t in build/wasm/tests/test_*.js; do
   wasm_passed=$((wasm_passed + 1))
 done
 
+echo "== torchvision models from PyTorch 1.13 (too big to commit; exported once into build/models/torchvision)"
+tv=build/models/torchvision
+if [[ ! -f $tv/done || tools/export_torch.py -nt $tv/done || tools/golden/torch_models.py -nt $tv/done ]]; then
+  mkdir -p "$tv"
+  /usr/bin/python3 tools/golden/torch_models.py --torchvision "$tv" --torchvision-only 2>&1 | grep -E 'ok:|failed|Error' || true
+  ls "$tv"/mobilenet_v2.json > /dev/null && touch "$tv/done"
+fi
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"

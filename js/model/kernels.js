@@ -4,6 +4,7 @@
 // QOperator graphs carry a tensor's qparams at its consumers (x_scale, x_zero_point inputs), so a 'q'
 // value's own qparams are nominal; each consumer views it with its own (zero copy).
 import * as qw from '../index.js';
+import { avgPool2dChannelsLast } from '../pooling.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -221,21 +222,32 @@ function qlinearConcat(ctx, inputs, attrs) {
 function qlinearAveragePool(global) {
   return (ctx, [x, xs, xz, ys, yz], attrs) => {
     const w = where(ctx.node);
-    if (attrs.channels_last) throw new UnsupportedError(`${w}: channels_last = 1 is not supported`);
-    const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
+    // channels_last = 1: the data is NHWC; pooled through an NCHW view of it, in the form PyTorch uses
+    // for channels-last tensors (tools/export_torch.py writes this for a channels_last input).
+    const nhwc = !!attrs.channels_last;
+    if (nhwc && dimsOf(x).length !== 4) throw new ModelFormatError(`${w}: channels_last = 1 needs a 4-D input`);
+    const stored = toQ(x, scalar(xs, w), scalar(xz, w), w);
+    const xq = nhwc ? stored.permute([0, 3, 1, 2]) : stored;
+    if (nhwc) stored.dispose();
     const out = outputQ(ys, yz, w);
     if (out.scale !== xq.qScale() || out.zeroPoint !== xq.qZeroPoint()) {
       xq.dispose();
       throw new UnsupportedError(`${w}: output qparams that differ from the input's are not supported`);
     }
     try {
-      if (global) return [{ kind: 'q', q: qw.mean(xq, [2, 3], true) }];
-      const pads = attrs.pads ?? [0, 0, 0, 0];
-      if (pads[0] !== pads[2] || pads[1] !== pads[3]) throw new UnsupportedError(`${w}: asymmetric pads are not supported`);
-      return [{
-        kind: 'q',
-        q: qw.avgPool2d(xq, { kernelSize: attrs.kernel_shape, stride: attrs.strides ?? 1, padding: [pads[0], pads[1]], ceilMode: !!attrs.ceil_mode, countIncludePad: !!attrs.count_include_pad }),
-      }];
+      const pooled = (() => {
+        if (global) return qw.mean(xq, [2, 3], true);
+        const pads = attrs.pads ?? [0, 0, 0, 0];
+        if (pads[0] !== pads[2] || pads[1] !== pads[3]) throw new UnsupportedError(`${w}: asymmetric pads are not supported`);
+        const options = { kernelSize: attrs.kernel_shape, stride: attrs.strides ?? 1, padding: [pads[0], pads[1]], ceilMode: !!attrs.ceil_mode, countIncludePad: !!attrs.count_include_pad };
+        return nhwc ? avgPool2dChannelsLast(xq, options) : qw.avgPool2d(xq, options);
+      })();
+      if (!nhwc) return [{ kind: 'q', q: pooled }];
+      const back = pooled.permute([0, 2, 3, 1]);
+      pooled.dispose();
+      const out = back.contiguous();
+      back.dispose();
+      return [{ kind: 'q', q: out }];
     } finally {
       xq.dispose();
     }
@@ -488,6 +500,36 @@ function transpose(ctx, [x], attrs) {
   return [host(h.dtype, dims, out)];
 }
 
+/** Split (opset 13: sizes as an optional int64 input; opset < 13: the `split` attribute; else equal parts). */
+function split(ctx, [x, sizesIn], attrs) {
+  const w = where(ctx.node);
+  const h = toHost(x);
+  const rank = h.dims.length;
+  const axis = (attrs.axis ?? 0) < 0 ? attrs.axis + rank : attrs.axis ?? 0;
+  if (axis < 0 || axis >= rank) throw new ModelFormatError(`${w}: axis ${attrs.axis} is out of range for rank ${rank}`);
+  const parts = ctx.node.outputs.length;
+  const dim = h.dims[axis];
+  let sizes = sizesIn ? Array.from(toHost(sizesIn).data, Number) : attrs.split ? attrs.split.map(Number) : null;
+  if (!sizes) {
+    if (dim % parts !== 0) throw new UnsupportedError(`${w}: ${dim} does not split into ${parts} equal parts`);
+    sizes = new Array(parts).fill(dim / parts);
+  }
+  if (sizes.length !== parts || sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== dim) {
+    throw new ModelFormatError(`${w}: split sizes [${sizes}] do not divide dimension ${axis} (${dim}) into ${parts} outputs`);
+  }
+  const outer = numel(h.dims.slice(0, axis));
+  const inner = numel(h.dims.slice(axis + 1));
+  let start = 0;
+  return sizes.map((s) => {
+    const out = new ARRAY[h.dtype](outer * s * inner);
+    for (let o = 0; o < outer; o++) out.set(h.data.subarray((o * dim + start) * inner, (o * dim + start + s) * inner), o * s * inner);
+    start += s;
+    const dims = h.dims.slice();
+    dims[axis] = s;
+    return host(h.dtype, dims, out);
+  });
+}
+
 function concat(ctx, inputs, attrs) {
   const w = where(ctx.node);
   const hs = inputs.map(toHost);
@@ -618,6 +660,7 @@ export const KERNELS = new Map([
   ['Div', binaryHost((a, b) => a / b, (a, b) => a / b)],
   ['Transpose', transpose],
   ['Concat', concat],
+  ['Split', split],
   ['MatMul', matmulHost],
   ['Gemm', gemm],
   ['GlobalAveragePool', globalAveragePool],
