@@ -142,18 +142,39 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
   return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
 }
 
-/* One im2col row: the kernel window of output pixel (oy, ox) over channels [c0, c0 + cin_g). */
+/* Copies n bytes; short runs (a few channels: the first layer of an image model) inline, long ones memcpy. */
+static inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 32) {
+    memcpy(dst, src, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    dst[i] = src[i];
+  }
+}
+
+/* One im2col row: the kernel window of output pixel (oy, ox) over channels [c0, c0 + cin_g). When the
+ * group spans every channel and the window row is inside the image, its kernel_w pixels are one
+ * contiguous run of NHWC bytes, copied at once. */
 static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t elem, int32_t oy, int32_t ox, size_t c0,
                        uint8_t pad_byte, uint8_t* row) {
   const size_t cin_g = (size_t)(s->in_c / s->groups);
+  const size_t pixel_bytes = cin_g * elem;
+  const int32_t ix0 = ox * s->stride_w - s->pad_left;
+  const int whole_rows = s->groups == 1 && s->dilation_w == 1 && ix0 >= 0 && ix0 + s->kernel_w <= s->in_w;
   for (int32_t ky = 0; ky < s->kernel_h; ky++) {
     const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
-    for (int32_t kx = 0; kx < s->kernel_w; kx++, row += cin_g * elem) {
-      const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
+    if (whole_rows && iy >= 0 && iy < s->in_h) {
+      copy_bytes(row, image + ((size_t)iy * s->in_w + ix0) * s->in_c * elem, (size_t)s->kernel_w * pixel_bytes);
+      row += (size_t)s->kernel_w * pixel_bytes;
+      continue;
+    }
+    for (int32_t kx = 0; kx < s->kernel_w; kx++, row += pixel_bytes) {
+      const int32_t ix = ix0 + kx * s->dilation_w;
       if (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) {
-        memset(row, pad_byte, cin_g * elem);
+        memset(row, pad_byte, pixel_bytes);
       } else {
-        memcpy(row, image + (((size_t)iy * s->in_w + ix) * s->in_c + c0) * elem, cin_g * elem);
+        copy_bytes(row, image + (((size_t)iy * s->in_w + ix) * s->in_c + c0) * elem, pixel_bytes);
       }
     }
   }
