@@ -3,16 +3,20 @@
 //   node tools/demo.mjs [--port 8080] [--no-serve]
 //
 // The page imports qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative layout
-// as the npm package), protobufjs's browser build from web_demo/vendor/ and the demo model from
-// web_demo/models/ (models/digits.onnx and digits.json). All are copied here, not
+// as the npm package), protobufjs's browser build from web_demo/vendor/, the demo model from
+// web_demo/models/ (models/digits.onnx, digits.json and the float export digits-float.onnx) and, for the
+// model view's float reference only, onnxruntime-web's wasm backend from web_demo/vendor/ort/ (its ESM build,
+// the wasm factory it imports and the .wasm binary; loaded lazily by web_demo/model-float.js, so the page
+// starts without it). All are copied here, not
 // committed, so the folder always carries the current build. After this step web_demo/ can be uploaded
 // to any static host as it is: relative URLs only, no server logic, no CDN.
-import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const demo = `${root}web_demo/`;
+export const ORT_FILES = ['ort.wasm.min.mjs', 'ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm'];
 
 export function prepareDemo() {
   for (const f of ['dist/qwasm-simd.wasm', 'dist/qwasm-scalar.wasm']) {
@@ -26,12 +30,23 @@ export function prepareDemo() {
   // so that models/ stays the one source of truth.
   rmSync(`${demo}models`, { recursive: true, force: true });
   mkdirSync(`${demo}models`, { recursive: true });
-  for (const f of ['digits.onnx', 'digits.json']) {
+  for (const f of ['digits.onnx', 'digits.json', 'digits-float.onnx']) {
     if (!existsSync(`${root}models/${f}`)) throw new Error(`models/${f} is missing: run tools/train_digits.py first`);
     cpSync(`${root}models/${f}`, `${demo}models/${f}`);
   }
   mkdirSync(`${demo}vendor`, { recursive: true });
   cpSync(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`, `${demo}vendor/protobuf.min.js`);
+  // onnxruntime-web, wasm backend: ort.wasm.min.mjs imports ort-wasm-simd-threaded.mjs, which fetches the .wasm
+  // (one build for all; with numThreads 1 it starts no worker). env.wasm.wasmPaths points at this folder.
+  const ort = `${root}node_modules/onnxruntime-web/dist/`;
+  // Copied only when changed: the 14 MB .wasm is not rewritten under a page (or a parallel test) reading it.
+  mkdirSync(`${demo}vendor/ort`, { recursive: true });
+  for (const f of ORT_FILES) {
+    if (!existsSync(ort + f)) throw new Error(`node_modules/onnxruntime-web/dist/${f} is missing: run npm ci`);
+    const to = `${demo}vendor/ort/${f}`;
+    const [a, b] = [statSync(ort + f), existsSync(to) ? statSync(to) : null];
+    if (!b || b.size !== a.size || b.mtimeMs < a.mtimeMs) cpSync(ort + f, to);
+  }
   return demo;
 }
 

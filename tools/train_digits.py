@@ -3,13 +3,17 @@
 
 Run with Debian's system Python (torch 1.13, sklearn, onnx): /usr/bin/python3 tools/train_digits.py
 
-Writes models/digits.onnx (exported with tools/export_torch.py, qnnpack semantics) and models/digits.json:
+Writes models/digits.onnx (exported with tools/export_torch.py, qnnpack semantics), models/digits-float.onnx
+(the same trained weights before quantization, by torch.onnx.export, opset 13, BatchNorm folded into the convs;
+the demo's float reference, run there by onnxruntime-web) and models/digits.json:
   float_accuracy, int8_accuracy   on the held-out 20 % split (stratified, random_state 0; 360 images)
   test_images                     the first 20 held-out images: image (64 floats in [0, 1], row-major 8x8),
                                   label, torch's int8 logits (float, after DeQuantStub), and the quantized output
-                                  before DeQuantStub (int_repr q, scale, zero_point), prediction
+                                  before DeQuantStub (int_repr q, scale, zero_point), prediction, and
+                                  float_logits: the float model's logits (torch, before quantization)
 Deterministic: fixed seeds, one thread. Under 10 s on one core.
 """
+import copy
 import json
 import os
 import sys
@@ -128,6 +132,7 @@ def main():
     x, y, tr, te = load_split()
     model = train(x[tr], y[tr])
     float_acc = accuracy(model, x[te], y[te])
+    fmodel = copy.deepcopy(model)  # quantize() fuses and converts in place; keep the float model
     qmodel = quantize(model, x[tr])
     int8_acc = accuracy(qmodel, x[te], y[te])
     print("float accuracy %.4f, int8 accuracy %.4f on %d held-out images (%d parameters, %.0f s)"
@@ -154,9 +159,16 @@ def main():
                             "q": [int(v) for v in q.int_repr().numpy().ravel()],
                             "scale": q.q_scale(), "zero_point": q.q_zero_point(),
                             "prediction": int(logits.argmax())})
+    with torch.no_grad():
+        for s in samples:
+            xi = torch.tensor(s["image"], dtype=torch.float32).reshape(1, 1, 8, 8)
+            s["float_logits"] = [float(v) for v in fmodel(xi).numpy().ravel()]
+    float_path = os.path.join(MODELS, "digits-float.onnx")
+    torch.onnx.export(fmodel, torch.zeros(1, 1, 8, 8), float_path, opset_version=13, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
     doc = {"generator": "tools/train_digits.py", "torch": torch.__version__, "engine": ENGINE,
-           "model": "digits.onnx", "input": {"name": "input", "shape": [1, 1, 8, 8], "dtype": "float32",
-                                             "range": "pixel / 16, in [0, 1]"},
+           "model": "digits.onnx", "float_model": "digits-float.onnx",
+           "input": {"name": "input", "shape": [1, 1, 8, 8], "dtype": "float32", "range": "pixel / 16, in [0, 1]"},
            "output": {"name": "output", "shape": [1, 10], "dtype": "float32", "quantized_name": out_q},
            "classes": 10, "float_accuracy": float_acc, "int8_accuracy": int8_acc,
            "split": {"dataset": "sklearn.datasets.load_digits", "test_size": 0.2, "stratify": True,
@@ -173,9 +185,9 @@ def main():
     json.loads(text)
     with open(os.path.join(MODELS, "digits.json"), "w") as fh:
         fh.write(text)
-    print("wrote %s (%d bytes, %d nodes) and models/digits.json; all %d held-out images bit-exact (%.0f s)"
-          % (os.path.relpath(onnx_path, REPO), os.path.getsize(onnx_path), len(exp.model.graph.node), len(te),
-             time.time() - t0))
+    print("wrote %s (%d bytes, %d nodes), %s (%d bytes) and models/digits.json; all %d held-out images bit-exact"
+          " (%.0f s)" % (os.path.relpath(onnx_path, REPO), os.path.getsize(onnx_path), len(exp.model.graph.node),
+                         os.path.relpath(float_path, REPO), os.path.getsize(float_path), len(te), time.time() - t0))
 
 
 if __name__ == "__main__":

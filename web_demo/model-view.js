@@ -1,11 +1,16 @@
 // Model view: a quantized digits CNN running in the page. Draw a digit or pick a test image; the int8
 // model classifies it (softmax of the dequantized logits, with latency); the layer table shows each
 // layer's qparams and weights and sends tensors to the explorer; the explainer recomputes one output
-// element of a conv / linear layer in integers and checks it against the kernel.
+// element of a conv / linear layer in integers and checks it against the kernel. For the digits model, the
+// float export of the same weights runs next to it in onnxruntime-web (model-float.js): float prediction,
+// agreement and the SQNR of the int8 logits against the float ones.
 import { createPad, paintDigit } from './model-canvas.js';
 import { LINEAR_OPS, dequantizeValue, dequantizeWeight, describeLayers, explainElement, softmax } from './model-analysis.js';
+import { argmax, loadFloatReference, maxAbsDiff, runFloat, sqnrDb } from './model-float.js';
 
-const DEFAULT = { model: 'models/digits.onnx', samples: 'models/digits.json', name: 'digits.onnx' };
+const DEFAULT = { model: 'models/digits.onnx', samples: 'models/digits.json', name: 'digits.onnx', floatModel: 'models/digits-float.onnx' };
+/** |ORT float logits − PyTorch float logits| below this counts as agreement (float kernels differ in the last bits). */
+const FLOAT_TOLERANCE = 1e-4;
 const TIMED_RUNS = 5;
 
 const h = (tag, attrs = {}, ...children) => {
@@ -38,8 +43,9 @@ export async function mount(root, context) {
     layers: [], // describeLayers(model)
     image: new Float32Array(64), // the current 8x8 input, values in [0, 1]
     sample: null, // index into samples.test_images when the input is a test image
-    result: null, // { output, intermediates, probs, logits }
+    result: null, // { output, intermediates, probs, logits, latency, float: { logits, probs, latency } | null }
     explain: { layer: -1, element: -1 },
+    float: { status: 'idle', ref: null, error: '' }, // the float reference (digits model only): idle | loading | ready | failed
   };
 
   // ---- layout ------------------------------------------------------------------------------------
@@ -53,8 +59,12 @@ export async function mount(root, context) {
   const thumbs = h('div', { class: 'mv-thumbs' });
   const inputNote = h('p', { class: 'mv-note mv-input-note' });
   const prediction = h('div', { class: 'mv-prediction' });
+  const floatPrediction = h('div', { class: 'mv-float-prediction' });
+  const agreement = h('div', { class: 'mv-agreement' });
+  const legend = h('div', { class: 'mv-legend' });
   const bars = h('div', { class: 'mv-bars' });
   const runInfo = h('p', { class: 'mv-runinfo' });
+  const floatInfo = h('div', { class: 'mv-float', 'data-status': 'idle' });
   const reference = h('p', { class: 'mv-reference' });
   const runError = h('p', { class: 'error mv-run-error', role: 'alert', hidden: true });
   const layerTable = h('table', { class: 'mv-layers' });
@@ -78,8 +88,12 @@ export async function mount(root, context) {
         thumbs,
         inputNote),
       h('section', { class: 'panel mv-output', 'aria-live': 'polite' },
-        h('h2', { text: 'int8 prediction' }),
-        prediction, bars, runInfo, reference, runError)),
+        h('h2', { text: 'Prediction: int8 and float' }),
+        h('div', { class: 'mv-preds' },
+          h('div', { class: 'mv-pred mv-pred-int8' }, h('div', { class: 'mv-pred-title', text: 'int8 · qwasm' }), prediction),
+          h('div', { class: 'mv-pred mv-pred-float' }, h('div', { class: 'mv-pred-title', text: 'float · onnxruntime-web' }), floatPrediction),
+          agreement),
+        legend, bars, runInfo, floatInfo, reference, runError)),
     h('section', { class: 'panel mv-layers-panel' },
       h('h2', { text: 'Layers' }),
       h('div', { class: 'mv-table-wrap' }, layerTable),
@@ -161,7 +175,17 @@ export async function mount(root, context) {
       const { result, latency } = await evaluate(model, state.image);
       if (model !== state.model) return; // replaced meanwhile
       const logits = logitsOf(model, result);
-      state.result = { output: result, intermediates: result.intermediates, logits, probs: softmax(logits), latency };
+      let float = null;
+      if (state.isDefault && state.float.status === 'ready') {
+        try {
+          const f = await runFloat(state.float.ref, state.image, TIMED_RUNS);
+          float = { ...f, probs: softmax(f.logits) };
+        } catch (error) {
+          state.float = { status: 'failed', ref: null, error: `onnxruntime-web could not run the float model: ${describeError(error)}` };
+        }
+        if (model !== state.model) return;
+      }
+      state.result = { output: result, intermediates: result.intermediates, logits, probs: softmax(logits), latency, float };
       runError.hidden = true;
       showPrediction();
       renderLayerButtons();
@@ -185,18 +209,86 @@ export async function mount(root, context) {
       h('span', { class: 'mv-class', text: String(best) }),
       h('span', { class: 'mv-prob', text: `${(probs[best] * 100).toFixed(1)} %` }),
       ...(empty ? [h('span', { class: 'mv-muted', text: '(blank input: draw something)' })] : []));
+    const float = state.result.float;
+    const fProbs = float?.probs;
+    const fBest = float ? argmax(float.logits) : -1;
     const order = probs.map((p, i) => i);
     const shown = order.length > 10 ? order.sort((a, b) => probs[b] - probs[a]).slice(0, 10) : order;
-    bars.replaceChildren(...shown.map((i) => h('div', { class: `mv-bar${i === best ? ' best' : ''}`, title: `class ${i}: logit ${logits[i]}, p = ${probs[i]}` },
-      h('span', { class: 'mv-bar-label', text: String(i) }),
+    const pct = (p) => `${(p * 100).toFixed(1)}%`;
+    bars.classList.toggle('paired', !!float);
+    bars.replaceChildren(...shown.map((i) => h('div', {
+      class: `mv-bar${i === best ? ' best' : ''}${i === fBest ? ' float-best' : ''}`,
+      title: `class ${i}: int8 logit ${logits[i]}, p = ${probs[i]}${float ? `; float logit ${float.logits[i]}, p = ${fProbs[i]}` : ''}`,
+    },
+    h('span', { class: 'mv-bar-label', text: String(i) }),
+    h('span', { class: 'mv-bar-tracks' },
       h('span', { class: 'mv-bar-track' }, h('span', { class: 'mv-bar-fill', style: `width:${(probs[i] * 100).toFixed(2)}%` })),
-      h('span', { class: 'mv-bar-value', text: `${(probs[i] * 100).toFixed(1)}%` }))));
+      float ? h('span', { class: 'mv-bar-track mv-bar-track-float' }, h('span', { class: 'mv-bar-fill', style: `width:${(fProbs[i] * 100).toFixed(2)}%` })) : null),
+    h('span', { class: 'mv-bar-value' }, pct(probs[i]), float ? h('span', { class: 'mv-bar-value-float', text: pct(fProbs[i]) }) : null))));
+    legend.replaceChildren(...(float
+      ? [h('span', { class: 'mv-key mv-key-int8' }), 'int8 ', h('span', { class: 'mv-key mv-key-float' }), 'float · probabilities: softmax of each model\'s logits (int8: dequantized)']
+      : ['probabilities: softmax of the dequantized int8 logits']));
     runInfo.replaceChildren(
-      h('strong', { text: fmtMs(latency) }),
-      ` per run (median of ${TIMED_RUNS} model.run calls, ${context.info.simd ? 'SIMD128' : 'scalar'} build) · wasm memory in use: `,
+      'int8: ', h('strong', { class: 'mv-latency-int8', text: fmtMs(latency) }),
+      ` per run (median of ${TIMED_RUNS} model.run calls, qwasm ${context.info.simd ? 'SIMD128' : 'scalar'} build, intermediates not kept) · wasm memory in use: `,
       h('span', { class: 'mv-live', text: `${qwasm.memoryStats().liveBytes} bytes` }),
-      ' · probabilities: softmax of the dequantized int8 logits');
+      ...(float ? [h('br'), 'float: ', h('strong', { class: 'mv-latency-float', text: fmtMs(float.latency) }),
+        ` per run (median of ${TIMED_RUNS} session.run calls, onnxruntime-web${state.float.ref.version ? ` ${state.float.ref.version}` : ''} wasm backend, 1 thread)`] : []));
+    showFloat(best);
     showReference(best);
+  }
+
+  /** The float side: prediction, agreement, SQNR, and for test images ORT's float logits against PyTorch's. */
+  function showFloat(best) {
+    const float = state.result?.float;
+    const el = floatInfo;
+    for (const k of Object.keys(el.dataset)) delete el.dataset[k];
+    el.dataset.source = prediction.dataset.source ?? '';
+    el.dataset.model = state.name;
+    agreement.replaceChildren();
+    agreement.className = 'mv-agreement';
+    const placeholder = (text) => floatPrediction.replaceChildren(h('span', { class: 'mv-float-none', text }));
+    if (!state.isDefault) {
+      el.dataset.status = 'none';
+      placeholder('no float reference');
+      el.replaceChildren(h('p', { class: 'mv-note', text: `No float reference for ${state.name}: only the bundled digits model ships its float export (models/digits-float.onnx).` }));
+      return;
+    }
+    if (!float) {
+      el.dataset.status = state.float.status === 'failed' ? 'failed' : 'loading';
+      placeholder(state.float.status === 'failed' ? 'unavailable' : 'loading…');
+      el.replaceChildren(state.float.status === 'failed'
+        ? h('p', { class: 'mv-note mv-float-error', text: `Float reference unavailable: ${state.float.error}. The int8 model is unaffected.` })
+        : h('p', { class: 'mv-note', text: 'Loading the float reference (onnxruntime-web, wasm backend)…' }));
+      return;
+    }
+    const fBest = argmax(float.logits);
+    const sqnr = sqnrDb(float.logits, state.result.logits);
+    const maxLogit = maxAbsDiff(float.logits, state.result.logits);
+    Object.assign(el.dataset, { status: 'ready', class: String(fBest), logits: JSON.stringify(Array.from(float.logits)), sqnr: String(sqnr), agree: String(fBest === best) });
+    floatPrediction.replaceChildren(
+      h('span', { class: 'mv-class', text: String(fBest) }),
+      h('span', { class: 'mv-prob', text: `${(float.probs[fBest] * 100).toFixed(1)} %` }));
+    agreement.classList.add(fBest === best ? 'ok' : 'bad');
+    agreement.replaceChildren(fBest === best ? '✓ same class' : '✗ classes differ');
+    const rows = [
+      ['SQNR int8 vs float', h('span', { title: 'f: the float logits, q: the dequantized int8 logits' },
+        h('strong', { class: 'mv-sqnr', text: Number.isFinite(sqnr) ? `${sqnr.toFixed(1)} dB` : '∞ dB' }), ' = 10·log₁₀(Σf² / Σ(f − q)²)')],
+      ['max |float − int8|', h('span', {}, h('strong', { class: 'num', text: maxLogit.toPrecision(3) }),
+        ` (float logits span ${Math.min(...float.logits).toFixed(2)} … ${Math.max(...float.logits).toFixed(2)})`)],
+    ];
+    const s = state.sample !== null ? state.samples?.test_images[state.sample] : null;
+    if (s?.float_logits) {
+      const d = maxAbsDiff(float.logits, s.float_logits);
+      const close = d < FLOAT_TOLERANCE;
+      el.dataset.torchDiff = String(d);
+      el.dataset.torchClose = String(close);
+      rows.push(['ORT vs PyTorch float', h('span', { title: 'onnxruntime-web\'s float logits against PyTorch\'s (models/digits.json float_logits). Different float kernels sum in different orders: close, not bit for bit.' },
+        'max |Δ| = ', h('strong', { class: 'num mv-torch-diff', text: d.toExponential(1) }), ' ',
+        close ? h('span', { class: 'mv-ok', text: `✓ < ${FLOAT_TOLERANCE.toExponential(0)}` }) : h('span', { class: 'mv-bad', text: `✗ ≥ ${FLOAT_TOLERANCE.toExponential(0)}` }),
+        ` · PyTorch float predicted ${argmax(s.float_logits)}`)]);
+    }
+    el.replaceChildren(h('dl', { class: 'mv-compare' }, ...rows.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', {}, v)])));
   }
 
   function showReference(best) {
@@ -204,7 +296,7 @@ export async function mount(root, context) {
     if (!s) {
       reference.dataset.bitexact = '';
       reference.replaceChildren(state.isDefault
-        ? 'Float predictions are not shown: models/digits.json holds PyTorch\'s int8 results only, and the page runs no second (float) engine.'
+        ? 'A drawing: PyTorch\'s own results (int8 and float) are stored for the test images only.'
         : '');
       return;
     }
@@ -355,7 +447,9 @@ export async function mount(root, context) {
             LINEAR_OPS.has(layer.opType) && weight ? h('button', { type: 'button', class: 'mv-explain-this', title: 'Explain one of its outputs below', onclick: () => explainLayer(info.index), text: 'explain' }) : null));
       })));
     layerNote.textContent = 'Scale / zp: the scale and zero point of the layer\'s (first) input and its output, real = scale · (q − zp). '
-      + 'SQNR of int8 against float is not shown: there is no float reference for this model in the page (the digits json holds PyTorch\'s int8 results only). '
+      + (state.isDefault
+        ? 'The float reference above compares the model\'s output only: the float export folds BatchNorm into the convolutions, so its intermediate tensors have no int8 counterpart to pair with here. '
+        : 'No float reference for this model: SQNR against float is shown for the bundled digits model only. ')
       + '"weights" and "output" open the dequantized tensor in the quantization explorer; outputs are those of the current input.';
   }
 
@@ -472,6 +566,29 @@ export async function mount(root, context) {
           h('div', { class: 'mv-step-body' }, h('code', { class: 'mv-formula', text: `RoundingDivideByPOT(SRDHM(${e.sum}${e.left ? ` · 2^${e.left}` : ''}, ${e.m0}), ${e.right}) = ${e.fixedScaled}; + ${e.yZero}, clamp` }),
             h('span', { class: 'mv-eq' }, ' = ', h('strong', { class: 'num', text: String(e.fixedResult) }))),
           h('div', { class: 'mv-step-note', text: fixedSame ? 'the same integer here. This model runs the float32 rule above (' + (qnn ? 'PyTorch qnnpack' : 'ONNX') + '), which can differ from the fixed-point one by a step on rare values.' : `differs by ${e.fixedResult - e.result}: the model follows ${qnn ? 'PyTorch qnnpack' : 'ONNX'}'s float32 rule, not the fixed-point one.` }))));
+  }
+
+  // ---- float reference ---------------------------------------------------------------------------
+  /** Imports onnxruntime-web and opens the float model, once, the first time the view is shown. */
+  function startFloat() {
+    if (state.float.status !== 'idle') return;
+    state.float = { status: 'loading', ref: null, error: '' };
+    loadFloatReference(DEFAULT.floatModel).then((ref) => {
+      state.float = { status: 'ready', ref, error: '' };
+      if (state.isDefault) schedule();
+    }, (error) => {
+      state.float = { status: 'failed', ref: null, error: `onnxruntime-web could not be loaded (${describeError(error)})` };
+      if (state.result) showFloat(state.result.probs.indexOf(Math.max(...state.result.probs)));
+    });
+  }
+  if (root.classList.contains('active')) startFloat();
+  else {
+    const watch = new MutationObserver(() => {
+      if (!root.classList.contains('active')) return;
+      watch.disconnect();
+      startFloat();
+    });
+    watch.observe(root, { attributes: true, attributeFilter: ['class'] });
   }
 
   // ---- start -------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { ARTIFACTS, startDemo } from './demo-page.js';
+import { ARTIFACTS, startModelView } from './demo-page.js';
 import { qwasm, setup } from './helpers.js';
 
 const digits = JSON.parse(readFileSync(new URL('../../models/digits.json', import.meta.url), 'utf8'));
@@ -21,10 +21,7 @@ before(async () => {
   const model = await qwasm.loadModel(new Uint8Array(digitsOnnx));
   layers = model.layers;
   model.dispose();
-  demo = await startDemo();
-  ({ page, errors } = await demo.open());
-  await page.click('nav button[data-view="model"]');
-  await page.waitForSelector('#model[data-ready]', { timeout: 20000 });
+  ({ demo, page, errors } = await startModelView());
 });
 after(async () => {
   await page?.close();

@@ -33,3 +33,12 @@ export async function startDemo() {
     },
   };
 }
+
+/** Starts the demo and opens its Model view, ready: { demo, page, errors }. */
+export async function startModelView() {
+  const demo = await startDemo();
+  const { page, errors } = await demo.open();
+  await page.click('nav button[data-view="model"]');
+  await page.waitForSelector('#model[data-ready]', { timeout: 20000 });
+  return { demo, page, errors };
+}

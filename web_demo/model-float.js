@@ -1,0 +1,67 @@
+// The model view's float reference: the float export of the digits CNN (models/digits-float.onnx, written by
+// tools/train_digits.py from the same trained weights before quantization) run by onnxruntime-web, a real
+// float engine, not a float path written in the page. tools/demo.mjs copies ORT's wasm-backend ESM build and
+// the two files it loads into vendor/ort/. ORT is imported only when the model view asks for it, so the page
+// runs without it (the int8 side does not depend on this module succeeding).
+
+const ORT_DIR = new URL('./vendor/ort/', import.meta.url); // relative to this file: the static site's own copy
+const ORT_MODULE = new URL('ort.wasm.min.mjs', ORT_DIR);
+
+/**
+ * Imports onnxruntime-web (wasm backend, one thread, no proxy worker) and creates a session for the float
+ * model at `modelUrl`. Resolves to { ort, session, version, inputName, outputName }.
+ */
+export async function loadFloatReference(modelUrl) {
+  const ort = await import(ORT_MODULE.href);
+  ort.env.wasm.wasmPaths = ORT_DIR.href;
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = 'error';
+  const response = await fetch(modelUrl);
+  if (!response.ok) throw new Error(`HTTP ${response.status} for ${modelUrl}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  return { ort, session, version: ort.env.versions?.web ?? '', inputName: session.inputNames[0], outputName: session.outputNames[0] };
+}
+
+/** Runs the float model on an 8x8 image (values in [0, 1]): { logits: Float32Array, latency (ms, median of `runs`) }. */
+export async function runFloat(ref, image, runs) {
+  const input = new ref.ort.Tensor('float32', Float32Array.from(image), [1, 1, 8, 8]);
+  const feeds = { [ref.inputName]: input };
+  const times = [];
+  let out = null;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    out = await ref.session.run(feeds);
+    times.push(performance.now() - t0);
+    if (i < runs - 1) out[ref.outputName].dispose?.();
+  }
+  const logits = Float32Array.from(out[ref.outputName].data);
+  out[ref.outputName].dispose?.();
+  times.sort((a, b) => a - b);
+  const m = times.length >> 1;
+  return { logits, latency: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2 };
+}
+
+/** Signal-to-quantization-noise ratio of `q` against the reference `f`, in dB: 10·log10(Σf² / Σ(f − q)²). */
+export function sqnrDb(f, q) {
+  let signal = 0;
+  let noise = 0;
+  for (let i = 0; i < f.length; i++) {
+    signal += f[i] * f[i];
+    noise += (f[i] - q[i]) ** 2;
+  }
+  return noise === 0 ? Infinity : 10 * Math.log10(signal / noise);
+}
+
+export function maxAbsDiff(a, b) {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+export const argmax = (xs) => {
+  let best = 0;
+  for (let i = 1; i < xs.length; i++) if (xs[i] > xs[best]) best = i;
+  return best;
+};
