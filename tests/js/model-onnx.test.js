@@ -167,3 +167,36 @@ test('the float operators around quantized layers', async () => {
   assert.deepEqual(await runFloatNode('Squeeze', [1, 2], [1, 2], [2], { initializers: [i64('axes', [0])] }), [1, 2]);
   assert.deepEqual(await runFloatNode('Gather', [1, 2, 3], [3], [2], { initializers: [i64('i', [2, -3])] }), [3, 1]);
 });
+
+test('Split: sizes from the input, equal parts, and sizes that do not add up', async () => {
+  const x = Float32Array.from({ length: 2 * 5 }, (_, i) => i);
+  const splitModel = (sizes, outs) => singleNodeModel({
+    opType: 'Split', opset: 13,
+    inputs: [{ name: 'x', elemType: 'FLOAT', dims: [2, 5] }],
+    initializers: sizes ? [{ name: 'split', elemType: 'INT64', dims: [sizes.length], data: sizes }] : [],
+    nodeInputs: sizes ? ['x', 'split'] : ['x'],
+    outputs: outs.map((d, i) => ({ name: `y${i}`, elemType: 'FLOAT', dims: d })),
+    attributes: { axis: 1 },
+  });
+  const m = await qwasm.loadModel(splitModel([2, 3], [[2, 2], [2, 3]]));
+  try {
+    const out = await m.run({ x });
+    assert.deepEqual(Array.from(out.y0.data), [0, 1, 5, 6]);
+    assert.deepEqual(Array.from(out.y1.data), [2, 3, 4, 7, 8, 9]);
+    assert.deepEqual(out.y1.dims, [2, 3]);
+  } finally {
+    m.dispose();
+  }
+  const bad = await qwasm.loadModel(splitModel([2, 2], [[2, 2], [2, 2]]));
+  try {
+    await assert.rejects(bad.run({ x }), /Split.*split sizes \[2,2\] do not divide dimension 1 \(5\) into 2 outputs/);
+  } finally {
+    bad.dispose();
+  }
+  const uneven = await qwasm.loadModel(splitModel(null, [[2, 2], [2, 2]]));
+  try {
+    await assert.rejects(uneven.run({ x }), /5 does not split into 2 equal parts/);
+  } finally {
+    uneven.dispose();
+  }
+});
