@@ -200,3 +200,21 @@ test('Split: sizes from the input, equal parts, and sizes that do not add up', a
     uneven.dispose();
   }
 });
+
+test('QLinearAveragePool channels_last = 1 needs a 4-D NHWC input', async () => {
+  const s = (name, v, t = 'FLOAT') => ({ name, elemType: t, dims: [], data: [v] });
+  const model = singleNodeModel({
+    opType: 'QLinearAveragePool', domain: 'com.microsoft', opset: 1,
+    inputs: [{ name: 'x', elemType: 'UINT8', dims: [1, 4, 4] }],
+    initializers: [s('xs', 0.1), s('xz', 3, 'UINT8'), s('ys', 0.1), s('yz', 3, 'UINT8')],
+    nodeInputs: ['x', 'xs', 'xz', 'ys', 'yz'],
+    outputs: [{ name: 'y', elemType: 'UINT8', dims: [1, 2, 2] }],
+    attributes: { kernel_shape: [2, 2], strides: [2, 2], channels_last: 1 },
+  });
+  const m = await qwasm.loadModel(model);
+  try {
+    await assert.rejects(m.run({ x: new Uint8Array(16) }), /QLinearAveragePool.*channels_last = 1 needs a 4-D input/);
+  } finally {
+    m.dispose();
+  }
+});
