@@ -5,12 +5,15 @@ Run with Debian's system Python (torch 1.13, sklearn, onnx): /usr/bin/python3 to
 
 Writes models/digits.onnx (exported with tools/export_torch.py, qnnpack semantics), models/digits-float.onnx
 (the same trained weights before quantization, by torch.onnx.export, opset 13, BatchNorm folded into the convs;
-the demo's float reference, run there by onnxruntime-web) and models/digits.json:
+the demo's float reference, run there by onnxruntime-web; its first output "output" is the logits, the others
+are the float activations wherever digits.onnx has a quantized tensor, named like that tensor: see FLOAT_TAPS)
+and models/digits.json:
   float_accuracy, int8_accuracy   on the held-out 20 % split (stratified, random_state 0; 360 images)
   test_images                     the first 20 held-out images: image (64 floats in [0, 1], row-major 8x8),
                                   label, torch's int8 logits (float, after DeQuantStub), and the quantized output
                                   before DeQuantStub (int_repr q, scale, zero_point), prediction, and
                                   float_logits: the float model's logits (torch, before quantization)
+  float_activations               the names of digits-float.onnx's outputs after "output" (FLOAT_TAPS)
 Deterministic: fixed seeds, one thread. Under 10 s on one core.
 """
 import copy
@@ -76,6 +79,47 @@ class DigitsNet(nn.Module):
     def fuse(self):
         fuse_modules(self, [["conv1", "bn1", "relu1"], ["conv2", "bn2", "relu2"], ["conv3", "bn3", "relu3"],
                             ["conv4", "bn4"]], inplace=True)
+
+
+# The float activations to export next to the logits, one per quantized tensor of digits.onnx that has a float
+# counterpart: (int8 tensor name, as tools/export_torch.py names it by module path; float module path; whether
+# the value is that module's output or its input). Fused modules end where their last float module ends: a fused
+# Conv+BN+ReLU's int8 output is the float activation after its ReLU, Conv+BN's is after the BN, and
+# FloatFunctional.add_relu's is after its relu (the value it passes through its activation_post_process).
+# torch.flatten is no module: its value is fc's input. digits.onnx's skip/pre_relu (the add before the relu,
+# quantized with the relu's qparams) has no float tensor, and output (DeQuantStub) is the logits themselves.
+FLOAT_TAPS = [
+    ("quant", "quant", "output"),                          # QuantStub: the float input itself
+    ("conv1", "relu1", "output"),                          # conv1 + bn1 + relu1
+    ("conv2", "relu2", "output"),                          # conv2 + bn2 + relu2
+    ("pool", "pool", "output"),
+    ("conv3", "relu3", "output"),                          # conv3 + bn3 + relu3
+    ("conv4", "bn4", "output"),                            # conv4 + bn4
+    ("skip", "skip.activation_post_process", "output"),    # add_relu
+    ("gap", "gap", "output"),
+    ("flatten", "fc", "input"),
+    ("fc", "fc", "output"),
+]
+
+
+class FloatTaps(nn.Module):
+    """The float model returning (logits, *the FLOAT_TAPS activations), collected by forward (pre-)hooks."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.values = {}
+        for name, path, where in FLOAT_TAPS:
+            mod = model.get_submodule(path)
+            if where == "input":
+                mod.register_forward_pre_hook(lambda m, args, name=name: self.values.__setitem__(name, args[0]))
+            else:
+                mod.register_forward_hook(lambda m, args, out, name=name: self.values.__setitem__(name, out))
+
+    def forward(self, x):
+        self.values = {}
+        out = self.model(x)
+        return (out,) + tuple(self.values[name] for name, _, _ in FLOAT_TAPS)
 
 
 def load_split():
@@ -164,12 +208,30 @@ def main():
             xi = torch.tensor(s["image"], dtype=torch.float32).reshape(1, 1, 8, 8)
             s["float_logits"] = [float(v) for v in fmodel(xi).numpy().ravel()]
     float_path = os.path.join(MODELS, "digits-float.onnx")
-    torch.onnx.export(fmodel, torch.zeros(1, 1, 8, 8), float_path, opset_version=13, input_names=["input"],
-                      output_names=["output"], do_constant_folding=True)
+    missing = [name for name, _, _ in FLOAT_TAPS if name not in {o for n in exp.model.graph.node for o in n.output}]
+    if missing:
+        sys.exit("FLOAT_TAPS names %s are not tensors of digits.onnx" % missing)
+    taps = FloatTaps(copy.deepcopy(fmodel)).eval()  # hooks on a copy: fmodel stays as it was
+    with torch.no_grad():  # each float activation against its int8 tensor (torch's own, dequantized): a sanity check
+        xi = torch.tensor(samples[0]["image"], dtype=torch.float32).reshape(1, 1, 8, 8)
+        fouts, cap = taps(xi), exp.capture(xi)
+        report = []
+        for (name, _, _), f in zip(FLOAT_TAPS, fouts[1:]):
+            q = cap[name].dequantize()
+            if q.shape != f.shape:
+                sys.exit("float activation %s has shape %s, the int8 tensor %s" % (name, list(f.shape), list(q.shape)))
+            db = 10 * np.log10(float((f ** 2).sum()) / float(((f - q) ** 2).sum()))
+            if not db > 10:
+                sys.exit("float activation %s is no counterpart of the int8 tensor (SQNR %.1f dB)" % (name, db))
+            report.append("%s %.1f" % (name, db))
+        print("SQNR int8 vs float on test image 0 (dB): " + ", ".join(report))
+    torch.onnx.export(taps, torch.zeros(1, 1, 8, 8), float_path, opset_version=13, input_names=["input"],
+                      output_names=["output"] + [name for name, _, _ in FLOAT_TAPS], do_constant_folding=True)
     doc = {"generator": "tools/train_digits.py", "torch": torch.__version__, "engine": ENGINE,
            "model": "digits.onnx", "float_model": "digits-float.onnx",
            "input": {"name": "input", "shape": [1, 1, 8, 8], "dtype": "float32", "range": "pixel / 16, in [0, 1]"},
            "output": {"name": "output", "shape": [1, 10], "dtype": "float32", "quantized_name": out_q},
+           "float_activations": [name for name, _, _ in FLOAT_TAPS],
            "classes": 10, "float_accuracy": float_acc, "int8_accuracy": int8_acc,
            "split": {"dataset": "sklearn.datasets.load_digits", "test_size": 0.2, "stratify": True,
                      "random_state": SEED, "train": len(tr), "test": len(te)},

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
 import { createOrtRunner } from '../../tools/bench/ort.mjs';
+import { graphModel } from '../../tools/bench/onnx-model.mjs';
 import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
 
 failOnLeaks(before, afterEach);
@@ -55,3 +56,40 @@ for (const name of Object.keys(EXPECTED_LAYERS)) {
     }
   });
 }
+
+test('QDQ Conv -> Clip -> Q: the Clip bounds are quantized with QuantizeLinear\'s rule (a tie at the upper bound)', async () => {
+  // y scale 0.25: the Clip's 6.125 is 24.5 steps, a tie that QuantizeLinear rounds to 24 (half to even).
+  const f = (name, dims, data) => ({ name, elemType: 'FLOAT', dims, data });
+  const u8 = (name, v) => ({ name, elemType: 'UINT8', dims: [], data: [v] });
+  const bytes = graphModel({
+    inputs: [{ name: 'x', elemType: 'FLOAT', dims: [1, 1, 3, 3] }],
+    initializers: [
+      f('xs', [], [0.1]), u8('xz', 0), f('ys', [], [0.25]), u8('yz', 0),
+      { name: 'w', elemType: 'INT8', dims: [2, 1, 1, 1], data: [100, -3] }, f('ws', [], [0.05]), { name: 'wz', elemType: 'INT8', dims: [], data: [0] },
+      f('lo', [], [0]), f('hi', [], [6.125]),
+    ],
+    nodes: [
+      { opType: 'QuantizeLinear', inputs: ['x', 'xs', 'xz'], outputs: ['xq'] },
+      { opType: 'DequantizeLinear', inputs: ['xq', 'xs', 'xz'], outputs: ['xd'] },
+      { opType: 'DequantizeLinear', inputs: ['w', 'ws', 'wz'], outputs: ['wd'] },
+      { opType: 'Conv', inputs: ['xd', 'wd'], outputs: ['c'], attributes: { kernel_shape: [1, 1] } },
+      { opType: 'Clip', inputs: ['c', 'lo', 'hi'], outputs: ['r'] },
+      { opType: 'QuantizeLinear', inputs: ['r', 'ys', 'yz'], outputs: ['yq'] },
+      { opType: 'DequantizeLinear', inputs: ['yq', 'ys', 'yz'], outputs: ['y'] },
+    ],
+    outputs: [{ name: 'y', elemType: 'FLOAT', dims: [1, 2, 3, 3] }],
+  });
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    assert.equal(model.layers.map((l) => l.opType).join(' '), 'QuantizeLinear QLinearConv DequantizeLinear');
+    const x = Float32Array.of(0, 0.5, 1, 1.2, 1.3, 2, 5, 10, 25.5);
+    const ours = (await model.run({ x })).y.data;
+    const ref = (await ort.run({ x: { type: 'float32', data: x, dims: [1, 1, 3, 3] } })).y;
+    assertBitEqual(assert, ours, ref, 'Conv -> Clip(0, 6.125) -> Q vs onnxruntime-web');
+    assert.equal(Math.max(...ours), 6, 'saturated outputs sit at 24 steps (6.0), not 25');
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+});

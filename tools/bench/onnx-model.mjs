@@ -110,24 +110,37 @@ export function singleNodeModel({
   attributes = {},
   name = opType,
 }) {
-  const node = {
-    input: nodeInputs ?? [...inputs.map((i) => i.name), ...initializers.map((i) => i.name)],
-    output: outputs.map((o) => o.name),
-    name: `${name}_node`,
-    opType,
-    domain,
-    attribute: Object.entries(attributes).map(([k, v]) => attributeProto(k, v)),
-  };
-  const opsetImport = [{ domain: '', version: domain === '' ? opset : 13 }];
-  if (domain !== '') opsetImport.push({ domain, version: opset });
+  const opsets = { '': domain === '' ? opset : 13 };
+  if (domain !== '') opsets[domain] = opset;
+  return graphModel({
+    name,
+    irVersion,
+    opsets,
+    producerName: 'qwasm-bench',
+    nodes: [{ inputs: nodeInputs ?? [...inputs.map((i) => i.name), ...initializers.map((i) => i.name)], outputs: outputs.map((o) => o.name),
+      name: `${name}_node`, opType, domain, attributes }],
+    inputs,
+    initializers,
+    outputs,
+  });
+}
+
+/**
+ * Build a ModelProto with several nodes and return its serialized bytes. nodes: [{ opType, domain, inputs,
+ * outputs, attributes, name }]; the other fields as for singleNodeModel; opsets: { domain: version }.
+ */
+export function graphModel({ nodes, inputs = [], initializers = [], outputs, opsets = { '': 13 }, irVersion = 8, name = 'graph', producerName = 'qwasm-tests' }) {
   const model = {
     irVersion,
-    opsetImport,
-    producerName: 'qwasm-bench',
+    opsetImport: Object.entries(opsets).map(([domain, version]) => ({ domain, version })),
+    producerName,
     producerVersion: '0.1',
     graph: {
       name,
-      node: [node],
+      node: nodes.map((n, i) => ({
+        input: n.inputs, output: n.outputs, name: n.name ?? `${n.opType}_${i}`, opType: n.opType, domain: n.domain ?? '',
+        attribute: Object.entries(n.attributes ?? {}).map(([k, v]) => attributeProto(k, v)),
+      })),
       initializer: initializers.map(tensorProto),
       input: inputs.map(valueInfo),
       output: outputs.map(valueInfo),
