@@ -255,7 +255,8 @@ export function cat(tensors, dim, options = {}) {
 
 // ---- unary ops -----------------------------------------------------------------------------------
 
-function applyTable(x, table, outScale, outZeroPoint, where) {
+/** y[i] = table[byte of x[i]] with the output qparams given (for the model loader's ONNX Runtime tables). */
+export function applyTable(x, table, outScale, outZeroPoint, where) {
   const r = activation(x, where);
   const n = numelOf(r.shape);
   const y = newTensor(r.shape, r.dtype, outScale, outZeroPoint);

@@ -4,7 +4,9 @@
 // QOperator graphs carry a tensor's qparams at its consumers (x_scale, x_zero_point inputs), so a 'q'
 // value's own qparams are nominal; each consumer views it with its own (zero copy).
 import * as qw from '../index.js';
+import { applyTable } from '../elementwise.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
+import { leakyReluTable, sigmoidTable } from './ort-tables.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -201,6 +203,24 @@ function binaryQ(op) {
     } finally {
       aq.dispose();
       bq.dispose();
+    }
+  };
+}
+
+/** com.microsoft QLinearSigmoid / QLinearLeakyRelu: ONNX Runtime's 256-entry tables (ort-tables.js). */
+function qlinearLookup(kind) {
+  return (ctx, [x, xs, xz, ys, yz], attrs) => {
+    const w = where(ctx.node);
+    const xq = toQ(x, scalar(xs, w), xz ? scalar(xz, w) : 0, w);
+    try {
+      const out = outputQ(ys, yz ?? host(dtypeOf(x), [], dtypeOf(x) === 'int8' ? Int8Array.of(0) : Uint8Array.of(0)), w);
+      const signed = xq.dtype === 'qint8';
+      const table = kind === 'sigmoid'
+        ? sigmoidTable(signed, xq.qScale(), xq.qZeroPoint(), out.scale, out.zeroPoint)
+        : leakyReluTable(attrs.alpha ?? 0.01, signed, xq.qScale(), xq.qZeroPoint(), out.scale, out.zeroPoint);
+      return [{ kind: 'q', q: applyTable(xq, table, out.scale, out.zeroPoint, ctx.node.opType) }];
+    } finally {
+      xq.dispose();
     }
   };
 }
@@ -637,6 +657,8 @@ export const KERNELS = new Map([
   ['com.microsoft:QLinearAdd', binaryQ('add')],
   ['com.microsoft:QLinearMul', binaryQ('mul')],
   ['com.microsoft:QLinearConcat', qlinearConcat],
+  ['com.microsoft:QLinearSigmoid', qlinearLookup('sigmoid')],
+  ['com.microsoft:QLinearLeakyRelu', qlinearLookup('leakyRelu')],
   ['com.microsoft:QLinearAveragePool', qlinearAveragePool(false)],
   ['com.microsoft:QLinearGlobalAveragePool', qlinearAveragePool(true)],
   ['MaxPool', maxPool],
