@@ -24,23 +24,31 @@ export async function loadFloatReference(modelUrl) {
   return { ort, session, version: ort.env.versions?.web ?? '', inputName: session.inputNames[0], outputName: session.outputNames[0] };
 }
 
-/** Runs the float model on an 8x8 image (values in [0, 1]): { logits: Float32Array, latency (ms, median of `runs`) }. */
+/**
+ * Runs the float model on an 8x8 image (values in [0, 1]): { logits: Float32Array, latency (ms, median of `runs`),
+ * activations: { name: { data: Float32Array, dims } } }. The timed runs fetch the logits only; one more run
+ * fetches every output (the logits and, for digits-float.onnx, the float activations named like digits.onnx's
+ * quantized tensors), so the latency is that of the plain model.
+ */
 export async function runFloat(ref, image, runs) {
   const input = new ref.ort.Tensor('float32', Float32Array.from(image), [1, 1, 8, 8]);
   const feeds = { [ref.inputName]: input };
   const times = [];
-  let out = null;
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    out = await ref.session.run(feeds);
+    const out = await ref.session.run(feeds, [ref.outputName]);
     times.push(performance.now() - t0);
-    if (i < runs - 1) out[ref.outputName].dispose?.();
+    out[ref.outputName].dispose?.();
   }
-  const logits = Float32Array.from(out[ref.outputName].data);
-  out[ref.outputName].dispose?.();
+  const out = await ref.session.run(feeds); // all outputs
+  const activations = {};
+  for (const name of ref.session.outputNames) {
+    activations[name] = { data: Float32Array.from(out[name].data), dims: Array.from(out[name].dims) };
+    out[name].dispose?.();
+  }
   times.sort((a, b) => a - b);
   const m = times.length >> 1;
-  return { logits, latency: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2 };
+  return { logits: activations[ref.outputName].data, latency: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2, activations };
 }
 
 /** Signal-to-quantization-noise ratio of `q` against the reference `f`, in dB: 10·log10(Σf² / Σ(f − q)²). */

@@ -3,7 +3,8 @@
 // layer's qparams and weights and sends tensors to the explorer; the explainer recomputes one output
 // element of a conv / linear layer in integers and checks it against the kernel. For the digits model, the
 // float export of the same weights runs next to it in onnxruntime-web (model-float.js): float prediction,
-// agreement and the SQNR of the int8 logits against the float ones.
+// agreement and the SQNR of the int8 logits against the float ones; the export also returns the float
+// activations named like the int8 model's tensors, so the layer table shows each layer's output SQNR too.
 import { createPad, paintDigit } from './model-canvas.js';
 import { LINEAR_OPS, dequantizeValue, dequantizeWeight, describeLayers, explainElement, softmax } from './model-analysis.js';
 import { argmax, loadFloatReference, maxAbsDiff, runFloat, sqnrDb } from './model-float.js';
@@ -43,7 +44,7 @@ export async function mount(root, context) {
     layers: [], // describeLayers(model)
     image: new Float32Array(64), // the current 8x8 input, values in [0, 1]
     sample: null, // index into samples.test_images when the input is a test image
-    result: null, // { output, intermediates, probs, logits, latency, float: { logits, probs, latency } | null }
+    result: null, // { output, intermediates, probs, logits, latency, float: { logits, probs, latency, activations } | null, layerSqnr }
     explain: { layer: -1, element: -1 },
     float: { status: 'idle', ref: null, error: '' }, // the float reference (digits model only): idle | loading | ready | failed
   };
@@ -133,6 +134,20 @@ export async function mount(root, context) {
     return dequantizeValue(t, t.dtype === 'float32' ? null : producer?.output);
   }
 
+  /**
+   * Per layer (aligned with state.layers): the SQNR in dB of its output tensor, dequantized with its scale / zero
+   * point, against the float activation of the same name (digits-float.onnx's extra outputs); null without one.
+   */
+  function layerSqnrs(intermediates, activations) {
+    return state.layers.map((info) => {
+      const name = info.layer.outputs[0];
+      const f = activations?.[name];
+      const t = intermediates[name];
+      if (!f || !t || f.data.length !== t.data.length) return null;
+      return sqnrDb(f.data, dequantizeValue(t, t.dtype === 'float32' ? null : info.output));
+    });
+  }
+
   async function evaluate(model, image) {
     const feeds = feedFor(model, image);
     const times = [];
@@ -185,10 +200,12 @@ export async function mount(root, context) {
         }
         if (model !== state.model) return;
       }
-      state.result = { output: result, intermediates: result.intermediates, logits, probs: softmax(logits), latency, float };
+      state.result = { output: result, intermediates: result.intermediates, logits, probs: softmax(logits), latency, float,
+        layerSqnr: layerSqnrs(result.intermediates, float?.activations) };
       runError.hidden = true;
       showPrediction();
       renderLayerButtons();
+      renderLayerSqnr();
       renderExplainer();
     } catch (error) {
       runError.hidden = false;
@@ -422,9 +439,12 @@ export async function mount(root, context) {
 
   // ---- layer table -------------------------------------------------------------------------------
   function renderLayerTable() {
+    const withSqnr = state.isDefault; // only the bundled digits model has a float reference
     layerTable.replaceChildren(
       h('thead', {}, h('tr', {},
-        ...['#', 'layer', 'op', 'input scale / zp', 'output scale / zp', 'weights', 'weight scale min … max', 'explorer'].map((t) => h('th', { text: t })))),
+        ...['#', 'layer', 'op', 'input scale / zp', 'output scale / zp'].map((t) => h('th', { text: t })),
+        withSqnr ? h('th', { class: 'mv-sqnr-head', title: 'The layer\'s output, dequantized (dq), against the float model\'s activation at the same point (f), for the current input: 10·log₁₀(Σf² / Σ(f − dq)²)' }, 'SQNR int8 vs float') : null,
+        ...['weights', 'weight scale min … max', 'explorer'].map((t) => h('th', { text: t })))),
       h('tbody', {}, ...state.layers.map((info) => {
         const { layer, input, output, weight } = info;
         const wText = weight
@@ -439,6 +459,7 @@ export async function mount(root, context) {
           h('td', { class: 'mv-op', text: op, title: layer.domain || 'ai.onnx' }),
           h('td', { class: 'num', text: layer.opType === 'QuantizeLinear' ? 'float' : fmtQ(input) }),
           h('td', { class: 'num', text: layer.opType === 'DequantizeLinear' ? 'float' : fmtQ(output) }),
+          withSqnr ? h('td', { class: 'num mv-layer-sqnr', 'data-tensor': layer.outputs[0], text: '…' }) : null,
           h('td', { class: 'mv-w', text: wText }),
           h('td', { class: 'num', text: range }),
           h('td', { class: 'mv-actions' },
@@ -448,9 +469,33 @@ export async function mount(root, context) {
       })));
     layerNote.textContent = 'Scale / zp: the scale and zero point of the layer\'s (first) input and its output, real = scale · (q − zp). '
       + (state.isDefault
-        ? 'The float reference above compares the model\'s output only: the float export folds BatchNorm into the convolutions, so its intermediate tensors have no int8 counterpart to pair with here. '
+        ? 'SQNR int8 vs float: the layer\'s output for the current input, dequantized (dq), against the float model\'s activation at the same point (f), 10·log₁₀(Σf² / Σ(f − dq)²). '
+          + 'The float export returns these activations next to its logits, named like the int8 tensors (a fused Conv + BN + ReLU is compared after the float ReLU); each value carries the error of every layer before it, and fc\'s (and dequant\'s) is the logits\' SQNR above. '
+          + 'skip\'s add before its ReLU has no float tensor of its own (–). '
         : 'No float reference for this model: SQNR against float is shown for the bundled digits model only. ')
       + '"weights" and "output" open the dequantized tensor in the quantization explorer; outputs are those of the current input.';
+  }
+
+  /** Fills the layer table's SQNR column from state.result.layerSqnr (or says why it is empty). */
+  function renderLayerSqnr() {
+    const values = state.result?.layerSqnr;
+    const status = state.result?.float ? 'ready' : state.float.status === 'failed' ? 'failed' : 'loading';
+    for (const td of layerTable.querySelectorAll('.mv-layer-sqnr')) {
+      const index = Number(td.closest('tr').dataset.layer);
+      const v = values?.[index] ?? null;
+      const tensor = td.dataset.tensor;
+      td.dataset.sqnr = v === null ? '' : String(v);
+      if (status !== 'ready') {
+        td.textContent = status === 'failed' ? '–' : '…';
+        td.title = status === 'failed' ? 'The float reference is unavailable (see above).' : 'Waiting for the float reference.';
+      } else if (v === null) {
+        td.textContent = '–';
+        td.title = `The float model has no activation for "${tensor}".`;
+      } else {
+        td.textContent = Number.isFinite(v) ? `${v.toFixed(1)} dB` : '∞ dB';
+        td.title = `"${tensor}": SQNR ${v} dB against the float activation of the same name`;
+      }
+    }
   }
 
   function renderLayerButtons() {
@@ -579,6 +624,7 @@ export async function mount(root, context) {
     }, (error) => {
       state.float = { status: 'failed', ref: null, error: `onnxruntime-web could not be loaded (${describeError(error)})` };
       if (state.result) showFloat(state.result.probs.indexOf(Math.max(...state.result.probs)));
+      renderLayerSqnr();
     });
   }
   if (root.classList.contains('active')) startFloat();
@@ -614,4 +660,24 @@ export async function mount(root, context) {
     loadError.textContent = `The digits model could not be loaded: ${describeError(error)}`;
   }
   root.dataset.ready = 'true';
+  /** For tests and the console: every layer's output tensor for the current input, int8 and float, and its SQNR. */
+  window.qwasmModelView = {
+    snapshot() {
+      const r = state.result;
+      return {
+        source: prediction.dataset.source ?? '',
+        model: state.name,
+        layers: state.layers.map((info, i) => {
+          const tensor = info.layer.outputs[0];
+          const t = r?.intermediates[tensor];
+          const f = r?.float?.activations[tensor];
+          return {
+            index: info.index, name: info.layer.name, tensor, dtype: t?.dtype ?? null, dims: t ? Array.from(t.dims) : null,
+            scale: info.output?.scale ?? null, zeroPoint: info.output?.zeroPoint ?? null,
+            data: t ? Array.from(t.data, Number) : null, float: f ? Array.from(f.data) : null, sqnr: r?.layerSqnr?.[i] ?? null,
+          };
+        }),
+      };
+    },
+  };
 }

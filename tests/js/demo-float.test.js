@@ -2,7 +2,9 @@
 // (models/digits-float.onnx, tools/train_digits.py) run by onnxruntime-web in the page. For every bundled test
 // image its logits are PyTorch's float logits (models/digits.json float_logits) up to float rounding, its
 // prediction is their argmax, and the SQNR shown is the one computed here from the page's int8 and float
-// logits. Loaded models get no float reference; a missing onnxruntime-web leaves the int8 side working.
+// logits. The layer table's per-layer SQNR (each int8 output tensor, dequantized, against the float activation
+// the export returns under the same name) is recomputed here from the tensors the page holds. Loaded models get
+// no float reference; a missing onnxruntime-web leaves the int8 side working.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -95,6 +97,69 @@ test('every bundled test image: onnxruntime-web\'s float logits are PyTorch\'s, 
   assert.deepEqual(errors, []);
 });
 
+/** The layer table's SQNR cells and the page's tensors behind them (window.qwasmModelView.snapshot()). */
+async function layerSqnr(p = page) {
+  return p.evaluate(() => ({
+    snap: window.qwasmModelView.snapshot(),
+    cells: [...document.querySelectorAll('.mv-layers tbody tr')].map((tr) => {
+      const td = tr.querySelector('.mv-layer-sqnr');
+      return { layer: Number(tr.dataset.layer), sqnr: td?.dataset.sqnr, text: td?.textContent, tensor: td?.dataset.tensor };
+    }),
+    header: [...document.querySelectorAll('.mv-layers thead th')].map((th) => th.textContent),
+    note: document.querySelector('.mv-layers-panel .mv-note').textContent,
+  }));
+}
+
+test('per-layer SQNR int8 vs float: the page\'s values are the ones computed here from its int8 and float tensors', async () => {
+  const withFloat = new Set([...digits.float_activations, 'output']); // the float export's outputs
+  const lines = [];
+  for (const i of [0, 3, 6, 11, 17]) {
+    await page.click(`.mv-thumb[data-index="${i}"]`);
+    const got = await shown(`sample:${i}`);
+    const what = `test image ${i}`;
+    const { snap, cells, header, note } = await layerSqnr();
+    assert.equal(snap.source, `sample:${i}`);
+    assert.equal(header[5], 'SQNR int8 vs float');
+    assert.match(note, /SQNR int8 vs float: the layer's output for the current input/);
+    const byTensor = {};
+    for (const l of snap.layers) {
+      const cell = cells.find((c) => c.layer === l.index);
+      assert.equal(cell.tensor, l.tensor, what);
+      if (!withFloat.has(l.tensor)) {
+        assert.equal(l.float, null, `${what}: ${l.tensor} has no float counterpart`);
+        assert.equal(cell.sqnr, '', `${what}: ${l.tensor}`);
+        assert.equal(cell.text, '–', `${what}: ${l.tensor}`);
+        continue;
+      }
+      assert.equal(l.float.length, l.data.length, `${what}: ${l.tensor}`);
+      // dequantize as DequantizeLinear does (float32 product), then the SQNR in float64
+      const s = Math.fround(l.scale);
+      const dq = l.dtype === 'float32' ? l.data : l.data.map((q) => Math.fround(s * (q - l.zeroPoint)));
+      const expected = sqnr(l.float, dq);
+      assert.ok(Math.abs(l.sqnr - expected) < 1e-6, `${what}: ${l.tensor} SQNR ${l.sqnr} vs ${expected}`);
+      assert.ok(Math.abs(Number(cell.sqnr) - expected) < 1e-6, `${what}: ${l.tensor} cell ${cell.sqnr}`);
+      assert.equal(cell.text, `${expected.toFixed(1)} dB`, `${what}: ${l.tensor}`);
+      assert.ok(expected > 15, `${what}: ${l.tensor} SQNR ${expected} dB is no quantization noise`);
+      byTensor[l.tensor] = l;
+    }
+    assert.deepEqual(Object.keys(byTensor).sort(), [...withFloat].sort(), what);
+    // the float activations are the float model's own: its input, and flatten is gap reshaped
+    assert.deepEqual(Float32Array.from(byTensor.quant.float), Float32Array.from(digits.test_images[i].image), what);
+    assert.deepEqual(byTensor.flatten.float, byTensor.gap.float, what);
+    assert.deepEqual(byTensor.output.float, got.float, what);
+    // the last quantized tensor is the logits: its SQNR is the one shown next to the prediction
+    assert.ok(Math.abs(byTensor.fc.sqnr - got.sqnr) < 1e-9, `${what}: fc ${byTensor.fc.sqnr} vs logits ${got.sqnr}`);
+    assert.ok(Math.abs(byTensor.output.sqnr - got.sqnr) < 1e-9, what);
+    lines.push(`image ${i}: ${snap.layers.filter((l) => l.sqnr !== null).map((l) => `${l.tensor} ${l.sqnr.toFixed(1)}`).join(', ')}`);
+  }
+  console.log(`per-layer SQNR int8 vs float (dB)\n  ${lines.join('\n  ')}`);
+  await page.click('.mv-thumb[data-index="6"]');
+  await shown('sample:6');
+  await page.mouse.move(0, 0);
+  await page.locator('.mv-layers-panel').screenshot({ path: `${ARTIFACTS}model-sqnr.png` });
+  assert.deepEqual(errors, []);
+});
+
 test('a drawing gets a float prediction too; a loaded model gets none, the reset brings it back', async () => {
   await page.click('.mv-clear');
   const box = await page.locator('.mv-pad').boundingBox();
@@ -108,6 +173,9 @@ test('a drawing gets a float prediction too; a loaded model gets none, the reset
   assert.equal(drawn.floatClass, 1);
   assert.ok(Math.abs(drawn.sqnr - sqnr(drawn.float, drawn.int8)) < 1e-9);
   assert.equal(drawn.torchClose, undefined, 'no PyTorch comparison for a drawing');
+  const drawnLayers = await layerSqnr();
+  const fc = drawnLayers.snap.layers.find((l) => l.tensor === 'fc');
+  assert.ok(Math.abs(fc.sqnr - drawn.sqnr) < 1e-9, 'a drawing gets per-layer SQNR too');
 
   await page.click('.mv-thumb[data-index="2"]');
   await page.setInputFiles('.mv-file', { name: 'convnet.onnx', mimeType: 'application/octet-stream', buffer: otherOnnx });
@@ -116,11 +184,16 @@ test('a drawing gets a float prediction too; a loaded model gets none, the reset
   assert.equal(other.float, null);
   assert.match(await page.textContent('.mv-float-prediction'), /no float reference/);
   assert.match(other.text, /No float reference for convnet\.onnx/);
+  const otherLayers = await layerSqnr();
+  assert.ok(!otherLayers.header.includes('SQNR int8 vs float'), 'no SQNR column without a float reference');
+  assert.ok(otherLayers.cells.every((c) => c.sqnr === undefined));
   await page.locator('.mv-output').screenshot({ path: `${ARTIFACTS}model-float-none.png` });
   await page.click('.mv-reset');
   await page.waitForFunction(() => document.querySelector('.mv-float').dataset.model === 'digits.onnx');
   const back = await shown('sample:2');
   assert.equal(back.floatClass, argmax(digits.test_images[2].float_logits));
+  const backLayers = await layerSqnr();
+  assert.ok(Math.abs(backLayers.snap.layers.find((l) => l.tensor === 'fc').sqnr - back.sqnr) < 1e-9);
   assert.deepEqual(errors, []);
 });
 
@@ -133,6 +206,8 @@ test('without onnxruntime-web the page starts, the int8 side works and a note sa
     const got = await shown('sample:0', 'failed', p);
     assert.deepEqual(Float32Array.from(got.int8), Float32Array.from(digits.test_images[0].logits));
     assert.match(got.text, /Float reference unavailable: onnxruntime-web could not be loaded/);
+    const { cells } = await layerSqnr(p);
+    assert.ok(cells.every((c) => c.text === '–' && c.sqnr === ''), 'no per-layer SQNR without the float reference');
     assert.equal(await p.evaluate(() => window.qwasmDemo.ready), true);
     await p.locator('.mv-output').screenshot({ path: `${ARTIFACTS}model-float-unavailable.png` });
     // the only errors are the blocked module's own
