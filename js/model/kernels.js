@@ -363,7 +363,7 @@ function gather(ctx, [data, indices], attrs) {
 }
 
 function floatUnary(fn) {
-  return (ctx, [x]) => [host('float32', x.dims, floatData(x, where(ctx.node)).map(fn))];
+  return (ctx, [x], attrs) => [host('float32', x.dims, floatData(x, where(ctx.node)).map((v) => fn(v, attrs)))];
 }
 
 function softmax(ctx, [x], attrs) {
@@ -668,6 +668,7 @@ export const KERNELS = new Map([
   ['Cast', cast],
   ['Gather', gather],
   ['Relu', floatUnary((v) => (v > 0 ? v : 0))],
+  ['LeakyRelu', floatUnary((v, attrs) => (v >= 0 ? v : Math.fround(Math.fround(attrs.alpha ?? 0.01) * v)))],
   ['Sigmoid', floatUnary((v) => 1 / (1 + Math.exp(-v)))],
   ['Softmax', softmax],
   ['Shape', shape],

@@ -197,6 +197,21 @@ export function fuseQdq(graph) {
       fused++;
       continue;
     }
+    if (op === 'Sigmoid' || op === 'LeakyRelu') {
+      // ONNX Runtime's QDQ transformer makes these its table ops; the tables reproduce its float path exactly.
+      const dx = dq(node.inputs[0]);
+      const q = singleQ(node.outputs[0]);
+      if (!dx || !q) continue;
+      removed.add(node);
+      removed.add(q);
+      added.set(node, [{
+        name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
+        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
+        attributes: op === 'LeakyRelu' ? { alpha: node.attributes.alpha ?? 0.01 } : {},
+      }]);
+      fused++;
+      continue;
+    }
     if (op === 'GlobalAveragePool') {
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);

@@ -93,3 +93,35 @@ test('QDQ Conv -> Clip -> Q: the Clip bounds are quantized with QuantizeLinear\'
     await ort.release();
   }
 });
+
+test('QDQ Sigmoid and LeakyRelu become ONNX Runtime\'s table ops, equal to onnxruntime-web', async () => {
+  // Output step 2e-7: near MLAS's logistic approximation error, where an exact sigmoid gives other bytes.
+  const f = (name, dims, data) => ({ name, elemType: 'FLOAT', dims, data });
+  const u8 = (name, v) => ({ name, elemType: 'UINT8', dims: [], data: [v] });
+  const x = Float32Array.from({ length: 4096 }, (_, i) => -20 + i * 0.0049);
+  for (const [op, attributes, ys] of [['Sigmoid', {}, 2e-7], ['Sigmoid', {}, 1 / 256], ['LeakyRelu', { alpha: 0.1 }, 0.03]]) {
+    const bytes = graphModel({
+      inputs: [{ name: 'x', elemType: 'FLOAT', dims: [1, 4096] }],
+      initializers: [f('xs', [], [0.07]), u8('xz', 255), f('ys', [], [ys]), u8('yz', op === 'Sigmoid' ? 0 : 200)],
+      nodes: [
+        { opType: 'QuantizeLinear', inputs: ['x', 'xs', 'xz'], outputs: ['xq'] },
+        { opType: 'DequantizeLinear', inputs: ['xq', 'xs', 'xz'], outputs: ['xd'] },
+        { opType: op, inputs: ['xd'], outputs: ['s'], attributes },
+        { opType: 'QuantizeLinear', inputs: ['s', 'ys', 'yz'], outputs: ['yq'] },
+        { opType: 'DequantizeLinear', inputs: ['yq', 'ys', 'yz'], outputs: ['y'] },
+      ],
+      outputs: [{ name: 'y', elemType: 'FLOAT', dims: [1, 4096] }],
+    });
+    const model = await qwasm.loadModel(bytes);
+    const ort = await createOrtRunner(bytes);
+    try {
+      assert.equal(model.layers.map((l) => l.opType).join(' '), `QuantizeLinear QLinear${op} DequantizeLinear`);
+      const ours = (await model.run({ x })).y.data;
+      const ref = (await ort.run({ x: { type: 'float32', data: x, dims: [1, 4096] } })).y;
+      assertBitEqual(assert, ours, ref, `QDQ ${op} (y scale ${ys}) vs onnxruntime-web`);
+    } finally {
+      model.dispose();
+      await ort.release();
+    }
+  }
+});
