@@ -4,7 +4,7 @@ import { backend } from './runtime.js';
 import { dtypeInfo } from './dtype.js';
 import { checkDim, checkScale, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
-import { broadcastShape } from './layout.js';
+import { broadcastShape, broadcastSourceIndex } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
@@ -133,27 +133,9 @@ function innermostRun(shape, aShape, bShape) {
   return dims.length === 0 ? 1 : dims[dims.length - 1].size;
 }
 
-/** Broadcasting of two shapes (numpy rules) to per-output source indices. */
+/** Broadcasting of two shapes (numpy rules) to per-output source indices (null: the same shape). */
 function broadcastIndices(shape, aShape, bShape) {
-  const rank = shape.length;
-  const idx = (src) => {
-    const s = [...new Array(rank - src.length).fill(1), ...src];
-    const strides = contiguousStrides(s).map((st, k) => (s[k] === 1 ? 0 : st));
-    const n = numelOf(shape);
-    const out = new Int32Array(n);
-    const pos = new Array(rank).fill(0);
-    for (let i = 0; i < n; i++) {
-      let off = 0;
-      for (let k = 0; k < rank; k++) off += pos[k] * strides[k];
-      out[i] = off;
-      for (let k = rank - 1; k >= 0; k--) {
-        if (++pos[k] < shape[k]) break;
-        pos[k] = 0;
-      }
-    }
-    return out;
-  };
-  return [sameShape(aShape, shape) ? null : idx(aShape), sameShape(bShape, shape) ? null : idx(bShape)];
+  return [sameShape(aShape, shape) ? null : broadcastSourceIndex(shape, aShape), sameShape(bShape, shape) ? null : broadcastSourceIndex(shape, bShape)];
 }
 
 /**

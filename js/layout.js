@@ -12,6 +12,26 @@ export function pair(v, name, where, min) {
   return [p[0], p[1]];
 }
 
+/** For each element of `shape` (row-major), the flat index of the element of `srcShape` it broadcasts from. */
+export function broadcastSourceIndex(shape, srcShape) {
+  const rank = shape.length;
+  const s = [...new Array(rank - srcShape.length).fill(1), ...srcShape];
+  const strides = contiguousStrides(s).map((st, k) => (s[k] === 1 ? 0 : st));
+  const n = numelOf(shape);
+  const out = new Int32Array(n);
+  const pos = new Array(rank).fill(0);
+  for (let i = 0; i < n; i++) {
+    let off = 0;
+    for (let k = 0; k < rank; k++) off += pos[k] * strides[k];
+    out[i] = off;
+    for (let k = rank - 1; k >= 0; k--) {
+      if (++pos[k] < shape[k]) break;
+      pos[k] = 0;
+    }
+  }
+  return out;
+}
+
 /** The numpy broadcast of two shapes. */
 export function broadcastShape(a, b, where) {
   const rank = Math.max(a.length, b.length);

@@ -5,6 +5,7 @@
 // value's own qparams are nominal; each consumer views it with its own (zero copy).
 import * as qw from '../index.js';
 import { applyTable } from '../elementwise.js';
+import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
 import { leakyReluTable, sigmoidTable } from './ort-tables.js';
 import { withQParams } from '../qtensor.js';
@@ -454,31 +455,6 @@ function broadcastDims(a, b, w) {
   return out;
 }
 
-/** Flat source index of each output element of a broadcast. */
-function broadcastIndex(dims, src) {
-  const rank = dims.length;
-  const s = [...new Array(rank - src.length).fill(1), ...src];
-  const strides = new Array(rank);
-  let acc = 1;
-  for (let k = rank - 1; k >= 0; k--) {
-    strides[k] = s[k] === 1 ? 0 : acc;
-    acc *= s[k];
-  }
-  const n = numel(dims);
-  const out = new Int32Array(n);
-  const pos = new Array(rank).fill(0);
-  for (let i = 0; i < n; i++) {
-    let off = 0;
-    for (let k = 0; k < rank; k++) off += pos[k] * strides[k];
-    out[i] = off;
-    for (let k = rank - 1; k >= 0; k--) {
-      if (++pos[k] < dims[k]) break;
-      pos[k] = 0;
-    }
-  }
-  return out;
-}
-
 function binaryHost(fn, fnBig) {
   return (ctx, [a, b]) => {
     const w = where(ctx.node);
@@ -486,8 +462,8 @@ function binaryHost(fn, fnBig) {
     const y = toHost(b);
     if (x.dtype !== y.dtype) throw new ModelFormatError(`${w}: input types ${x.dtype} and ${y.dtype} differ`);
     const dims = broadcastDims(x.dims, y.dims, w);
-    const ia = broadcastIndex(dims, x.dims);
-    const ib = broadcastIndex(dims, y.dims);
+    const ia = broadcastSourceIndex(dims, x.dims);
+    const ib = broadcastSourceIndex(dims, y.dims);
     const out = new ARRAY[x.dtype](ia.length);
     const op = x.dtype === 'int64' ? fnBig : fn;
     for (let i = 0; i < out.length; i++) out[i] = op(x.data[ia[i]], y.data[ib[i]]);
@@ -609,7 +585,7 @@ function gemm(ctx, [a, b, c], attrs) {
   const alpha = attrs.alpha ?? 1;
   const beta = attrs.beta ?? 1;
   const bias = c ? toHost(c) : null;
-  const ib = bias ? broadcastIndex([m, n], bias.dims) : null;
+  const ib = bias ? broadcastSourceIndex([m, n], bias.dims) : null;
   for (let i = 0; i < out.length; i++) out[i] = alpha * out[i] + (bias ? beta * bias.data[ib[i]] : 0);
   return [host('float32', [m, n], out)];
 }
