@@ -87,16 +87,11 @@ export function add(a, b, options) {
         }
         const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
         const inner = innermostRun(shape, ar.shape, br.shape);
-        b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
-          if (ai) b_.i32(pai, n).set(ai);
-          if (bi) b_.i32(pbi, n).set(bi);
-          if (mode === 'onnx') {
-            b_.call('qw_add_onnx', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
-              br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint);
-            return;
-          }
-          b_.call('qw_add_float', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
-            br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK);
+        withIndexLists(b_, n, ai, bi, (pai, pbi) => {
+          const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code,
+            raw(y, where).ptr, out.scale, out.zeroPoint];
+          if (mode === 'onnx') b_.call('qw_add_onnx', ...args);
+          else b_.call('qw_add_float', ...args, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK);
         });
       }),
     );
@@ -133,6 +128,15 @@ function innermostRun(shape, aShape, bShape) {
   return dims.length === 0 ? 1 : dims[dims.length - 1].size;
 }
 
+/** Copies the index lists (null: none) into wasm memory for one call: fn(aIndexPtr, bIndexPtr), 0 for none. */
+function withIndexLists(be, n, ai, bi, fn) {
+  be.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
+    if (ai) be.i32(pai, n).set(ai);
+    if (bi) be.i32(pbi, n).set(bi);
+    fn(ai ? pai : 0, bi ? pbi : 0);
+  });
+}
+
 /** Broadcasting of two shapes (numpy rules) to per-output source indices (null: the same shape). */
 function broadcastIndices(shape, aShape, bShape) {
   return [sameShape(aShape, shape) ? null : broadcastSourceIndex(shape, aShape), sameShape(bShape, shape) ? null : broadcastSourceIndex(shape, bShape)];
@@ -160,16 +164,11 @@ export function mul(a, b, options) {
   try {
     withData(a, where, (pa) =>
       withData(b, where, (pb) =>
-        b_.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
-          if (ai) b_.i32(pai, n).set(ai);
-          if (bi) b_.i32(pbi, n).set(bi);
-          if (mode === 'onnx') {
-            b_.call('qw_mul_onnx', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
-              br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint);
-            return;
-          }
-          b_.call('qw_mul', n, pa, ai ? pai : 0, ar.quant.scale, ar.quant.zeroPoint, pb, bi ? pbi : 0, br.quant.scale,
-            br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+        withIndexLists(b_, n, ai, bi, (pai, pbi) => {
+          const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code,
+            raw(y, where).ptr, out.scale, out.zeroPoint];
+          if (mode === 'onnx') b_.call('qw_mul_onnx', ...args);
+          else b_.call('qw_mul', ...args, out.relu ? 1 : 0);
         }),
       ),
     );

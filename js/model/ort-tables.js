@@ -31,15 +31,20 @@ function roundHalfEven(x) {
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** QuantizeLinear's rule for one value: float32 x / scale, ties to even, + zero point, saturated to [qmin, qmax]. */
+export function quantizeLinearValue(x, scale, zeroPoint, qmin, qmax) {
+  return Math.min(qmax, Math.max(qmin, roundHalfEven(f(x / f(scale))) + zeroPoint));
+}
+
 /** The table: entry b is the output byte for input byte b (for int8, b holds the two's complement of q). */
 function buildTable(fn, signed, xScale, xZeroPoint, yScale, yZeroPoint) {
   const [qmin, qmax] = signed ? [-128, 127] : [0, 255];
-  const xs = f(xScale), ys = f(yScale);
+  const xs = f(xScale);
   const table = new Uint8Array(256);
   for (let b = 0; b < 256; b++) {
     const x = signed && b > 127 ? b - 256 : b;
     const y = fn(f(xs * (x - xZeroPoint)));
-    const q = Math.min(qmax, Math.max(qmin, roundHalfEven(f(y / ys)) + yZeroPoint));
+    const q = quantizeLinearValue(y, yScale, yZeroPoint, qmin, qmax);
     table[b] = q & 255;
   }
   return table;

@@ -4,15 +4,11 @@
 // Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything else is
 // left as it is and runs in float.
 import { ModelFormatError } from './onnx.js';
+import { quantizeLinearValue } from './ort-tables.js';
 
 const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7 };
 const ARRAY = { 1: Float32Array, 2: Uint8Array, 3: Int8Array, 6: Int32Array, 7: BigInt64Array };
 const NAME_OF = { 1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64' };
-
-function roundHalfEven(x) {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
 
 /** Folds Constant, ConstantOfShape and Cast-of-constant nodes into initializers. */
 function foldConstants(graph) {
@@ -148,7 +144,7 @@ export function fuseQdq(graph) {
         const [qmin, qmax] = zp.dtype === 'int8' ? [-128, 127] : [0, 255];
         // Quantizing is monotonic, so Q(clip(x, lo, hi)) = clamp(Q(x), Q(lo), Q(hi)): the bounds are quantized with
         // QuantizeLinear's rule (float32 x / scale, ties to even, + zero point, saturate).
-        const round = (v) => Math.min(qmax, Math.max(qmin, roundHalfEven(Math.fround(v / scale)) + zpv));
+        const round = (v) => quantizeLinearValue(v, scale, zpv, qmin, qmax);
         const Arr = zp.dtype === 'int8' ? Int8Array : Uint8Array;
         inits.set(clampLo, { dtype: zp.dtype, dims: [], data: Arr.of(lo === -Infinity ? qmin : round(lo)) });
         inits.set(`${clampLo}/max`, { dtype: zp.dtype, dims: [], data: Arr.of(hi === Infinity ? qmax : round(hi)) });
