@@ -1301,8 +1301,17 @@ export class Model {
   readonly metadata: Readonly<Record<string, string>>;
   /** The semantics the model runs with. */
   readonly semantics: 'onnx' | 'pytorch-qnnpack';
-  /** The most wasm memory a run has held for activations so far, in bytes. */
+  /**
+   * The most wasm memory a run has held for activations and scratch so far, in bytes (packed weights
+   * excluded). Once planned, this is the arena's size.
+   */
   readonly peakBytes: number;
+  /**
+   * The activation arena, planned on the first run for given input shapes and reused by later runs
+   * (layer outputs and scratch placed by lifetime; a different shape or allocation pattern plans again).
+   * plannedBytes: the summed sizes of the allocations the arena holds. Zeros before the first run.
+   */
+  readonly memoryPlan: Readonly<{ arenaBytes: number; slots: number; plannedBytes: number }>;
   /** One entry per node, in execution order. */
   readonly layers: ModelLayer[];
   /**

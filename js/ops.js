@@ -118,6 +118,12 @@ class PackedWeights {
         last.outputRange?.[0] === out.outputRange?.[0] && last.outputRange?.[1] === out.outputRange?.[1]) {
       return this.#blob;
     }
+    // The blob lives with the weights, not with the call: no part of a model run's memory plan.
+    return b.outsidePlan(() => this.#initRequantization(inScale, out, mode));
+  }
+
+  #initRequantization(inScale, out, mode) {
+    const b = this.#backend;
     const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode, outputRange: out.outputRange };
     const n = this.channels;
     const size = b.exports.qw_requantization_size(n);
@@ -144,7 +150,7 @@ class PackedWeights {
     if (bytes > this.#workspaceBytes) {
       if (this.#workspace !== 0) this.#backend.free(this.#workspace);
       this.#workspace = 0;
-      this.#workspace = this.#backend.alloc(bytes);
+      this.#workspace = this.#backend.outsidePlan(() => this.#backend.alloc(bytes));
       this.#workspaceBytes = bytes;
     }
     return this.#workspace;

@@ -23,6 +23,7 @@ const STATUS = ['QW_OK', 'QW_INVALID_ARGUMENT', 'QW_INVALID_QPARAMS', 'QW_UNSUPP
 export class Backend {
   #exports;
   #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
+  #placement = null; // a model's memory plan while it runs (js/model/memory-plan.js)
 
   constructor(instance, source) {
     this.#exports = instance.exports;
@@ -53,18 +54,45 @@ export class Backend {
     return new Type(this.#exports.memory.buffer, ptr, length);
   }
 
+  /**
+   * Routes allocations through a placement ({ alloc(bytes) -> ptr | 0, allocated(ptr, bytes),
+   * free(ptr) -> handled }) until called with null: how a model's planned arena serves its layers.
+   */
+  setPlacement(placement) {
+    this.#placement = placement;
+  }
+
+  /**
+   * Runs fn() with plain allocations, outside any model's memory plan: objects that outlive a run
+   * (packed weights, their cached requantization blobs and workspaces) and optional work such as
+   * copying intermediates out, which must not change a run's allocation pattern.
+   */
+  outsidePlan(fn) {
+    const placement = this.#placement;
+    this.#placement = null;
+    try {
+      return fn();
+    } finally {
+      this.#placement = placement;
+    }
+  }
+
   /** Allocates bytes (>= 1) of wasm memory, 16-byte aligned. */
   alloc(bytes) {
     const size = Math.max(1, bytes);
+    const placed = this.#placement?.alloc(size);
+    if (placed) return placed;
     const ptr = this.#exports.qw_alloc(size);
     if (ptr === 0) {
       throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
     }
     this.#live.set(ptr, size);
+    this.#placement?.allocated(ptr, size);
     return ptr;
   }
 
   free(ptr) {
+    if (this.#placement?.free(ptr)) return;
     if (this.#live.delete(ptr)) {
       this.#exports.qw_free(ptr);
     }

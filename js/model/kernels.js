@@ -67,7 +67,8 @@ function qparamsOf(scaleV, zpV, where) {
 }
 
 // ---- the run context -------------------------------------------------------------------------
-// ctx: { semantics: 'pytorch-qnnpack' | 'onnx', rounding, mode, node, prepared, opset }
+// ctx: { semantics: 'pytorch-qnnpack' | 'onnx', rounding, mode, node, opset,
+//        prepare(make): the node's packed weights, made by make() on its first run and kept }
 
 const where = (node) => `${node.opType} node "${node.name}"`;
 
@@ -130,18 +131,16 @@ function convAttrs(attrs, kernelRank, w) {
 function qlinearConv(ctx, inputs, attrs) {
   const w = where(ctx.node);
   const [x, xs, xz, wv, ws, wz, ys, yz, b] = inputs;
-  let packed = ctx.prepared.get(ctx.node);
-  if (!packed) {
+  const packed = ctx.prepare(() => {
     if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
     const weight = weightTensor(wv, ws, wz, 0, w);
     try {
       const bias = b ? Int32Array.from(toHost(b).data) : null;
-      packed = qw.packConv2d(weight, bias, { ...convAttrs(attrs, weight.shape.length - 2, w), mode: ctx.mode });
+      return qw.packConv2d(weight, bias, { ...convAttrs(attrs, weight.shape.length - 2, w), mode: ctx.mode });
     } finally {
       weight.dispose();
     }
-    ctx.prepared.set(ctx.node, packed);
-  }
+  });
   const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
   try {
     return [{ kind: 'q', q: qw.conv2d(xq, packed, outputQ(ys, yz, w, attrs)) }];
@@ -158,17 +157,15 @@ function qgemm(ctx, inputs, attrs) {
     throw new UnsupportedError(`${w}: only transA = 0, transB = 1, alpha = 1 are supported`);
   }
   if (!ys) throw new UnsupportedError(`${w}: float output (no y_scale) is not supported`);
-  let packed = ctx.prepared.get(ctx.node);
-  if (!packed) {
+  const packed = ctx.prepare(() => {
     if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
     const weight = weightTensor(bv, bs, bz, 0, w);
     try {
-      packed = qw.packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { mode: ctx.mode });
+      return qw.packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { mode: ctx.mode });
     } finally {
       weight.dispose();
     }
-    ctx.prepared.set(ctx.node, packed);
-  }
+  });
   const aq = toQ(a, scalar(as, w), scalar(az, w), w);
   try {
     return [{ kind: 'q', q: qw.linear(aq, packed, outputQ(ys, yz, w, attrs)) }];
@@ -421,18 +418,16 @@ function matMulInteger(ctx, [a, b, az, bz]) {
 
 function convInteger(ctx, [x, wv, xz, wz], attrs) {
   const w = where(ctx.node);
-  let packed = ctx.prepared.get(ctx.node);
-  if (!packed) {
+  const packed = ctx.prepare(() => {
     if (!ctx.isConstant(ctx.node.inputs[1])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
     const wh = toHost(wv);
     const weight = qw.fromIntRepr(wh.data, wh.dims, 1, wz ? scalar(wz, w) : 0, QDTYPE[wh.dtype]);
     try {
-      packed = qw.packConv2d(weight, null, { ...convAttrs(attrs, wh.dims.length - 2, w), mode: 'none' });
+      return qw.packConv2d(weight, null, { ...convAttrs(attrs, wh.dims.length - 2, w), mode: 'none' });
     } finally {
       weight.dispose();
     }
-    ctx.prepared.set(ctx.node, packed);
-  }
+  });
   const xq = toQ(x, 1, xz ? scalar(xz, w) : 0, w);
   try {
     return [{ kind: 'q', q: qw.convInteger(xq, packed) }];

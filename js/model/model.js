@@ -1,8 +1,11 @@
 // loadModel: an ONNX file (QOperator, dynamically quantized, or written by tools/export_torch.py)
-// as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are freed
-// right after their last consumer (liveness computed once at load).
+// as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are released
+// right after their last consumer (liveness computed once at load); their bytes come from one arena
+// planned on the first run (js/model/memory-plan.js).
 import { QTensor } from '../qtensor.js';
 import * as qw from '../index.js';
+import { backend } from '../runtime.js';
+import { MemoryPlan } from './memory-plan.js';
 import { ModelFormatError, decodeOnnx } from './onnx.js';
 import { fuseClips, fuseQdq } from './qdq.js';
 import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
@@ -51,6 +54,7 @@ export class Model {
   #ctx;
   #order;
   #lastUse;
+  #memory;
   #disposed = false;
 
   constructor(graph, options) {
@@ -79,10 +83,21 @@ export class Model {
     graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
+    this.#memory = new MemoryPlan(backend());
+    const prepared = new Map();
     this.#ctx = {
       ...sem,
       semantics: name,
-      prepared: new Map(),
+      prepared,
+      // Packed weights outlive the run, so they are allocated outside the activation arena.
+      prepare: (make) => {
+        let p = prepared.get(this.#ctx.node);
+        if (!p) {
+          p = backend().outsidePlan(make);
+          prepared.set(this.#ctx.node, p);
+        }
+        return p;
+      },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
     };
@@ -131,6 +146,14 @@ export class Model {
   }
 
   /**
+   * The activation arena: { arenaBytes, slots, plannedBytes } (plannedBytes: the sum of the sizes the
+   * arena overlaps; zeros until a run has planned it). Planned on the first run for given input shapes.
+   */
+  get memoryPlan() {
+    return this.#memory.stats;
+  }
+
+  /**
    * Runs the model. feeds: { inputName: Float32Array | QTensor | { data, dims } }. Returns
    * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too;
    * with { profile: true }, `profile`: each node's wall time in ms, for finding the slow layers).
@@ -141,9 +164,17 @@ export class Model {
     for (const name of Object.keys(feeds)) {
       if (!this.inputs.some((i) => i.name === name)) throw new RangeError(`Model.run: the model has no input "${name}"; its inputs are ${this.inputs.map((i) => `"${i.name}"`).join(', ')}`);
     }
+    const shapes = this.inputs.map((spec) => {
+      const v = feeds[spec.name];
+      return v instanceof QTensor ? v.shape : v?.dims ?? spec.dims;
+    });
+    const result = this.#memory.run(JSON.stringify(shapes), () => this.#runGraph(feeds, intermediates, profile));
+    this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
+    return result;
+  }
+
+  #runGraph(feeds, intermediates, profile) {
     const values = new Map();
-    const baseline = qw.memoryStats().liveBytes;
-    let peak = 0;
     const release = (name) => {
       const v = values.get(name);
       if (v?.kind === 'q') v.q.dispose();
@@ -175,7 +206,6 @@ export class Model {
             if (intermediates) captured[name] = snapshot(outs[k]);
           }
         });
-        peak = Math.max(peak, qw.memoryStats().liveBytes - baseline);
         for (const name of new Set(node.inputs)) {
           if (this.#lastUse.get(name) === i && values.has(name) && !this.inputs.some((s) => s.name === name)) release(name);
         }
@@ -183,7 +213,6 @@ export class Model {
       }
       const result = {};
       for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name));
-      this.peakBytes = Math.max(this.peakBytes, peak);
       if (intermediates) result.intermediates = captured;
       if (profile) result.profile = timings;
       return result;
@@ -198,6 +227,7 @@ export class Model {
     this.#disposed = true;
     for (const p of this.#ctx.prepared.values()) p.dispose();
     this.#ctx.prepared.clear();
+    this.#memory.dispose();
   }
 }
 
@@ -205,6 +235,6 @@ if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.
 
 /** A value copied out to the host: { dtype, dims, data }. */
 function snapshot(v) {
-  const h = toHost(v);
+  const h = backend().outsidePlan(() => toHost(v));
   return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data: h.data };
 }

@@ -954,6 +954,7 @@ async function models(): Promise<void> {
   const withInner = await model.run({ x: { data: new Uint8Array(4), dims: [1, 4] } }, { intermediates: true });
   const inner: Record<string, qwasm.ModelTensor> = withInner.intermediates;
   const peak: number = model.peakBytes;
+  const arena: number = model.memoryPlan.arenaBytes;
   model.dispose();
   // @ts-expect-error unknown semantics
   await qwasm.loadModel('m.onnx', { semantics: 'tflite' });
@@ -961,7 +962,7 @@ async function models(): Promise<void> {
   await qwasm.loadModel(42);
   // @ts-expect-error the constructor is internal
   new qwasm.Model();
-  void [logits, inner, peak];
+  void [logits, inner, peak, arena];
 }
 type ModelTensorData = qwasm.ModelTensor['data'];
 void models;
