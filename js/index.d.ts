@@ -1265,6 +1265,28 @@ export interface ModelLayer {
   readonly inputs: string[];
   readonly outputs: string[];
   readonly attributes: Record<string, unknown>;
+  /** The qparams of the layer's 8-bit input (from its slots, or from the producer's output); null if none. */
+  readonly input: LayerQParams | null;
+  /** The qparams of the layer's 8-bit output; null if none. */
+  readonly output: LayerQParams | null;
+  /** The constant quantized weight's description (Model.weight gives the tensor); null if none. */
+  readonly weight: {
+    readonly name: string;
+    readonly dtype: 'int8' | 'uint8';
+    readonly dims: number[];
+    readonly scales: number[];
+    readonly zeroPoints: number[];
+    /** The axis of per-channel scales. */
+    readonly axis: number;
+  } | null;
+  /** The constant bias (name of the initializer); null if none. */
+  readonly bias: { readonly name: string; readonly dtype: string; readonly dims: number[] } | null;
+}
+
+export interface LayerQParams {
+  readonly scale: number;
+  readonly zeroPoint: number;
+  readonly dtype: 'uint8' | 'int8';
 }
 
 /** One node's time in a profiled Model.run. */
@@ -1314,6 +1336,8 @@ export class Model {
   readonly memoryPlan: Readonly<{ arenaBytes: number; slots: number; plannedBytes: number }>;
   /** One entry per node, in execution order. */
   readonly layers: ModelLayer[];
+  /** A layer's weight as a new QTensor (per channel along layers[i].weight.axis if it has several scales); the caller disposes it. */
+  weight(layerName: string): QTensor;
   /**
    * Runs the model. Throws for a missing, unknown or mis-shaped input (naming it) and for a disposed model.
    * With { intermediates: true } the result also holds every node output under `intermediates`; with

@@ -6,80 +6,34 @@
 const f32 = Math.fround;
 const RANGE = { uint8: [0, 255], int8: [-128, 127], int32: [-2147483648, 2147483647] };
 
-/** Where each operator keeps its qparams: input slots [scale, zero point] and the output's. */
-const QSLOTS = {
-  QuantizeLinear: { out: [1, 2] },
-  DequantizeLinear: { in: [1, 2] },
-  QLinearConv: { in: [1, 2], w: [3, 4, 5], out: [6, 7], bias: 8 },
-  QLinearMatMul: { in: [1, 2], w: [3, 4, 5], out: [6, 7] },
-  QGemm: { in: [1, 2], w: [3, 4, 5], out: [7, 8], bias: 6 },
-  QLinearAdd: { in: [1, 2], out: [6, 7] },
-  QLinearMul: { in: [1, 2], out: [6, 7] },
-  QLinearConcat: { out: [0, 1] },
-  QLinearAveragePool: { in: [1, 2], out: [3, 4] },
-  QLinearGlobalAveragePool: { in: [1, 2], out: [3, 4] },
-};
-/** Operators that pass 8-bit data through with its qparams unchanged. */
-const PASS_THROUGH = new Set(['MaxPool', 'Clip', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity', 'Relu']);
 /** The layers the explainer can take apart. */
 export const LINEAR_OPS = new Set(['QLinearConv', 'QGemm', 'QLinearMatMul']);
 
-function scalarOf(t) {
-  return t ? Number(t.data[0]) : undefined;
-}
-
 /**
- * Static facts about every layer: { index, layer, input: {scale, zeroPoint} | null, output, weight }.
- * get(name) returns a constant ({ dtype, dims, data }) or undefined.
+ * Every layer with what the page shows of it: { index, layer, input, output, weight, bias }. The qparams
+ * come from Model.layers (the library knows where each operator keeps them); the weight gains its
+ * integers and summary figures, the bias its values.
  */
 export function describeLayers(model) {
-  const get = (name) => (name ? model.initializer(name) : undefined);
-  const qp = new Map(); // value name -> { scale, zeroPoint, dtype }
-  const qparamsAt = (layer, [s, z]) => {
-    const scale = get(layer.inputs[s]);
-    const zp = get(layer.inputs[z]);
-    if (!scale) return null;
-    return { scale: scalarOf(scale), zeroPoint: zp ? scalarOf(zp) : 0, dtype: zp ? zp.dtype : 'uint8' };
-  };
   return model.layers.map((layer, index) => {
-    const slots = QSLOTS[layer.opType];
-    let input = null;
-    let output = null;
     let weight = null;
-    if (slots?.in) input = qparamsAt(layer, slots.in);
-    else if (layer.opType !== 'QuantizeLinear') input = qp.get(layer.inputs[0]) ?? null;
-    if (slots?.out) output = qparamsAt(layer, slots.out);
-    else if (PASS_THROUGH.has(layer.opType)) output = qp.get(layer.inputs[0]) ?? null;
-    if (output) qp.set(layer.outputs[0], output);
-    if (slots?.w) {
-      const [wi, si, zi] = slots.w;
-      const w = get(layer.inputs[wi]);
-      const s = get(layer.inputs[si]);
-      const z = get(layer.inputs[zi]);
-      if (w && s) {
-        const scales = Float64Array.from(s.data, Number);
-        const zps = z ? Array.from(z.data, Number) : [0];
-        const perChannel = scales.length > 1;
-        const mid = w.dtype === 'uint8' ? 128 : 0;
-        weight = {
-          name: layer.inputs[wi],
-          dtype: w.dtype,
-          dims: w.dims,
-          data: w.data,
-          scales,
-          zeroPoints: zps,
-          axis: layer.opType === 'QLinearMatMul' ? w.dims.length - 1 : 0,
-          perChannel,
-          symmetric: zps.every((v) => v === mid),
-          scaleMin: Math.min(...scales),
-          scaleMax: Math.max(...scales),
-          intMin: Math.min(...w.data),
-          intMax: Math.max(...w.data),
-        };
-      }
+    if (layer.weight) {
+      const w = layer.weight;
+      const { data } = model.initializer(w.name);
+      const mid = w.dtype === 'uint8' ? 128 : 0;
+      weight = {
+        ...w,
+        data,
+        perChannel: w.scales.length > 1,
+        symmetric: w.zeroPoints.every((v) => v === mid),
+        scaleMin: Math.min(...w.scales),
+        scaleMax: Math.max(...w.scales),
+        intMin: Math.min(...data),
+        intMax: Math.max(...data),
+      };
     }
-    const bias = slots?.bias !== undefined ? get(layer.inputs[slots.bias]) ?? null : null;
-    return { index, layer, input, output, weight, bias };
+    const bias = layer.bias ? model.initializer(layer.bias.name) : null;
+    return { index, layer, input: layer.input, output: layer.output, weight, bias };
   });
 }
 

@@ -664,6 +664,11 @@ export const KERNELS = new Map([
   ['Unsqueeze', squeezeLike(true)],
 ]);
 
+/** A node's key in KERNELS: 'OpType' for the default domain, 'domain:OpType' otherwise. */
+export function operatorKey(node) {
+  return node.domain && node.domain !== 'ai.onnx' ? `${node.domain}:${node.opType}` : node.opType;
+}
+
 export function kernelFor(node) {
-  return KERNELS.get(node.domain && node.domain !== 'ai.onnx' ? `${node.domain}:${node.opType}` : node.opType);
+  return KERNELS.get(operatorKey(node));
 }

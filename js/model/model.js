@@ -9,6 +9,7 @@ import { MemoryPlan } from './memory-plan.js';
 import { ModelFormatError, decodeOnnx } from './onnx.js';
 import { fuseClips, fuseQdq } from './qdq.js';
 import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
+import { describeNodes } from './layers.js';
 
 /** The semantics a file asks for: tools/export_torch.py records the PyTorch engine it reproduces. */
 const SEMANTICS = {
@@ -55,6 +56,7 @@ export class Model {
   #order;
   #lastUse;
   #memory;
+  #described;
   #disposed = false;
 
   constructor(graph, options) {
@@ -83,6 +85,7 @@ export class Model {
     graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
+    this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#memory = new MemoryPlan(backend());
     const prepared = new Map();
     this.#ctx = {
@@ -107,9 +110,36 @@ export class Model {
     this.peakBytes = 0;
   }
 
-  /** One entry per node: { name, opType, domain, inputs, outputs, attributes }. */
+  /**
+   * One entry per node, in execution order: { name, opType, domain, inputs, outputs, attributes, input,
+   * output, weight, bias } (js/model/layers.js: the qparams of its 8-bit input and output, its weight's
+   * dtype, dims and qparams, its bias; null where they do not apply). weight(name) gives the weight itself.
+   */
   get layers() {
-    return this.#order.map((n) => ({ name: n.name, opType: n.opType, domain: n.domain, inputs: n.inputs.slice(), outputs: n.outputs.slice(), attributes: { ...n.attributes } }));
+    return this.#order.map((n, i) => {
+      const { input, output, weight, bias } = this.#described[i];
+      return {
+        name: n.name, opType: n.opType, domain: n.domain, inputs: n.inputs.slice(), outputs: n.outputs.slice(), attributes: { ...n.attributes },
+        input: input && { ...input }, output: output && { ...output }, bias: bias && { ...bias, dims: bias.dims.slice() },
+        weight: weight && { ...weight, dims: weight.dims.slice(), scales: weight.scales.slice(), zeroPoints: weight.zeroPoints.slice() },
+      };
+    });
+  }
+
+  /**
+   * A layer's weight as a new QTensor with its qparams (per channel along `layers[i].weight.axis` when
+   * it has several scales). The caller owns it (dispose()). Throws when the layer has no constant weight.
+   */
+  weight(layerName) {
+    const i = this.#order.findIndex((n) => n.name === layerName);
+    if (i < 0) throw new RangeError(`Model.weight: no layer named "${layerName}"`);
+    const w = this.#described[i].weight;
+    if (!w) throw new RangeError(`Model.weight: layer "${layerName}" (${this.#order[i].opType}) has no constant quantized weight`);
+    const data = this.#graph.initializers.get(w.name).data;
+    const dtype = w.dtype === 'uint8' ? 'quint8' : 'qint8';
+    return w.scales.length > 1
+      ? qw.fromIntReprPerChannel(data, w.dims, w.scales, w.zeroPoints, w.axis, dtype)
+      : qw.fromIntRepr(data, w.dims, w.scales[0], w.zeroPoints[0], dtype);
   }
 
   /**

@@ -1,5 +1,6 @@
-// Model.initializer(name): a copy of a graph constant (a layer's weights, bias, scale, zero point), for
-// tools that inspect a model (the demo page's layer table and integer explainer).
+// Model.initializer(name): a copy of a graph constant (a layer's weights, bias, scale, zero point);
+// Model.layers' qparams and Model.weight(name): for tools that inspect a model (the demo page's layer
+// table and integer explainer).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
@@ -39,6 +40,54 @@ test('initializer returns copies of a layer\'s constants, undefined for other na
     assert.equal(model.initializer(conv.outputs[0]), undefined);
     assert.equal(model.initializer('x'), undefined);
     assert.equal(model.initializer('no such tensor'), undefined);
+  } finally {
+    model.dispose();
+  }
+});
+
+test('layers carry each layer\'s qparams (equal to PyTorch\'s) and weight; weight() gives it as a QTensor', async () => {
+  const doc = JSON.parse(readFileSync(new URL('../fixtures/torch/models/convnet.json', import.meta.url), 'utf8'));
+  const model = await qwasm.loadModel(new Uint8Array(readFileSync(new URL('../fixtures/torch/models/convnet.onnx', import.meta.url))));
+  try {
+    const ref = doc.cases[0].tensors; // PyTorch's scale and zero point of each quantized tensor, by ONNX name
+    let checked = 0;
+    for (const layer of model.layers) {
+      const t = ref[layer.outputs[0]];
+      if (!t || !layer.output) continue;
+      assert.equal(layer.output.scale, Math.fround(t.scale), `${layer.name}: output scale`);
+      assert.equal(layer.output.zeroPoint, t.zero_point, `${layer.name}: output zero point`);
+      checked++;
+    }
+    assert.ok(checked >= 8, `only ${checked} layers checked`);
+    // each 8-bit layer's input qparams are its producer's output qparams
+    const byOutput = new Map(model.layers.map((l) => [l.outputs[0], l]));
+    for (const layer of model.layers.filter((l) => l.opType === 'QLinearConv')) {
+      assert.deepEqual(layer.input, byOutput.get(layer.inputs[0])?.output, `${layer.name}: input qparams`);
+    }
+    const perChannel = model.layers.find((l) => l.weight?.scales.length > 1);
+    assert.ok(perChannel, 'convnet has a per-channel conv');
+    assert.deepEqual(perChannel.bias, { name: perChannel.inputs[8], dtype: 'int32', dims: [perChannel.weight.dims[0]] });
+    assert.equal(perChannel.weight.axis, 0);
+    const w = model.weight(perChannel.name);
+    try {
+      const raw = model.initializer(perChannel.weight.name);
+      assert.deepEqual(w.shape, raw.dims);
+      assert.deepEqual(Array.from(w.intRepr()), Array.from(raw.data));
+      const deq = w.dequantize();
+      const inner = raw.data.length / raw.dims[0];
+      for (let i = 0; i < raw.data.length; i += 7) {
+        const c = Math.floor(i / inner);
+        const expected = Math.fround(Math.fround(perChannel.weight.scales[c]) * (raw.data[i] - perChannel.weight.zeroPoints[c]));
+        assert.equal(deq[i], expected, `weight element ${i} (channel ${c})`);
+      }
+    } finally {
+      w.dispose();
+    }
+    assert.throws(() => model.weight('no such layer'), /no layer named "no such layer"/);
+    const pool = model.layers.find((l) => l.opType === 'MaxPool');
+    assert.throws(() => model.weight(pool.name), /has no constant quantized weight/);
+    assert.equal(pool.weight, null);
+    assert.deepEqual(pool.output, pool.input, 'max pool passes its qparams through');
   } finally {
     model.dispose();
   }

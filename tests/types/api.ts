@@ -955,6 +955,10 @@ async function models(): Promise<void> {
   const inner: Record<string, qwasm.ModelTensor> = withInner.intermediates;
   const peak: number = model.peakBytes;
   const arena: number = model.memoryPlan.arenaBytes;
+  const firstWeighted = model.layers.find((l) => l.weight !== null);
+  const outScale: number | undefined = firstWeighted?.output?.scale;
+  if (firstWeighted) model.weight(firstWeighted.name).dispose();
+  void outScale;
   model.dispose();
   // @ts-expect-error unknown semantics
   await qwasm.loadModel('m.onnx', { semantics: 'tflite' });
