@@ -24,6 +24,8 @@ const struct qw_kernels qw_scalar_kernels = {
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
     .transpose_x8 = qw_x8_transpose_ukernel__scalar,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
+    .f32_gemm = {qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar,
+                 qw_f32_gemm_ukernel_4x8__scalar},
 };
 
 #if QW_SIMD
@@ -49,6 +51,8 @@ static const struct qw_kernels wasmsimd_kernels = {
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
+    .f32_gemm = {qw_f32_gemm_ukernel_1x8__wasmsimd, qw_f32_gemm_ukernel_2x8__wasmsimd, qw_f32_gemm_ukernel_4x8__wasmsimd,
+                 qw_f32_gemm_ukernel_4x8__wasmsimd},
 };
 #endif
 

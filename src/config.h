@@ -5,6 +5,7 @@
 #include "dwconv/dwconv.h"
 #include "elementwise/lut.h"
 #include "elementwise/vadd.h"
+#include "f32/gemm.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
 #include "pooling/maxpool.h"
@@ -23,6 +24,7 @@ struct qw_kernels {
   qw_maxpool_ukernel maxpool[2];                     /* [signed] */
   qw_x8_transpose_ukernel transpose_x8;
   qw_vadd_onnx_ukernel vadd_onnx[2];                 /* [signed] */
+  qw_f32_gemm_ukernel f32_gemm[4];                   /* [rows - 1]: float GEMM for 1..4 rows */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

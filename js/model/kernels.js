@@ -7,6 +7,7 @@ import * as qw from '../index.js';
 import { applyTable } from '../elementwise.js';
 import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
+import { conv2dFloat, packConv2dFloat } from '../conv-float.js';
 import { leakyReluTable, sigmoidTable } from './ort-tables.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
@@ -274,7 +275,7 @@ function qlinearAveragePool(global) {
 
 function maxPool(ctx, [x], attrs) {
   const w = where(ctx.node);
-  if (dtypeOf(x) === 'float32') throw new UnsupportedError(`${w}: float MaxPool is not supported`);
+  if (dtypeOf(x) === 'float32') return maxPoolFloat(ctx, x, attrs);
   const pads = attrs.pads ?? [0, 0, 0, 0];
   if (pads[0] !== pads[2] || pads[1] !== pads[3]) throw new UnsupportedError(`${w}: asymmetric pads are not supported`);
   const xq = toQ(x, 1, 0, w);
@@ -361,7 +362,19 @@ function gather(ctx, [data, indices], attrs) {
 }
 
 function floatUnary(fn) {
-  return (ctx, [x], attrs) => [host('float32', x.dims, floatData(x, where(ctx.node)).map((v) => fn(v, attrs)))];
+  return (ctx, [x], attrs) => {
+    const d = floatData(x, where(ctx.node));
+    const out = new Float32Array(d.length);
+    for (let i = 0; i < d.length; i++) out[i] = fn(d[i], attrs);
+    return [host('float32', x.dims, out)];
+  };
+}
+
+function relu(ctx, [x]) {
+  const d = floatData(x, where(ctx.node));
+  const out = new Float32Array(d.length);
+  for (let i = 0; i < d.length; i++) out[i] = d[i] > 0 ? d[i] : 0;
+  return [host('float32', x.dims, out)];
 }
 
 function softmax(ctx, [x], attrs) {
@@ -542,12 +555,14 @@ function concat(ctx, inputs, attrs) {
   return [host(hs[0].dtype, dims, out)];
 }
 
-/** Float matrix product of [m, k] x [k, n] blocks (row-major). */
-function matmulFloat(a, b, m, k, n, out, outOffset) {
+/** Float matrix product of [m, k] x [k, n] blocks (row-major; with bTransposed, b is [n, k]). */
+function matmulFloat(a, b, m, k, n, out, outOffset, bTransposed = false) {
+  const bk = bTransposed ? 1 : n; // stride of b along k
+  const bn = bTransposed ? k : 1; // stride of b along n
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
       let s = 0;
-      for (let p = 0; p < k; p++) s += a[i * k + p] * b[p * n + j];
+      for (let p = 0; p < k; p++) s += a[i * k + p] * b[p * bk + j * bn];
       out[outOffset + i * n + j] = s;
     }
   }
@@ -571,12 +586,11 @@ function gemm(ctx, [a, b, c], attrs) {
   let x = toHost(a);
   let y = toHost(b);
   if (attrs.transA) [x] = transpose(ctx, [x], {});
-  if (attrs.transB) [y] = transpose(ctx, [y], {});
   const [m, k] = x.dims;
-  const n = y.dims[1];
-  if (y.dims[0] !== k) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}] do not multiply`);
+  const n = attrs.transB ? y.dims[0] : y.dims[1];
+  if ((attrs.transB ? y.dims[1] : y.dims[0]) !== k) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}]${attrs.transB ? '^T' : ''} do not multiply`);
   const out = new Float32Array(m * n);
-  matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0);
+  matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0, !!attrs.transB);
   const alpha = attrs.alpha ?? 1;
   const beta = attrs.beta ?? 1;
   const bias = c ? toHost(c) : null;
@@ -597,6 +611,215 @@ function globalAveragePool(ctx, [x]) {
     out[i] = s / hw;
   }
   return [host('float32', [nb, c, ...h.dims.slice(2).map(() => 1)], out)];
+}
+
+// ---- float convolution, pooling, batch normalization (NCHW) ----------------------------------------
+
+const AUTO_PADS = new Set(['NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID']);
+
+/**
+ * The [top, left, bottom, right] pads of a 2-D window op over an input of spatial size [h, w], from
+ * explicit pads or auto_pad (ONNX: SAME_* gives ceil(in / stride) outputs, the odd pad at the end for
+ * SAME_UPPER, at the beginning for SAME_LOWER; VALID none).
+ */
+function windowPads(attrs, kernel, stride, dilation, [h, w], where_) {
+  const autoPad = attrs.auto_pad ?? 'NOTSET';
+  if (!AUTO_PADS.has(autoPad)) throw new UnsupportedError(`${where_}: auto_pad "${autoPad}" is not supported (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)`);
+  if (autoPad === 'VALID') return [0, 0, 0, 0];
+  if (autoPad === 'NOTSET') {
+    const pads = attrs.pads ?? [0, 0, 0, 0];
+    if (pads.length !== 4 || !pads.every((p) => Number.isInteger(p) && p >= 0)) throw new ModelFormatError(`${where_}: pads must be 4 non-negative integers for a 2-D op, got [${pads}]`);
+    return [pads[0], pads[1], pads[2], pads[3]];
+  }
+  const begin = [];
+  const end = [];
+  [h, w].forEach((size, i) => {
+    const out = Math.ceil(size / stride[i]);
+    const total = Math.max(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - size);
+    const small = Math.floor(total / 2);
+    begin.push(autoPad === 'SAME_UPPER' ? small : total - small);
+    end.push(autoPad === 'SAME_UPPER' ? total - small : small);
+  });
+  return [begin[0], begin[1], end[0], end[1]];
+}
+
+function pairAttr(attrs, name, fallback, where_) {
+  const v = attrs[name] ?? fallback;
+  if (!Array.isArray(v) || v.length !== 2 || !v.every((e) => Number.isInteger(e) && e >= 1)) throw new ModelFormatError(`${where_}: ${name} must be 2 positive integers for a 2-D op, got [${v}]`);
+  return v;
+}
+
+/** Float Conv (NCHW, 2-D): weights packed once into wasm memory (src/operators/conv2d-f32.c). */
+function convFloat(ctx, [x, wv, b], attrs) {
+  const w = where(ctx.node);
+  const xDims = dimsOf(x);
+  const wh = toHost(wv);
+  if (wh.dtype !== 'float32' || dtypeOf(x) !== 'float32') throw new UnsupportedError(`${w}: Conv on ${dtypeOf(x)} input with ${wh.dtype} weights is not supported (float32 only; quantized convolutions come as QLinearConv or QDQ)`);
+  if (wh.dims.length !== 4) {
+    if (wh.dims.length === 3 || wh.dims.length === 5) throw new UnsupportedError(`${w}: only 2-D convolutions are supported (weight rank ${wh.dims.length})`);
+    throw new ModelFormatError(`${w}: weight must have rank 4 [M, C / group, kH, kW], got shape [${wh.dims}]`);
+  }
+  if (xDims.length !== 4) throw new ModelFormatError(`${w}: input must have rank 4 [N, C, H, W] for a 2-D convolution, got shape [${xDims}]`);
+  const group = attrs.group ?? 1;
+  const [m, cg, kh, kw] = wh.dims;
+  const c = xDims[1];
+  if (!Number.isInteger(group) || group < 1 || c % group !== 0 || m % group !== 0) {
+    throw new ModelFormatError(`${w}: input channels ${c} and output channels ${m} must be divisible by group ${group}`);
+  }
+  if (c / group !== cg) throw new ModelFormatError(`${w}: weight shape [${wh.dims}] needs ${cg * group} input channels (group ${group}), the input has ${c}`);
+  if (attrs.kernel_shape && (attrs.kernel_shape[0] !== kh || attrs.kernel_shape[1] !== kw)) throw new ModelFormatError(`${w}: kernel_shape [${attrs.kernel_shape}] differs from the weight's [${kh}, ${kw}]`);
+  const bias = b ? toHost(b) : null;
+  if (bias && (bias.dtype !== 'float32' || bias.data.length !== m)) throw new ModelFormatError(`${w}: bias must be ${m} float32 values, got ${bias.dtype} shape [${bias.dims}]`);
+  const stride = pairAttr(attrs, 'strides', [1, 1], w);
+  const dilation = pairAttr(attrs, 'dilations', [1, 1], w);
+  const padding = windowPads(attrs, [kh, kw], stride, dilation, xDims.slice(2), w);
+  const key = padding.join(',');
+  const constant = ctx.isConstant(ctx.node.inputs[1]) && (!b || ctx.isConstant(ctx.node.inputs[2]));
+  let prepared = constant ? ctx.prepared.get(ctx.node) : null;
+  if (prepared && prepared.key !== key) {
+    prepared.dispose();
+    ctx.prepared.delete(ctx.node);
+    prepared = null;
+  }
+  const make = () => {
+    try {
+      return packConv2dFloat(wh.data, wh.dims, bias ? bias.data : null, { stride, dilation, padding, groups: group });
+    } catch (error) {
+      throw new ModelFormatError(`${w}: ${error.message}`);
+    }
+  };
+  if (!prepared) {
+    const packed = make();
+    prepared = { key, packed, dispose: () => packed.dispose() };
+    if (constant) ctx.prepared.set(ctx.node, prepared);
+  }
+  try {
+    const y = (() => {
+      try {
+        return conv2dFloat(floatData(x, w), xDims, prepared.packed);
+      } catch (error) {
+        if (error instanceof RangeError) throw new ModelFormatError(`${w}: ${error.message}`);
+        throw error;
+      }
+    })();
+    return [host('float32', y.dims, y.data)];
+  } finally {
+    if (!constant) prepared.dispose();
+  }
+}
+
+/**
+ * The geometry of a float pooling over NCHW x: kernel, strides, dilations, pads and output size
+ * (ONNX: floor, or ceil with ceil_mode, of (in + pads - dilated kernel) / stride + 1, a last window
+ * that would start in the end padding dropped).
+ */
+function poolGeometry(x, attrs, w) {
+  const dims = dimsOf(x);
+  if (dims.length !== 4) throw new UnsupportedError(`${w}: only 2-D pooling of [N, C, H, W] is supported, got shape [${dims}]`);
+  if (!attrs.kernel_shape) throw new ModelFormatError(`${w}: kernel_shape is required`);
+  const kernel = pairAttr(attrs, 'kernel_shape', null, w);
+  const stride = pairAttr(attrs, 'strides', [1, 1], w);
+  const dilation = pairAttr(attrs, 'dilations', [1, 1], w);
+  const pads = windowPads(attrs, kernel, stride, dilation, dims.slice(2), w);
+  const out = [0, 1].map((i) => {
+    const size = dims[2 + i];
+    const span = size + pads[i] + pads[i + 2] - ((kernel[i] - 1) * dilation[i] + 1);
+    if (span < 0) throw new ModelFormatError(`${w}: the window (kernel ${kernel[i]}, dilation ${dilation[i]}) does not fit the padded input size ${size} along axis ${2 + i}`);
+    let o = (attrs.ceil_mode ? Math.ceil(span / stride[i]) : Math.floor(span / stride[i])) + 1;
+    if (attrs.ceil_mode && (o - 1) * stride[i] >= size + pads[i]) o--;
+    return o;
+  });
+  return { dims, kernel, stride, dilation, pads, out };
+}
+
+/** Float pooling: reduce(window values) per output, over NCHW data. */
+function poolFloat(x, g, init, step, finish) {
+  const [n, c, h, wd] = g.dims;
+  const [oh, ow] = g.out;
+  const d = x.data;
+  const y = new Float32Array(n * c * oh * ow);
+  let o = 0;
+  for (let plane = 0; plane < n * c; plane++) {
+    const base = plane * h * wd;
+    for (let oy = 0; oy < oh; oy++) {
+      const y0 = oy * g.stride[0] - g.pads[0];
+      for (let ox = 0; ox < ow; ox++) {
+        const x0 = ox * g.stride[1] - g.pads[1];
+        let acc = init;
+        let valid = 0;
+        for (let ky = 0; ky < g.kernel[0]; ky++) {
+          const iy = y0 + ky * g.dilation[0];
+          if (iy < 0 || iy >= h) continue;
+          for (let kx = 0; kx < g.kernel[1]; kx++) {
+            const ix = x0 + kx * g.dilation[1];
+            if (ix < 0 || ix >= wd) continue;
+            acc = step(acc, d[base + iy * wd + ix]);
+            valid++;
+          }
+        }
+        y[o++] = finish(acc, valid, oy, ox);
+      }
+    }
+  }
+  return [host('float32', [n, c, oh, ow], y)];
+}
+
+function maxPoolFloat(ctx, x, attrs) {
+  const w = where(ctx.node);
+  if (ctx.node.outputs.length > 1 && ctx.node.outputs[1]) throw new UnsupportedError(`${w}: the Indices output is not supported`);
+  if ((attrs.storage_order ?? 0) !== 0) throw new UnsupportedError(`${w}: storage_order ${attrs.storage_order} is not supported`);
+  const g = poolGeometry(x, attrs, w);
+  return poolFloat(x, g, -Infinity, (a, v) => (v > a || Number.isNaN(v) ? v : a), (a) => a);
+}
+
+/** Float AveragePool: count_include_pad divides by the window clipped to the padded input (ONNX
+ * Runtime's rule: the part of a ceil_mode window past the end padding never counts). */
+function averagePool(ctx, [x], attrs) {
+  const w = where(ctx.node);
+  floatData(x, w);
+  const g = poolGeometry(x, attrs, w);
+  const [h, wd] = g.dims.slice(2);
+  const include = !!attrs.count_include_pad;
+  const extent = (start, k, d, size, padEnd) => {
+    // window taps inside [-padBegin, size + padEnd)
+    let count = 0;
+    for (let t = 0; t < k; t++) if (start + t * d < size + padEnd) count++;
+    return count;
+  };
+  return poolFloat(x, g, 0, (a, v) => a + v, (a, valid, oy, ox) => {
+    if (!include) return valid === 0 ? NaN : a / valid;
+    const cy = extent(oy * g.stride[0] - g.pads[0], g.kernel[0], g.dilation[0], h, g.pads[2]);
+    const cx = extent(ox * g.stride[1] - g.pads[1], g.kernel[1], g.dilation[1], wd, g.pads[3]);
+    return a / (cy * cx);
+  });
+}
+
+/** BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). */
+function batchNormalization(ctx, [x, scale, bias, mean, variance], attrs) {
+  const w = where(ctx.node);
+  if (attrs.training_mode) throw new UnsupportedError(`${w}: training_mode = 1 is not supported`);
+  if (ctx.node.outputs.slice(1).some((o) => o)) throw new UnsupportedError(`${w}: the running mean / variance outputs (training) are not supported`);
+  const d = floatData(x, w);
+  const dims = dimsOf(x);
+  if (dims.length < 2) throw new ModelFormatError(`${w}: input must be [N, C, ...], got shape [${dims}]`);
+  const c = dims[1];
+  const params = [scale, bias, mean, variance].map((v, i) => {
+    const hv = toHost(v);
+    if (hv.dtype !== 'float32' || hv.data.length !== c) throw new ModelFormatError(`${w}: input ${i + 1} must be ${c} float32 values (one per channel), got ${hv.dtype} shape [${hv.dims}]`);
+    return hv.data;
+  });
+  const [s, bb, mu, v] = params;
+  const eps = Math.fround(attrs.epsilon ?? 1e-5);
+  // As ONNX Runtime: a per-channel multiplier and offset, in float32.
+  const mul = Float32Array.from(s, (si, i) => si / Math.fround(Math.sqrt(Math.fround(v[i] + eps))));
+  const add = Float32Array.from(bb, (bi, i) => bi - Math.fround(mu[i] * mul[i]));
+  const inner = numel(dims.slice(2));
+  const out = new Float32Array(d.length);
+  for (let i = 0; i < d.length; i++) {
+    const ch = Math.floor(i / inner) % c;
+    out[i] = Math.fround(d[i] * mul[ch]) + add[ch];
+  }
+  return [host('float32', dims.slice(), out)];
 }
 
 function squeezeLike(unsqueeze) {
@@ -638,7 +861,7 @@ export const KERNELS = new Map([
   ['Reshape', reshape],
   ['Cast', cast],
   ['Gather', gather],
-  ['Relu', floatUnary((v) => (v > 0 ? v : 0))],
+  ['Relu', relu],
   ['LeakyRelu', floatUnary((v, attrs) => (v >= 0 ? v : Math.fround(Math.fround(attrs.alpha ?? 0.01) * v)))],
   ['Sigmoid', floatUnary((v) => 1 / (1 + Math.exp(-v)))],
   ['Softmax', softmax],
@@ -658,6 +881,9 @@ export const KERNELS = new Map([
   ['MatMul', matmulHost],
   ['Gemm', gemm],
   ['GlobalAveragePool', globalAveragePool],
+  ['Conv', convFloat],
+  ['AveragePool', averagePool],
+  ['BatchNormalization', batchNormalization],
   ['HardSigmoid', (ctx, [x], attrs) => floatUnary((v) => Math.max(0, Math.min(1, (attrs.alpha ?? 0.2) * v + (attrs.beta ?? 0.5))))(ctx, [x])],
   ['HardSwish', floatUnary((v) => v * Math.max(0, Math.min(1, v / 6 + 0.5)))],
   ['Squeeze', squeezeLike(false)],

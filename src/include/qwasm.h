@@ -338,6 +338,26 @@ QW_API size_t qw_conv2d_workspace_size(const qw_conv2d_shape* shape);
 QW_API qw_status qw_conv2d(const qw_conv2d_shape* shape, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
                            const void* packed, const void* requantization, void* y, void* workspace);
 
+/* ---- float32 2-D convolution, NCHW (float models: calibration before quantization) ---------- */
+
+/* The geometry is qw_conv2d_shape's, validated by qw_conv2d_output_size; x, y and the weights are
+ * float32, x [batch][in_c][in_h][in_w] and y [batch][out_c][out_h][out_w], contiguous. The packing
+ * needs only channels, kernel, groups (any valid in_h / in_w). */
+QW_API size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* shape);
+
+/* Packs weights [out_c][in_c / groups][kernel_h][kernel_w] and an optional bias [out_c] (NULL: zeros)
+ * into qw_f32_conv2d_pack_size bytes. */
+QW_API qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* shape, const float* w, const float* bias, float* packed);
+
+/* Bytes of workspace qw_f32_conv2d needs (depends on channels and kernel only). */
+QW_API size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* shape);
+
+/* y = conv2d(x, w) + bias, padding contributing zeros. Each output sums bias first, then the taps in
+ * (input channel, kernel row, kernel column) order, in float32 with no FMA: the SIMD and scalar
+ * builds give the same bits. */
+QW_API qw_status qw_f32_conv2d(const qw_conv2d_shape* shape, const float* x, const float* packed, float* y,
+                               void* workspace);
+
 /* ---- observers and fake quantization (torch.ao.quantization, PyTorch 1.13) ----------------- */
 
 /* torch.aminmax of n >= 1 floats; NaN anywhere gives NaN for both. */

@@ -1,0 +1,151 @@
+// float32 2-D convolution on NCHW data, in wasm (src/operators/conv2d-f32.c): what the model loader
+// runs for a float ONNX Conv, so float models (calibration, post-training quantization) run end to end.
+// Weights are packed once into wasm memory; every call copies the input in and the output out.
+import { backend } from './runtime.js';
+import { show } from './check.js';
+
+const numel = (dims) => dims.reduce((a, b) => a * b, 1);
+
+function pair(v, name, where, min) {
+  const p = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
+  if (!p || !p.every((e) => Number.isInteger(e) && e >= min)) {
+    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or a pair of them, got ${show(v)}`);
+  }
+  return p.slice();
+}
+
+function padding4(v, where) {
+  if (Array.isArray(v) && v.length === 4) {
+    if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
+    return v.slice(); // [top, left, bottom, right]
+  }
+  const [h, w] = pair(v, 'padding', where, 0);
+  return [h, w, h, w];
+}
+
+function shapeStruct(g, batch, inH, inW) {
+  const [pt, pl, pb, pr] = g.padding;
+  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
+}
+
+function floatArray(v, where, name) {
+  if (v instanceof Float32Array) return v;
+  if (ArrayBuffer.isView(v) || Array.isArray(v)) return Float32Array.from(v, Number);
+  throw new TypeError(`${where}: ${name} must be a Float32Array, got ${show(v)}`);
+}
+
+/** A float convolution's weights packed in wasm memory, with its geometry. Made by packConv2dFloat. */
+export class PackedConv2dFloat {
+  #backend;
+  #packed = 0;
+  #workspace = 0;
+  #workspaceBytes = 0;
+
+  constructor(weight, weightDims, bias, { stride = 1, padding = 0, dilation = 1, groups = 1 } = {}) {
+    const where = 'packConv2dFloat';
+    if (!Array.isArray(weightDims) || weightDims.length !== 4 || !weightDims.every((d) => Number.isInteger(d) && d > 0)) {
+      throw new RangeError(`${where}: weight must be [outChannels, inChannels / groups, kH, kW] with positive sizes, got shape ${show(weightDims)}`);
+    }
+    const w = floatArray(weight, where, 'weight');
+    if (w.length !== numel(weightDims)) throw new RangeError(`${where}: weight has ${w.length} values for shape ${show(weightDims)}`);
+    const [outC, inCg, kh, kw] = weightDims;
+    if (!Number.isInteger(groups) || groups < 1 || outC % groups !== 0) {
+      throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${outC}, got ${show(groups)}`);
+    }
+    const b = bias == null ? null : floatArray(bias, where, 'bias');
+    if (b && b.length !== outC) throw new RangeError(`${where}: bias must have ${outC} values (one per output channel), got ${b.length}`);
+    this.geometry = {
+      inC: inCg * groups, outC, kh, kw, groups,
+      stride: pair(stride, 'stride', where, 1),
+      dilation: pair(dilation, 'dilation', where, 1),
+      padding: padding4(padding, where),
+    };
+    const be = backend();
+    this.#backend = be;
+    const g = this.geometry;
+    // The packing needs channels and kernel only; the spatial size of a call comes later.
+    const shape = shapeStruct(g, 1, (kh - 1) * g.dilation[0] + 1, (kw - 1) * g.dilation[1] + 1);
+    be.withBuffers([64, 4 * w.length, 4 * outC], (ps, pw, pb) => {
+      be.i32(ps, 16).set(shape);
+      be.f32(pw, w.length).set(w);
+      if (b) be.f32(pb, outC).set(b);
+      const size = be.exports.qw_f32_conv2d_pack_size(ps);
+      if (size === 0) throw new RangeError(`${where}: inconsistent geometry ${show(g)}`);
+      const ptr = be.alloc(size);
+      try {
+        be.call('qw_f32_conv2d_pack', ps, pw, b ? pb : 0, ptr);
+      } catch (error) {
+        be.free(ptr);
+        throw error;
+      }
+      this.#packed = ptr;
+    });
+  }
+
+  get packedPtr() {
+    if (this.#packed === 0) throw new Error('PackedConv2dFloat: the packed weights were disposed');
+    return this.#packed;
+  }
+
+  /** A workspace of at least `bytes`, kept between calls. */
+  workspace(bytes) {
+    if (bytes > this.#workspaceBytes) {
+      if (this.#workspace !== 0) this.#backend.free(this.#workspace);
+      this.#workspace = 0;
+      this.#workspace = this.#backend.alloc(bytes);
+      this.#workspaceBytes = bytes;
+    }
+    return this.#workspace;
+  }
+
+  dispose() {
+    if (this.#packed !== 0) this.#backend.free(this.#packed);
+    if (this.#workspace !== 0) this.#backend.free(this.#workspace);
+    this.#packed = 0;
+    this.#workspace = 0;
+    this.#workspaceBytes = 0;
+  }
+}
+
+/**
+ * Packs a float convolution weight [outChannels, inChannels / groups, kH, kW] (row-major Float32Array)
+ * and an optional bias [outChannels]. options: { stride = 1, padding = 0 (number, [h, w] or
+ * [top, left, bottom, right]), dilation = 1, groups = 1 }.
+ */
+export function packConv2dFloat(weight, weightDims, bias = null, options = {}) {
+  return new PackedConv2dFloat(weight, weightDims, bias, options);
+}
+
+/**
+ * float32 convolution: x [N, C, H, W] (row-major Float32Array) -> { dims: [N, outC, outH, outW], data }.
+ * Each output is bias + the taps in (channel, kernel row, kernel column) order, float32 without FMA:
+ * the SIMD and scalar builds give the same bits.
+ */
+export function conv2dFloat(x, xDims, weights) {
+  const where = 'conv2dFloat';
+  if (!(weights instanceof PackedConv2dFloat)) throw new TypeError(`${where}: weights must come from packConv2dFloat(), got ${show(weights)}`);
+  const g = weights.geometry;
+  if (!Array.isArray(xDims) || xDims.length !== 4 || xDims[1] !== g.inC || !xDims.every((d) => Number.isInteger(d) && d >= 0)) {
+    throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xDims)}`);
+  }
+  const xd = floatArray(x, where, 'input');
+  if (xd.length !== numel(xDims)) throw new RangeError(`${where}: input has ${xd.length} values for shape ${show(xDims)}`);
+  const [batch, , h, w] = xDims;
+  const b = backend();
+  void weights.packedPtr;
+  return b.withBuffers([64, 8], (ps, po) => {
+    b.i32(ps, 16).set(shapeStruct(g, batch, h, w));
+    if (h === 0 || w === 0 || b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
+      throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
+    }
+    const [oh, ow] = b.i32(po, 2);
+    const dims = [batch, g.outC, oh, ow];
+    const n = numel(dims);
+    const ws = weights.workspace(b.exports.qw_f32_conv2d_workspace_size(ps));
+    return b.withBuffers([4 * xd.length, 4 * n], (px, py) => {
+      b.f32(px, xd.length).set(xd);
+      b.call('qw_f32_conv2d', ps, px, weights.packedPtr, py, ws);
+      return { dims, data: b.f32(py, n).slice() };
+    });
+  });
+}

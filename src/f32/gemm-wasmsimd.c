@@ -1,0 +1,41 @@
+/* wasm SIMD128 float32 GEMM: MR rows x 8 columns as 2 f32x4 vectors per row; per k, one panel row
+ * (2 loads) and MR splatted weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits). */
+#include "f32/gemm.h"
+#include "simd128.h"
+
+#define QW_F32_GEMM_WASMSIMD(name, MR)                                                  \
+  QW_DECLARE_F32_GEMM_UKERNEL(name) {                                                   \
+    v128_t lo[MR], hi[MR];                                                              \
+    for (size_t m = 0; m < MR; m++) {                                                   \
+      lo[m] = hi[m] = wasm_v128_load32_splat(w + m);                                    \
+    }                                                                                   \
+    w += QW_F32_GEMM_MR;                                                                \
+    for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += QW_F32_GEMM_NR) {         \
+      const v128_t a0 = wasm_v128_load(a);                                              \
+      const v128_t a1 = wasm_v128_load(a + 4);                                          \
+      for (size_t m = 0; m < MR; m++) {                                                 \
+        const v128_t wm = wasm_v128_load32_splat(w + m);                                \
+        lo[m] = wasm_f32x4_add(lo[m], wasm_f32x4_mul(wm, a0));                          \
+        hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
+      }                                                                                 \
+    }                                                                                   \
+    if (nc == QW_F32_GEMM_NR) {                                                         \
+      for (size_t m = 0; m < mr; m++) {                                                 \
+        wasm_v128_store(c + m * c_stride, lo[m]);                                       \
+        wasm_v128_store(c + m * c_stride + 4, hi[m]);                                   \
+      }                                                                                 \
+      return;                                                                           \
+    }                                                                                   \
+    for (size_t m = 0; m < mr; m++) {                                                   \
+      float row[QW_F32_GEMM_NR];                                                        \
+      wasm_v128_store(row, lo[m]);                                                      \
+      wasm_v128_store(row + 4, hi[m]);                                                  \
+      for (size_t j = 0; j < nc; j++) {                                                 \
+        c[m * c_stride + j] = row[j];                                                   \
+      }                                                                                 \
+    }                                                                                   \
+  }
+
+QW_F32_GEMM_WASMSIMD(qw_f32_gemm_ukernel_1x8__wasmsimd, 1)
+QW_F32_GEMM_WASMSIMD(qw_f32_gemm_ukernel_2x8__wasmsimd, 2)
+QW_F32_GEMM_WASMSIMD(qw_f32_gemm_ukernel_4x8__wasmsimd, 4)

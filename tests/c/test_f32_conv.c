@@ -1,0 +1,96 @@
+/* qw_f32_conv2d: NCHW float convolution against a reference summing in the kernel's documented
+ * float32 order (bias, then channel, kernel row, kernel column), bit for bit; every buffer exactly
+ * sized (ASan catches any over-read or over-write); argument checks. */
+#include <string.h>
+
+#include "check.h"
+#include "qwasm.h"
+
+static void reference(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const float* x, const float* w,
+                      const float* bias, float* y) {
+  const int32_t cg = s->in_c / s->groups, mg = s->out_c / s->groups;
+  size_t o = 0;
+  for (int32_t b = 0; b < s->batch; b++) {
+    for (int32_t oc = 0; oc < s->out_c; oc++) {
+      const int32_t g = oc / mg;
+      for (int32_t oy = 0; oy < oh; oy++) {
+        for (int32_t ox = 0; ox < ow; ox++, o++) {
+          float acc = bias != NULL ? bias[oc] : 0.0f;
+          for (int32_t ci = 0; ci < cg; ci++) {
+            for (int32_t ky = 0; ky < s->kernel_h; ky++) {
+              for (int32_t kx = 0; kx < s->kernel_w; kx++) {
+                const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
+                const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
+                const float xv = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w)
+                                     ? 0.0f
+                                     : x[(((size_t)b * s->in_c + g * cg + ci) * s->in_h + iy) * s->in_w + ix];
+                const float product = xv * w[(((size_t)oc * cg + ci) * s->kernel_h + ky) * s->kernel_w + kx];
+                acc = acc + product;
+              }
+            }
+          }
+          y[o] = acc;
+        }
+      }
+    }
+  }
+}
+
+static void run_case(qw_conv2d_shape s, int with_bias) {
+  int32_t oh = 0, ow = 0;
+  CHECK(qw_conv2d_output_size(&s, &oh, &ow) == QW_OK, "geometry");
+  const size_t nx = (size_t)s.batch * s.in_c * s.in_h * s.in_w;
+  const size_t nw = (size_t)s.out_c * (s.in_c / s.groups) * s.kernel_h * s.kernel_w;
+  const size_t ny = (size_t)s.batch * s.out_c * oh * ow;
+  float* x = malloc(nx * sizeof(float));
+  float* w = malloc(nw * sizeof(float));
+  float* bias = with_bias ? malloc((size_t)s.out_c * sizeof(float)) : NULL;
+  float* y = malloc(ny * sizeof(float));
+  float* ref = malloc(ny * sizeof(float));
+  for (size_t i = 0; i < nx; i++) x[i] = rng_uniform(-3.0f, 3.0f);
+  for (size_t i = 0; i < nw; i++) w[i] = rng_uniform(-1.0f, 1.0f);
+  for (int32_t i = 0; with_bias && i < s.out_c; i++) bias[i] = rng_uniform(-2.0f, 2.0f);
+  const size_t pack_bytes = qw_f32_conv2d_pack_size(&s), ws_bytes = qw_f32_conv2d_workspace_size(&s);
+  CHECK(pack_bytes > 0 && ws_bytes > 0, "sizes");
+  float* packed = malloc(pack_bytes);
+  void* ws = malloc(ws_bytes);
+  CHECK(qw_f32_conv2d_pack(&s, w, bias, packed) == QW_OK, "pack");
+  CHECK(qw_f32_conv2d(&s, x, packed, y, ws) == QW_OK, "conv");
+  reference(&s, oh, ow, x, w, bias, ref);
+  CHECK(memcmp(y, ref, ny * sizeof(float)) == 0, "bits of %dx%dx%dx%d -> %d, kernel %dx%d, groups %d", s.batch, s.in_c,
+        s.in_h, s.in_w, s.out_c, s.kernel_h, s.kernel_w, s.groups);
+  free(x);
+  free(w);
+  free(bias);
+  free(y);
+  free(ref);
+  free(packed);
+  free(ws);
+}
+
+int main(void) {
+  /* batch, in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride_h, stride_w, pads t l b r, dilation h w, groups */
+  const qw_conv2d_shape cases[] = {
+      {1, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 11, 6, 4, 6, 3, 2, 2, 1, 0, 1, 2, 0, 1, 1, 2},
+      {1, 9, 9, 6, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 6},
+      {1, 13, 13, 8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8},
+      {1, 5, 7, 17, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {3, 4, 3, 9, 7, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},
+      {1, 10, 10, 2, 3, 5, 5, 3, 2, 2, 0, 1, 3, 1, 2, 1},
+      {1, 40, 40, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* more pixels than one panel */
+      {1, 3, 3, 300, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* deep k: one 8-pixel tile per panel */
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    run_case(cases[i], (int)(i % 2 == 0));
+  }
+  qw_conv2d_shape bad = cases[0];
+  bad.groups = 2; /* 3 input channels */
+  float f = 0.0f;
+  CHECK(qw_f32_conv2d_pack_size(&bad) == 0 && qw_f32_conv2d_workspace_size(&bad) == 0, "bad groups: sizes");
+  CHECK(qw_f32_conv2d_pack(&bad, &f, NULL, &f) == QW_INVALID_ARGUMENT, "bad groups: pack");
+  CHECK(qw_f32_conv2d(&bad, &f, &f, &f, &f) == QW_INVALID_ARGUMENT, "bad groups: conv");
+  CHECK(qw_f32_conv2d_pack(&cases[0], NULL, NULL, &f) == QW_INVALID_ARGUMENT, "NULL weights");
+  CHECK(qw_f32_conv2d(&cases[0], &f, &f, &f, NULL) == QW_INVALID_ARGUMENT, "NULL workspace");
+  return check_summary("test_f32_conv");
+}
