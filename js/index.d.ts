@@ -1362,4 +1362,39 @@ export class Model {
  */
 export function loadModel(source: Uint8Array | ArrayBuffer | string | URL, options?: LoadModelOptions): Promise<Model>;
 
+/** One quantized tensor of a quantizeStatic result, with its error against the float model. */
+export interface QuantizationReportRow {
+  readonly tensor: string;
+  /** The float node producing it (null for a graph input). */
+  readonly producer: string | null;
+  readonly opType: string;
+  readonly scale: number;
+  readonly zeroPoint: number;
+  /** 10 log10(sum x^2 / sum (x - dequantized int8)^2) over the calibration set; Infinity without error; null if not comparable. */
+  readonly sqnrDb: number | null;
+}
+
+export interface QuantizeStaticResult {
+  /** The QDQ ONNX file: loadable by loadModel and by onnxruntime. */
+  readonly bytes: Uint8Array;
+  /** The int8 model, loaded from bytes; the caller disposes it. */
+  readonly model: Model;
+  /** Every quantized tensor's qparams. */
+  readonly qparams: Map<string, LayerQParams>;
+  readonly report: QuantizationReportRow[];
+  readonly qconfig: string;
+}
+
+/**
+ * Post-training static quantization of a float ONNX model (js/model/ptq.js): runs it on the calibration feeds
+ * with the qconfig's activation observers on every tensor PyTorch would observe (fusing Conv/Gemm/MatMul/Add
+ * with a following Relu/Clip), quantizes the weights with its weight observer, writes a QDQ ONNX file and
+ * loads it. batchSize: samples per observer call (torch's calibration batch size; HistogramObserver depends on it).
+ */
+export function quantizeStatic(
+  source: Uint8Array | ArrayBuffer | string | URL,
+  calibration: Iterable<Record<string, ModelFeed>>,
+  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number },
+): Promise<QuantizeStaticResult>;
+
 export {};

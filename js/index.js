@@ -30,5 +30,6 @@ export { add, mul, cat, clamp, hardtanh, relu, relu6, hardswish, sigmoid, leakyR
 export { maxPool2d, avgPool2d, adaptiveAvgPool2d, mean } from './pooling.js';
 export * from './observers.js'; export { fakeQuantize, fakeQuantizePerChannel } from './fakequant.js';
 export { loadModel, Model } from './model/model.js';
+export { quantizeStatic } from './model/ptq.js';
 export { ModelFormatError } from './model/onnx.js';
 export { UnsupportedError } from './model/kernels.js';

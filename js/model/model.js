@@ -17,7 +17,7 @@ const SEMANTICS = {
   onnx: { rounding: 'onnx', mode: 'onnx' },
 };
 
-async function readSource(source) {
+export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
   if (typeof source === 'string' || source instanceof URL) {

@@ -186,11 +186,78 @@ export async function decodeOnnx(bytes) {
   const nodes = (g.node ?? []).map((n, index) => {
     const name = n.name || `${n.opType}_${index}`;
     const attributes = {};
-    for (const a of n.attribute ?? []) attributes[a.name] = attributeValue(a, `node "${name}" attribute ${a.name}`);
-    return { name, opType: n.opType, domain: n.domain || '', inputs: n.input.slice(), outputs: n.output.slice(), attributes };
+    const attributeTypes = {}; // kept so that encodeOnnx writes 1.0 back as a float, not an int
+    for (const a of n.attribute ?? []) {
+      attributes[a.name] = attributeValue(a, `node "${name}" attribute ${a.name}`);
+      attributeTypes[a.name] = a.type;
+    }
+    return { name, opType: n.opType, domain: n.domain || '', inputs: n.input.slice(), outputs: n.output.slice(), attributes, attributeTypes };
   });
   const metadata = new Map((m.metadataProps ?? []).map((p) => [p.key, p.value]));
   const inputs = (g.input ?? []).filter((v) => !initializers.has(v.name)).map((v) => valueInfo(v, 'graph input'));
   const outputs = (g.output ?? []).map((v) => valueInfo(v, 'graph output'));
   return { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes };
+}
+
+const DTYPE_CODE = Object.fromEntries(Object.entries(ONNX_DTYPES).map(([code, d]) => [d.name, Number(code)]));
+
+function tensorProto(name, { dtype, dims, data }) {
+  const code = DTYPE_CODE[dtype];
+  if (code === undefined) throw new TypeError(`encodeOnnx: tensor "${name}" has unsupported dtype ${dtype}`);
+  // raw_data is little-endian, as typed arrays are on every engine qwasm runs on (wasm is little-endian too)
+  const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+  return { name, dims: dims.slice(), dataType: code, rawData: raw };
+}
+
+function attributeProto(name, value, type) {
+  if (type === undefined) {
+    if (typeof value === 'string') type = 3;
+    else if (typeof value === 'number') type = Number.isInteger(value) ? 2 : 1;
+    else if (value instanceof Float32Array) type = 6;
+    else if (Array.isArray(value)) type = value.every(Number.isInteger) ? 7 : 6;
+    else if (value && value.dtype && value.dims) type = 4;
+    else throw new TypeError(`encodeOnnx: attribute ${name} has an unsupported value ${value}`);
+  }
+  switch (type) {
+    case 1: return { name, type, f: value };
+    case 2: return { name, type, i: value };
+    case 3: return { name, type, s: new TextEncoder().encode(value) };
+    case 4: return { name, type, t: tensorProto('', value) };
+    case 6: return { name, type, floats: Array.from(value) };
+    case 7: return { name, type, ints: Array.from(value) };
+    case 8: return { name, type, strings: value.map((v) => new TextEncoder().encode(v)) };
+    default: throw new TypeError(`encodeOnnx: attribute ${name} has unsupported type ${type}`);
+  }
+}
+
+function valueInfoProto({ name, dtype, dims }) {
+  const dim = dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: String(d) }));
+  return { name, type: { tensorType: { elemType: DTYPE_CODE[dtype], shape: { dim } } } };
+}
+
+/**
+ * Writes a graph in decodeOnnx's form ({ irVersion, opsets, metadata, inputs, outputs, initializers,
+ * nodes }) as ONNX ModelProto bytes. Attribute types come from the decoded file where known (a float
+ * 1.0 stays a float), otherwise from the value.
+ */
+export async function encodeOnnx(graph, { producerName = 'qwasm', producerVersion = '' } = {}) {
+  const ModelProto = await modelProtoType();
+  const message = {
+    irVersion: graph.irVersion,
+    producerName,
+    producerVersion,
+    opsetImport: [...graph.opsets].map(([domain, version]) => ({ domain, version })),
+    metadataProps: [...graph.metadata].map(([key, value]) => ({ key, value })),
+    graph: {
+      name: graph.name ?? 'qwasm',
+      node: graph.nodes.map((n) => ({
+        name: n.name, opType: n.opType, domain: n.domain, input: n.inputs, output: n.outputs,
+        attribute: Object.entries(n.attributes).map(([k, v]) => attributeProto(k, v, n.attributeTypes?.[k])),
+      })),
+      initializer: [...graph.initializers].map(([name, t]) => tensorProto(name, t)),
+      input: graph.inputs.map(valueInfoProto),
+      output: graph.outputs.map(valueInfoProto),
+    },
+  };
+  return ModelProto.encode(ModelProto.fromObject(message)).finish();
 }

@@ -959,6 +959,11 @@ async function models(): Promise<void> {
   const outScale: number | undefined = firstWeighted?.output?.scale;
   if (firstWeighted) model.weight(firstWeighted.name).dispose();
   void outScale;
+  const ptq = await qwasm.quantizeStatic(new Uint8Array(0), [{ input: new Float32Array(64) }], { qconfig: 'qnnpack', batchSize: 16 });
+  const db: number | null = ptq.report[0].sqnrDb;
+  const file: Uint8Array = ptq.bytes;
+  ptq.model.dispose();
+  void [db, file];
   model.dispose();
   // @ts-expect-error unknown semantics
   await qwasm.loadModel('m.onnx', { semantics: 'tflite' });
