@@ -10,12 +10,12 @@ import { test } from 'node:test';
 const root = new URL('../../', import.meta.url);
 const SNIPPET = /```js\n([\s\S]*?)```\n(?:```text\n([\s\S]*?)```\n)?/g;
 
-for (const page of ['docs/quantization.md', 'docs/qtensor-format.md']) {
+for (const page of ['docs/quantization.md', 'docs/qtensor-format.md', 'docs/ptq.md']) {
   test(`${page}: every example prints what the page shows`, () => {
     const text = readFileSync(new URL(page, root), 'utf8');
     const snippets = [...text.matchAll(SNIPPET)];
     assert.ok(snippets.length >= 2, 'the page has a preamble and examples');
-    const preamble = snippets[0][1].replace("'./js/index.js'", `'${new URL('js/index.js', root).href}'`);
+    const preamble = snippets[0][1].replaceAll("'./js/index.js'", `'${new URL('js/index.js', root).href}'`);
     const dir = mkdtempSync(join(tmpdir(), 'qwasm-docs-'));
     try {
       snippets.slice(1).forEach(([, code, shown], i) => {
