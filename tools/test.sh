@@ -39,6 +39,11 @@ if [[ ! -f $tv/done || tools/export_torch.py -nt $tv/done || tools/golden/torch_
   ls "$tv"/mobilenet_v2.json > /dev/null && touch "$tv/done"
 fi
 
+# MobileNetV2 float and QDQ (the bench's files): the float loader and quantizeStatic tests run them
+if [[ ! -f build/models/mobilenet_v2_float.onnx || tools/bench/mobilenet_v2.py -nt build/models/mobilenet_v2_float.onnx ]]; then
+  /usr/bin/python3 tools/bench/mobilenet_v2.py build/models/ 2>&1 | tail -1
+fi
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
