@@ -3,30 +3,9 @@
 // Weights are packed once into wasm memory; every call copies the input in and the output out.
 import { backend } from './runtime.js';
 import { show } from './check.js';
+import { convGeometry, convShapeStruct } from './layout.js';
 
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
-
-function pair(v, name, where, min) {
-  const p = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
-  if (!p || !p.every((e) => Number.isInteger(e) && e >= min)) {
-    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or a pair of them, got ${show(v)}`);
-  }
-  return p.slice();
-}
-
-function padding4(v, where) {
-  if (Array.isArray(v) && v.length === 4) {
-    if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
-    return v.slice(); // [top, left, bottom, right]
-  }
-  const [h, w] = pair(v, 'padding', where, 0);
-  return [h, w, h, w];
-}
-
-function shapeStruct(g, batch, inH, inW) {
-  const [pt, pl, pb, pr] = g.padding;
-  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
-}
 
 function floatArray(v, where, name) {
   if (v instanceof Float32Array) return v;
@@ -48,23 +27,15 @@ export class PackedConv2dFloat {
     }
     const w = floatArray(weight, where, 'weight');
     if (w.length !== numel(weightDims)) throw new RangeError(`${where}: weight has ${w.length} values for shape ${show(weightDims)}`);
-    const [outC, inCg, kh, kw] = weightDims;
-    if (!Number.isInteger(groups) || groups < 1 || outC % groups !== 0) {
-      throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${outC}, got ${show(groups)}`);
-    }
     const b = bias == null ? null : floatArray(bias, where, 'bias');
+    const outC = weightDims[0];
     if (b && b.length !== outC) throw new RangeError(`${where}: bias must have ${outC} values (one per output channel), got ${b.length}`);
-    this.geometry = {
-      inC: inCg * groups, outC, kh, kw, groups,
-      stride: pair(stride, 'stride', where, 1),
-      dilation: pair(dilation, 'dilation', where, 1),
-      padding: padding4(padding, where),
-    };
+    this.geometry = convGeometry(weightDims, { stride, padding, dilation, groups }, where);
     const be = backend();
     this.#backend = be;
     const g = this.geometry;
     // The packing needs channels and kernel only; the spatial size of a call comes later.
-    const shape = shapeStruct(g, 1, (kh - 1) * g.dilation[0] + 1, (kw - 1) * g.dilation[1] + 1);
+    const shape = convShapeStruct(g, 1, (g.kh - 1) * g.dilation[0] + 1, (g.kw - 1) * g.dilation[1] + 1);
     be.withBuffers([64, 4 * w.length, 4 * outC], (ps, pw, pb) => {
       be.i32(ps, 16).set(shape);
       be.f32(pw, w.length).set(w);
@@ -92,7 +63,7 @@ export class PackedConv2dFloat {
     if (bytes > this.#workspaceBytes) {
       if (this.#workspace !== 0) this.#backend.free(this.#workspace);
       this.#workspace = 0;
-      this.#workspace = this.#backend.alloc(bytes);
+      this.#workspace = this.#backend.outsidePlan(() => this.#backend.alloc(bytes)); // lives with the weights
       this.#workspaceBytes = bytes;
     }
     return this.#workspace;
@@ -134,7 +105,7 @@ export function conv2dFloat(x, xDims, weights) {
   const b = backend();
   void weights.packedPtr;
   return b.withBuffers([64, 8], (ps, po) => {
-    b.i32(ps, 16).set(shapeStruct(g, batch, h, w));
+    b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
     if (h === 0 || w === 0 || b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
       throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
     }

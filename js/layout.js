@@ -12,6 +12,38 @@ export function pair(v, name, where, min) {
   return [p[0], p[1]];
 }
 
+/**
+ * A 2-D convolution's geometry from its weight shape [outC, inC / groups, kH, kW] and options
+ * { stride, padding (number, [h, w] or [top, left, bottom, right]), dilation, groups }: what the int8
+ * and float convolutions share (src/include/qwasm.h qw_conv2d_shape).
+ */
+export function convGeometry(weightShape, { stride = 1, padding = 0, dilation = 1, groups = 1 }, where) {
+  const [outC, inCg, kh, kw] = weightShape;
+  if (!Number.isInteger(groups) || groups < 1 || outC % groups !== 0) {
+    throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${outC}, got ${show(groups)}`);
+  }
+  let pads;
+  if (Array.isArray(padding) && padding.length === 4) {
+    if (!padding.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(padding)}`);
+    pads = padding.slice(); // [top, left, bottom, right]
+  } else {
+    const [h, w] = pair(padding, 'padding', where, 0);
+    pads = [h, w, h, w];
+  }
+  return {
+    inC: inCg * groups, outC, kh, kw, groups,
+    stride: pair(stride, 'stride', where, 1),
+    dilation: pair(dilation, 'dilation', where, 1),
+    padding: pads,
+  };
+}
+
+/** The int32[16] qw_conv2d_shape of a geometry for an input [batch, inC, inH, inW]. */
+export function convShapeStruct(g, batch, inH, inW) {
+  const [pt, pl, pb, pr] = g.padding;
+  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
+}
+
 /** For each element of `shape` (row-major), the flat index of the element of `srcShape` it broadcasts from. */
 export function broadcastSourceIndex(shape, srcShape) {
   const rank = shape.length;

@@ -5,7 +5,7 @@ import { backend } from './runtime.js';
 import { dtypeInfo } from './dtype.js';
 import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
-import { broadcastShape, channelsLastStrides, pair, withChannelsLast } from './layout.js';
+import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, pair, withChannelsLast } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
@@ -282,35 +282,19 @@ export function linear(x, weights, options) {
 
 // ---- conv2d -------------------------------------------------------------------------------------
 
-function padding4(v, where) {
-  if (Array.isArray(v) && v.length === 4) {
-    if (!v.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(v)}`);
-    return v.slice(); // [top, left, bottom, right]
-  }
-  const [h, w] = pair(v, 'padding', where, 0);
-  return [h, w, h, w];
-}
-
 /** Weights of a 2-D convolution, packed once, with the convolution's geometry. */
 export class PackedConv2d extends PackedWeights {
   constructor(weight, bias, { stride = 1, padding = 0, dilation = 1, groups = 1, mode } = {}) {
     const where = 'packConv2d';
     const w = checkQTensor(weight, where, 'weight');
     if (w.shape.length !== 4) throw new RangeError(`${where}: weight must be [outChannels, inChannels / groups, kH, kW], got shape ${show(w.shape)}`);
-    if (!Number.isInteger(groups) || groups < 1 || w.shape[0] % groups !== 0) {
-      throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${w.shape[0]}, got ${show(groups)}`);
-    }
-    const [outC, inCg, kh, kw] = w.shape;
-    const geometry = {
-      inC: inCg * groups, outC, kh, kw, groups,
-      stride: pair(stride, 'stride', where, 1),
-      dilation: pair(dilation, 'dilation', where, 1),
-      padding: padding4(padding, where),
-    };
+    const geometry = convGeometry(w.shape, { stride, padding, dilation, groups }, where);
+    const { outC, kh, kw } = geometry;
+    const inCg = w.shape[1];
     if (outC === 0 || inCg === 0 || kh === 0 || kw === 0) throw new RangeError(`${where}: weight shape ${show(w.shape)} has an empty dimension`);
     super(where, weight, bias, mode, outC, (b, r, zeroPoints) => {
       // The packing needs channels and kernel only; the spatial size of a call comes later.
-      const shape = shapeStruct(geometry, 1, (kh - 1) * geometry.dilation[0] + 1, (kw - 1) * geometry.dilation[1] + 1);
+      const shape = convShapeStruct(geometry, 1, (kh - 1) * geometry.dilation[0] + 1, (kw - 1) * geometry.dilation[1] + 1);
       return b.withBuffers([64, 4 * zeroPoints.length], (ps, pz) => {
         b.i32(ps, 16).set(shape);
         b.i32(pz, zeroPoints.length).set(zeroPoints);
@@ -326,11 +310,6 @@ export class PackedConv2d extends PackedWeights {
     });
     this.geometry = geometry;
   }
-}
-
-function shapeStruct(g, batch, inH, inW) {
-  const [pt, pl, pb, pr] = g.padding;
-  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
 }
 
 /**
@@ -357,7 +336,7 @@ export function conv2d(x, weights, options) {
   const [batch, , h, w] = xr.shape;
   const b = backend();
   return b.withBuffers([64, 8], (ps, po) => {
-    b.i32(ps, 16).set(shapeStruct(g, batch, h, w));
+    b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
     if (b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
       throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
     }

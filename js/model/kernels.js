@@ -69,7 +69,7 @@ function qparamsOf(scaleV, zpV, where) {
 
 // ---- the run context -------------------------------------------------------------------------
 // ctx: { semantics: 'pytorch-qnnpack' | 'onnx', rounding, mode, node, opset,
-//        prepare(make): the node's packed weights, made by make() on its first run and kept }
+//        prepare(make, key): the node's packed weights, made by make() on its first run and kept }
 
 const where = (node) => `${node.opType} node "${node.name}"`;
 
@@ -673,14 +673,7 @@ function convFloat(ctx, [x, wv, b], attrs) {
   const stride = pairAttr(attrs, 'strides', [1, 1], w);
   const dilation = pairAttr(attrs, 'dilations', [1, 1], w);
   const padding = windowPads(attrs, [kh, kw], stride, dilation, xDims.slice(2), w);
-  const key = padding.join(',');
   const constant = ctx.isConstant(ctx.node.inputs[1]) && (!b || ctx.isConstant(ctx.node.inputs[2]));
-  let prepared = constant ? ctx.prepared.get(ctx.node) : null;
-  if (prepared && prepared.key !== key) {
-    prepared.dispose();
-    ctx.prepared.delete(ctx.node);
-    prepared = null;
-  }
   const make = () => {
     try {
       return packConv2dFloat(wh.data, wh.dims, bias ? bias.data : null, { stride, dilation, padding, groups: group });
@@ -688,23 +681,22 @@ function convFloat(ctx, [x, wv, b], attrs) {
       throw new ModelFormatError(`${w}: ${error.message}`);
     }
   };
-  if (!prepared) {
-    const packed = make();
-    prepared = { key, packed, dispose: () => packed.dispose() };
-    if (constant) ctx.prepared.set(ctx.node, prepared);
-  }
+  const packed = constant ? ctx.prepare(make, padding.join(',')) : make();
   try {
-    const y = (() => {
-      try {
-        return conv2dFloat(floatData(x, w), xDims, prepared.packed);
-      } catch (error) {
-        if (error instanceof RangeError) throw new ModelFormatError(`${w}: ${error.message}`);
-        throw error;
-      }
-    })();
+    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w);
     return [host('float32', y.dims, y.data)];
   } finally {
-    if (!constant) prepared.dispose();
+    if (!constant) packed.dispose();
+  }
+}
+
+/** conv2dFloat with its shape errors as the node's ModelFormatError. */
+function conv2dFloatOf(x, xDims, packed, w) {
+  try {
+    return conv2dFloat(x, xDims, packed);
+  } catch (error) {
+    if (error instanceof RangeError) throw new ModelFormatError(`${w}: ${error.message}`);
+    throw error;
   }
 }
 

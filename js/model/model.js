@@ -57,6 +57,7 @@ export class Model {
   #lastUse;
   #memory;
   #described;
+  #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
   #disposed = false;
 
   constructor(graph, options) {
@@ -87,19 +88,23 @@ export class Model {
     this.#lastUse = last;
     this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#memory = new MemoryPlan(backend());
-    const prepared = new Map();
+    const prepared = this.#prepared;
     this.#ctx = {
       ...sem,
       semantics: name,
-      prepared,
-      // Packed weights outlive the run, so they are allocated outside the activation arena.
-      prepare: (make) => {
+      // Packed weights outlive the run, so they are allocated outside the activation arena. key: what
+      // the packing depends on besides the constants (e.g. auto_pad's pads); a new key packs again.
+      prepare: (make, key = '') => {
         let p = prepared.get(this.#ctx.node);
+        if (p && p.key !== key) {
+          p.packed.dispose();
+          p = null;
+        }
         if (!p) {
-          p = backend().outsidePlan(make);
+          p = { key, packed: backend().outsidePlan(make) };
           prepared.set(this.#ctx.node, p);
         }
-        return p;
+        return p.packed;
       },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
@@ -255,8 +260,8 @@ export class Model {
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const p of this.#ctx.prepared.values()) p.dispose();
-    this.#ctx.prepared.clear();
+    for (const p of this.#prepared.values()) p.packed.dispose();
+    this.#prepared.clear();
     this.#memory.dispose();
   }
 }
