@@ -218,10 +218,11 @@ static void test_validation(void) {
 /* The GEMM / convolution output stage: the selected requantization kernels against the scalar ones on
  * hostile accumulators (int32 extremes, exact .5 ties after scaling), per-column multipliers that
  * include NaN, infinities, huge and subnormal values, float biases, every zero point edge and
- * fused clamps, over lengths across the vector steps and tails. */
+ * fused clamps, over lengths across the vector steps and tails; with and without fp32_plain. */
 static void test_requantize_kernels_match_scalar(void) {
   const struct qw_kernels* selected = qw_kernels();
   const float special[] = {NAN, INFINITY, -INFINITY, 3e38f, 1e-40f, 0.0f, -0.0f, 0.5f, 1.0f, 0.25f};
+  int plain_cases = 0;
   for (int out_signed = 0; out_signed <= 1; out_signed++) {
     const int32_t lo = out_signed ? -128 : 0, hi = out_signed ? 127 : 255;
     const int32_t zps[] = {lo, hi, out_signed ? 0 : 128, out_signed ? -3 : 7};
@@ -248,11 +249,17 @@ static void test_requantize_kernels_match_scalar(void) {
         if (variant % 3 == 1) qmin = zp; /* ReLU */
         if (variant % 6 == 2) { qmin = lo + 10; qmax = hi - 20; }
         if (qmin > qmax) qmin = qmax;
-        const struct qw_requantization_params params = {bias, bias_f32, multiplier, NULL, NULL, zp, qmin, qmax};
+        /* fp32_plain exactly when it holds (as qw_requantization_init sets it) */
+        int plain = 1;
+        for (size_t j = 0; j < n; j++) plain &= bias_f32[j] == 0.0f && isfinite(multiplier[j]);
+        const struct qw_requantization_params params = {
+            .bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier, .zero_point = zp, .qmin = qmin, .qmax = qmax,
+            .fp32_plain = plain};
         selected->requantize[0][out_signed](n, acc, &params, a);
         qw_scalar_kernels.requantize[0][out_signed](n, acc, &params, b);
-        CHECK(memcmp(a, b, n) == 0, "requantize fp32 signed=%d n=%zu variant=%u zp=%d [%d, %d] differs from scalar",
-              out_signed, n, variant, zp, qmin, qmax);
+        CHECK(memcmp(a, b, n) == 0, "requantize fp32 signed=%d n=%zu variant=%u zp=%d [%d, %d] plain=%d differs from scalar",
+              out_signed, n, variant, zp, qmin, qmax, plain);
+        plain_cases += plain;
         free(acc);
         free(bias);
         free(bias_f32);
@@ -262,6 +269,7 @@ static void test_requantize_kernels_match_scalar(void) {
       }
     }
   }
+  CHECK(plain_cases > 1000, "only %d cases with fp32_plain parameters", plain_cases);
 }
 
 int main(void) {
