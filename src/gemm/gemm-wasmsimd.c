@@ -60,7 +60,10 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   }
 }
 
-/* MR rows (aliased beyond mr) x 8 columns, one k pair per step. */
+/* MR rows (aliased beyond mr) x 8 columns, two k pairs per step (kc is a multiple of 4): V8 adds
+ * a stack check and a bound check to every loop iteration, and small K (16 to 96 in MobileNet's
+ * pointwise layers) leaves few iterations per tile to spread them over. Four pairs per step made
+ * V8 spill and ran much slower. */
 #define QW_GEMM_WASMSIMD(name, MR)                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
     const int16_t* ap[MR];                                                           \
@@ -76,13 +79,20 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
       for (size_t r = 0; r < MR; r++) {                                              \
         lo[r] = hi[r] = wasm_i32x4_const(0, 0, 0, 0);                                \
       }                                                                              \
-      for (size_t kk = 0; kk < kc; kk += 2, w += 16) {                               \
+      for (size_t kk = 0; kk < kc; kk += 4, w += 32) {                               \
         const v128_t wl = wasm_v128_load(w);                                         \
         const v128_t wh = wasm_v128_load(w + 8);                                     \
         for (size_t r = 0; r < MR; r++) {                                            \
           const v128_t va = wasm_v128_load32_splat(ap[r] + kk);                      \
           lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl));               \
           hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh));               \
+        }                                                                            \
+        const v128_t wl1 = wasm_v128_load(w + 16);                                   \
+        const v128_t wh1 = wasm_v128_load(w + 24);                                   \
+        for (size_t r = 0; r < MR; r++) {                                            \
+          const v128_t va = wasm_v128_load32_splat(ap[r] + kk + 2);                  \
+          lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl1));              \
+          hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh1));              \
         }                                                                            \
       }                                                                              \
       const size_t columns = nc - n0 < QW_GEMM_NR ? nc - n0 : QW_GEMM_NR;            \
