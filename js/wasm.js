@@ -23,6 +23,7 @@ const STATUS = ['QW_OK', 'QW_INVALID_ARGUMENT', 'QW_INVALID_QPARAMS', 'QW_UNSUPP
 export class Backend {
   #exports;
   #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
+  #liveBytes = 0; // their sum, kept up to date: Model.run reads it after every node
 
   constructor(instance, source) {
     this.#exports = instance.exports;
@@ -61,11 +62,15 @@ export class Backend {
       throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
     }
     this.#live.set(ptr, size);
+    this.#liveBytes += size;
     return ptr;
   }
 
   free(ptr) {
-    if (this.#live.delete(ptr)) {
+    const size = this.#live.get(ptr);
+    if (size !== undefined) {
+      this.#live.delete(ptr);
+      this.#liveBytes -= size;
       this.#exports.qw_free(ptr);
     }
   }
@@ -90,9 +95,7 @@ export class Backend {
   }
 
   memoryStats() {
-    let liveBytes = 0;
-    for (const size of this.#live.values()) liveBytes += size;
-    return { liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
+    return { liveBytes: this.#liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
   }
 
   #cString(ptr) {
