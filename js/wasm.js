@@ -88,7 +88,11 @@ export class Backend {
 
   /** Calls an exported qw_* function and turns a non-zero qw_status into an Error. */
   call(name, ...args) {
-    const status = this.#exports[name](...args);
+    this.check(name, this.#exports[name](...args));
+  }
+
+  /** Throws for a non-zero qw_status of `name` (for hot paths that call an export directly). */
+  check(name, status) {
     if (status !== 0) {
       throw new Error(`qwasm: ${name} returned ${STATUS[status] ?? status}`);
     }
