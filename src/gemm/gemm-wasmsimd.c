@@ -106,8 +106,9 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
 QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2, 2)
 QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
 
-/* 16 bytes per step widened to two int16x8 with the zero point subtracted; the tail per element. */
-#define QW_PACK_A_WASMSIMD(name, T, EXT_LO, EXT_HI)                                  \
+/* 16 bytes per step widened to two int16x8 with the zero point subtracted, then 8 (K = 24, or the
+ * stem convolution's 27), the rest per element. */
+#define QW_PACK_A_WASMSIMD(name, T, EXT_LO, EXT_HI, LOAD8)                           \
   QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                             \
     const size_t kc = qw_round_up(k, QW_GEMM_KR);                                    \
     const v128_t vzp = wasm_i16x8_splat((int16_t)a_zero_point);                      \
@@ -118,12 +119,16 @@ QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
         wasm_v128_store(panel + kk, wasm_i16x8_sub(EXT_LO(v), vzp));                 \
         wasm_v128_store(panel + kk + 8, wasm_i16x8_sub(EXT_HI(v), vzp));             \
       }                                                                              \
+      if (kk + 8 <= k) {                                                             \
+        wasm_v128_store(panel + kk, wasm_i16x8_sub(LOAD8(a + kk), vzp));             \
+        kk += 8;                                                                     \
+      }                                                                              \
       for (; kk < k; kk++) panel[kk] = (int16_t)(((const T*)a)[kk] - a_zero_point);  \
       for (; kk < kc; kk++) panel[kk] = 0;                                           \
     }                                                                                \
   }
 
 QW_PACK_A_WASMSIMD(qw_qu8_gemm_pack_a_ukernel__wasmsimd, uint8_t, wasm_u16x8_extend_low_u8x16,
-                   wasm_u16x8_extend_high_u8x16)
+                   wasm_u16x8_extend_high_u8x16, wasm_u16x8_load8x8)
 QW_PACK_A_WASMSIMD(qw_qs8_gemm_pack_a_ukernel__wasmsimd, int8_t, wasm_i16x8_extend_low_i8x16,
-                   wasm_i16x8_extend_high_i8x16)
+                   wasm_i16x8_extend_high_i8x16, wasm_i16x8_load8x8)
