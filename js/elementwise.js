@@ -30,9 +30,33 @@ function outputQParams(options, dtype, where) {
   return { scale: options.scale, zeroPoint: options.zeroPoint, relu };
 }
 
-function newTensor(shape, dtype, scale, zeroPoint) {
+function newTensor(shape, dtype, scale, zeroPoint, strides = contiguousStrides(shape)) {
   const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes);
-  return wrapStorage(storage, 0, shape, contiguousStrides(shape), dtype, perTensor(scale, zeroPoint));
+  return wrapStorage(storage, 0, shape, strides, dtype, perTensor(scale, zeroPoint));
+}
+
+/**
+ * The strides of a and b when both are stored in one dense order other than row-major (the
+ * channels-last activations convolutions return): an elementwise op on same-shaped operands then
+ * runs over the storage as it is and writes its output in that order too, instead of copying both
+ * inputs to row-major (and the next convolution copying its output back). null otherwise.
+ */
+function sharedDenseOrder(ar, br) {
+  if (!sameShape(ar.shape, br.shape)) return null;
+  const dims = [];
+  for (let k = 0; k < ar.shape.length; k++) {
+    if (ar.shape[k] === 1) continue;
+    if (ar.strides[k] !== br.strides[k]) return null;
+    dims.push(k);
+  }
+  dims.sort((x, y) => ar.strides[x] - ar.strides[y]);
+  let expected = 1;
+  for (const k of dims) {
+    if (ar.strides[k] !== expected) return null;
+    expected *= ar.shape[k];
+  }
+  const rowMajor = contiguousStrides(ar.shape);
+  return dims.every((k) => ar.strides[k] === rowMajor[k]) ? null : ar.strides.slice();
 }
 
 /** Runs fn(ptr) on contiguous data of t. */
@@ -71,11 +95,13 @@ export function add(a, b, options) {
   const shape = broadcastShape(ar.shape, br.shape, where);
   const fixedPoint = mode === 'qnnpack' && sameShape(ar.shape, br.shape);
   const n = numelOf(shape);
-  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint);
+  const order = sharedDenseOrder(ar, br);
+  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint, order ?? undefined);
   const b_ = backend();
+  const data = order ? (t, _where, fn) => fn(raw(t, where).ptr) : withData;
   try {
-    withData(a, where, (pa) =>
-      withData(b, where, (pb) => {
+    data(a, where, (pa) =>
+      data(b, where, (pb) => {
         if (fixedPoint) {
           const status = b_.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale,
             br.quant.zeroPoint, ar.dtype.code, raw(y, where).ptr, out.scale, out.zeroPoint, out.relu ? 1 : 0);
@@ -159,11 +185,13 @@ export function mul(a, b, options) {
   const shape = broadcastShape(ar.shape, br.shape, where);
   const n = numelOf(shape);
   const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
-  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint);
+  const order = sharedDenseOrder(ar, br);
+  const y = newTensor(shape, ar.dtype, out.scale, out.zeroPoint, order ?? undefined);
   const b_ = backend();
+  const data = order ? (t, _where, fn) => fn(raw(t, where).ptr) : withData;
   try {
-    withData(a, where, (pa) =>
-      withData(b, where, (pb) =>
+    data(a, where, (pa) =>
+      data(b, where, (pb) =>
         withIndexLists(b_, n, ai, bi, (pai, pbi) => {
           const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code,
             raw(y, where).ptr, out.scale, out.zeroPoint];

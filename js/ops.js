@@ -214,6 +214,7 @@ class PackedGemm extends PackedWeights {
     super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints));
     this.n = n;
     this.k = k;
+    this.workspaceBytes = backend().exports.qw_gemm_workspace_size(n, k);
   }
 }
 
@@ -269,8 +270,9 @@ export function linear(x, weights, options) {
   const [xp, release] = contiguousData(x, where);
   try {
     const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-    const ws = weights.workspace(b.exports.qw_gemm_workspace_size(n, k));
-    b.call('qw_gemm', m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, n * out.dtype.bytes, ws);
+    const ws = weights.workspace(weights.workspaceBytes);
+    b.check('qw_gemm', b.exports.qw_gemm(m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr,
+      n * out.dtype.bytes, ws));
   } catch (error) {
     y.dispose();
     throw error;
@@ -438,14 +440,14 @@ function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
   const [ap, release] = contiguousData(a, where);
   try {
     const yp = raw(y, where).ptr;
-    const ws = packs[0].workspace(b.exports.qw_gemm_workspace_size(n, k));
+    const ws = packs[0].workspace(packs[0].workspaceBytes);
     {
       for (let i = 0; i < numelOf(batch); i++) {
         const ai = batch.length === 0 ? 0 : broadcastIndex(i, batch, aBatch);
         const p = packs[pickB(i)];
         const blob = p.requantization(ar.quant.scale, out, mode, where);
-        b.call('qw_gemm', m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint, p.packedPtr, blob,
-          yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
+        b.check('qw_gemm', b.exports.qw_gemm(m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint,
+          p.packedPtr, blob, yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws));
       }
     }
   } catch (error) {

@@ -23,6 +23,7 @@ const STATUS = ['QW_OK', 'QW_INVALID_ARGUMENT', 'QW_INVALID_QPARAMS', 'QW_UNSUPP
 export class Backend {
   #exports;
   #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
+  #liveBytes = 0; // their sum, kept up to date so memoryStats() is cheap
   #placement = null; // a model's memory plan while it runs (js/model/memory-plan.js)
 
   constructor(instance, source) {
@@ -87,13 +88,17 @@ export class Backend {
       throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
     }
     this.#live.set(ptr, size);
+    this.#liveBytes += size;
     this.#placement?.allocated(ptr, size);
     return ptr;
   }
 
   free(ptr) {
     if (this.#placement?.free(ptr)) return;
-    if (this.#live.delete(ptr)) {
+    const size = this.#live.get(ptr);
+    if (size !== undefined) {
+      this.#live.delete(ptr);
+      this.#liveBytes -= size;
       this.#exports.qw_free(ptr);
     }
   }
@@ -111,16 +116,18 @@ export class Backend {
 
   /** Calls an exported qw_* function and turns a non-zero qw_status into an Error. */
   call(name, ...args) {
-    const status = this.#exports[name](...args);
+    this.check(name, this.#exports[name](...args));
+  }
+
+  /** Throws for a non-zero qw_status of `name` (for hot paths that call an export directly). */
+  check(name, status) {
     if (status !== 0) {
       throw new Error(`qwasm: ${name} returned ${STATUS[status] ?? status}`);
     }
   }
 
   memoryStats() {
-    let liveBytes = 0;
-    for (const size of this.#live.values()) liveBytes += size;
-    return { liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
+    return { liveBytes: this.#liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
   }
 
   #cString(ptr) {

@@ -10,7 +10,8 @@
  *
  * Why int16 weights: on these machines the wasm dot loop is bound by SIMD ALU operations, not by
  * memory; widening int8 weights in the loop costs more than reading twice the bytes, even for a
- * single row (measured: 1x1024x1024 in 34-36 us with int16 against 39-41 us with int8 + widening).
+ * single row (measured: 1x1024x1024 in 34-36 us with int16 against 39-41 us with int8 + widening,
+ * and int8 read by i16x8.load8x8_s was slower as well).
  * Contract: sums fit int32 for K < 2^15 (|a - a_zp| and |w - w_zp| <= 255).
  */
 #ifndef QWASM_GEMM_H

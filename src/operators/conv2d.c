@@ -142,14 +142,24 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
   return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
 }
 
-/* Copies n bytes; short runs (a few channels: the first layer of an image model) inline, long ones memcpy. */
+/* Copies n bytes; long runs memcpy, short ones (a few channels: the first layer of an image model
+ * copies 9-byte runs) as 8- or 4-byte words, the last word ending at n and overlapping the one
+ * before (no byte loop, nothing read or written outside the run). */
 static inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
   if (n >= 32) {
     memcpy(dst, src, n);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    dst[i] = src[i];
+  } else if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      memcpy(dst + i, src + i, 8);
+    }
+    memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(dst, src, 4);
+    memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      dst[i] = src[i];
+    }
   }
 }
 

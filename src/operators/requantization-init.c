@@ -140,6 +140,10 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
       bias[j] = bias_i32[j];
     }
   }
+  int fp32_plain = 1;
+  for (size_t j = 0; j < n; j++) {
+    fp32_plain &= bias_float[j] == 0.0f && isfinite(multiplier[j]);
+  }
   const int onnx_rule = mode == QW_REQUANT_ONNX;
   blob->magic = BLOB_MAGIC;
   blob->n = (uint32_t)n;
@@ -158,6 +162,7 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
                                       : quantize_bound(clamp_min, out_scale, out_zero_point, onnx_rule, out_min, out_max),
       .qmax = mode == QW_REQUANT_NONE ? out_max
                                       : quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
+      .fp32_plain = fp32_plain,
   };
   return QW_OK;
 }

@@ -31,6 +31,9 @@ struct qw_requantization_params {
   int32_t zero_point;
   int32_t qmin;
   int32_t qmax;
+  /* 1 when every bias_f32 is 0 and every multiplier finite: v = (float)x * multiplier is then never
+   * NaN and the float bias adds nothing, so vector kernels may skip both (a hint, same results). */
+  int32_t fp32_plain;
 };
 
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,

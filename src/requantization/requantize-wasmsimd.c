@@ -1,33 +1,91 @@
-/* wasm SIMD128 fp32 requantization, 16 outputs per step; the tail uses the scalar rule. */
+/* wasm SIMD128 fp32 requantization: 16 outputs per step, then 4, the last n % 4 by the scalar rule. */
 #include "requantization/requantization.h"
 #include "simd128.h"
 
-static inline v128_t requantize_i32x4(const int32_t* acc, size_t j, const struct qw_requantization_params* p) {
-  const v128_t x = wasm_i32x4_add(wasm_v128_load(acc + j), wasm_v128_load(p->bias + j));
-  const v128_t v = wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_convert_i32x4(x), wasm_v128_load(p->bias_f32 + j)),
-                                  wasm_v128_load(p->multiplier + j));
-  const v128_t r = wasm_f32x4_nearest(v);
-  const v128_t is_nan = wasm_f32x4_ne(r, r);
-  v128_t t = wasm_f32x4_add(r, wasm_f32x4_splat((float)p->zero_point));
-  t = wasm_f32x4_pmax(t, wasm_f32x4_splat((float)p->qmin));
-  t = wasm_f32x4_pmin(t, wasm_f32x4_splat((float)p->qmax));
-  const int32_t nan_value = p->zero_point < p->qmin ? p->qmin : p->zero_point > p->qmax ? p->qmax : p->zero_point;
-  return wasm_v128_bitselect(wasm_i32x4_splat(nan_value), wasm_i32x4_trunc_sat_f32x4(t), is_nan);
+struct fp32_constants {
+  const int32_t* bias;
+  const float* bias_f32;
+  const float* multiplier;
+  v128_t lower, upper, magic, magic_bits_minus_zp;
+};
+
+/* Everything loaded once per call: the output pointer could alias the parameters as far as the
+ * compiler knows, so without these locals it reloads and re-splats them for every vector. */
+static inline struct fp32_constants fp32_constants(const struct qw_requantization_params* p) {
+  return (struct fp32_constants){
+      .bias = p->bias,
+      .bias_f32 = p->bias_f32,
+      .multiplier = p->multiplier,
+      .lower = wasm_f32x4_splat((float)(p->qmin - p->zero_point)),
+      .upper = wasm_f32x4_splat((float)(p->qmax - p->zero_point)),
+      .magic = wasm_f32x4_splat(12582912.0f),
+      .magic_bits_minus_zp = wasm_i32x4_splat(0x4B400000 - p->zero_point),
+  };
 }
 
+/* The scalar rule reordered for fewer vector operations, with the same results: clamping to the
+ * integer bounds [qmin - zp, qmax - zp] before rounding equals clamping after it (rounding is
+ * monotonic and keeps integers), and the clamped value (|v| <= 510) is rounded to nearest-even and
+ * converted to int32 at once by adding 1.5 * 2^23 and subtracting the float's bit pattern. This
+ * replaces f32x4.nearest and i32x4.trunc_sat_f32x4 (about seven x64 instructions in V8). NaN lanes
+ * (only from non-finite multipliers or float biases) are zeroed first, so they clamp to where the
+ * scalar rule puts NaN: the zero point, clamped. */
+static inline v128_t requantize_i32x4(const int32_t* acc, const int32_t* bias, const float* bias_f32,
+                                     const float* multiplier, const struct fp32_constants* k) {
+  const v128_t x = wasm_i32x4_add(wasm_v128_load(acc), wasm_v128_load(bias));
+  v128_t v = wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_convert_i32x4(x), wasm_v128_load(bias_f32)),
+                            wasm_v128_load(multiplier));
+  v = wasm_v128_and(v, wasm_f32x4_eq(v, v));
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(v, k->lower), k->upper), k->magic);
+  return wasm_i32x4_sub(t, k->magic_bits_minus_zp);
+}
+
+/* The same for fp32_plain parameters: no float bias, no NaN lanes. */
+static inline v128_t requantize_plain_i32x4(const int32_t* acc, const int32_t* bias, const float* multiplier,
+                                           const struct fp32_constants* k) {
+  const v128_t x = wasm_i32x4_add(wasm_v128_load(acc), wasm_v128_load(bias));
+  const v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(x), wasm_v128_load(multiplier));
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(v, k->lower), k->upper), k->magic);
+  return wasm_i32x4_sub(t, k->magic_bits_minus_zp);
+}
+
+/* 16 outputs per step, then 4, then the scalar rule (24-channel layers end in two 4-steps). The
+ * arrays are walked by pointers: V8 then addresses each load with a constant offset instead of
+ * computing base + 4 * j for every one. Plain parameters (every mode but fbgemm with a bias, for
+ * finite scales) take the loop without float bias and NaN handling: half the operations. */
 #define QW_REQUANTIZE_WASMSIMD(name, T, NARROW)                                                   \
   QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                                       \
     T* out = (T*)y;                                                                               \
+    const struct fp32_constants k = fp32_constants(params);                                      \
+    const int32_t* bias = k.bias;                                                                 \
+    const float* bias_f32 = k.bias_f32;                                                           \
+    const float* multiplier = k.multiplier;                                                       \
     size_t j = 0;                                                                                 \
-    for (; j + 16 <= n; j += 16) {                                                                \
-      const v128_t q0 = requantize_i32x4(acc, j, params);                               \
-      const v128_t q1 = requantize_i32x4(acc, j + 4, params);                           \
-      const v128_t q2 = requantize_i32x4(acc, j + 8, params);                           \
-      const v128_t q3 = requantize_i32x4(acc, j + 12, params);                          \
-      wasm_v128_store(out + j, NARROW(wasm_i16x8_narrow_i32x4(q0, q1), wasm_i16x8_narrow_i32x4(q2, q3))); \
+    if (params->fp32_plain) {                                                                     \
+      for (; j + 16 <= n; j += 16, acc += 16, bias += 16, multiplier += 16) {                     \
+        const v128_t q0 = requantize_plain_i32x4(acc, bias, multiplier, &k);                     \
+        const v128_t q1 = requantize_plain_i32x4(acc + 4, bias + 4, multiplier + 4, &k);         \
+        const v128_t q2 = requantize_plain_i32x4(acc + 8, bias + 8, multiplier + 8, &k);         \
+        const v128_t q3 = requantize_plain_i32x4(acc + 12, bias + 12, multiplier + 12, &k);      \
+        wasm_v128_store(out + j, NARROW(wasm_i16x8_narrow_i32x4(q0, q1), wasm_i16x8_narrow_i32x4(q2, q3))); \
+      }                                                                                           \
+      bias_f32 += j;                                                                              \
+    } else {                                                                                      \
+      for (; j + 16 <= n; j += 16, acc += 16, bias += 16, bias_f32 += 16, multiplier += 16) {     \
+        const v128_t q0 = requantize_i32x4(acc, bias, bias_f32, multiplier, &k);                 \
+        const v128_t q1 = requantize_i32x4(acc + 4, bias + 4, bias_f32 + 4, multiplier + 4, &k); \
+        const v128_t q2 = requantize_i32x4(acc + 8, bias + 8, bias_f32 + 8, multiplier + 8, &k); \
+        const v128_t q3 = requantize_i32x4(acc + 12, bias + 12, bias_f32 + 12, multiplier + 12, &k); \
+        wasm_v128_store(out + j, NARROW(wasm_i16x8_narrow_i32x4(q0, q1), wasm_i16x8_narrow_i32x4(q2, q3))); \
+      }                                                                                           \
     }                                                                                             \
-    for (; j < n; j++) {                                                                          \
-      out[j] = (T)qw_requantize_fp32_value(qw_requant_input(acc[j], j, params), j, params); \
+    for (; j + 4 <= n; j += 4, acc += 4, bias += 4, bias_f32 += 4, multiplier += 4) {            \
+      const v128_t q = requantize_i32x4(acc, bias, bias_f32, multiplier, &k);                    \
+      const v128_t q16 = wasm_i16x8_narrow_i32x4(q, q);                                          \
+      wasm_v128_store32_lane(out + j, NARROW(q16, q16), 0);                                      \
+    }                                                                                             \
+    for (size_t i = 0; j < n; j++, i++) {                                                         \
+      out[j] = (T)qw_requantize_fp32_value(qw_requant_input(acc[i], j, params), j, params);     \
     }                                                                                             \
   }
 

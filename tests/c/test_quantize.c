@@ -215,9 +215,67 @@ static void test_validation(void) {
         "in-place requantize across sizes");
 }
 
+/* The GEMM / convolution output stage: the selected requantization kernels against the scalar ones on
+ * hostile accumulators (int32 extremes, exact .5 ties after scaling), per-column multipliers that
+ * include NaN, infinities, huge and subnormal values, float biases, every zero point edge and
+ * fused clamps, over lengths across the vector steps and tails; with and without fp32_plain. */
+static void test_requantize_kernels_match_scalar(void) {
+  const struct qw_kernels* selected = qw_kernels();
+  const float special[] = {NAN, INFINITY, -INFINITY, 3e38f, 1e-40f, 0.0f, -0.0f, 0.5f, 1.0f, 0.25f};
+  int plain_cases = 0;
+  for (int out_signed = 0; out_signed <= 1; out_signed++) {
+    const int32_t lo = out_signed ? -128 : 0, hi = out_signed ? 127 : 255;
+    const int32_t zps[] = {lo, hi, out_signed ? 0 : 128, out_signed ? -3 : 7};
+    for (size_t n = 0; n <= 70; n += (n < 40 ? 1 : 7)) {
+      for (unsigned variant = 0; variant < 24; variant++) {
+        int32_t* acc = exact_alloc(n * sizeof(int32_t));
+        int32_t* bias = exact_alloc(n * sizeof(int32_t));
+        float* bias_f32 = exact_alloc(n * sizeof(float));
+        float* multiplier = exact_alloc(n * sizeof(float));
+        uint8_t* a = exact_alloc(n);
+        uint8_t* b = exact_alloc(n);
+        for (size_t j = 0; j < n; j++) {
+          const uint32_t r = rng_u32();
+          acc[j] = r % 7 == 0 ? (int32_t)rng_u32() : r % 7 == 1 ? (r & 8 ? INT32_MAX : INT32_MIN)
+                                                                 : (int32_t)(rng_u32() % 20001) - 10000;
+          bias[j] = variant % 3 == 0 ? 0 : (int32_t)(rng_u32() % 2001) - 1000;
+          bias_f32[j] = variant % 4 == 1 ? rng_uniform(-500.0f, 500.0f) : variant % 8 == 3 ? special[rng_u32() % 10] : 0.0f;
+          multiplier[j] = variant % 5 == 4 ? special[rng_u32() % 10]
+                          : variant % 2   ? rng_uniform(1e-4f, 2e-2f)
+                                          : 1.0f / (float)(1 + rng_u32() % 8); /* exact ties after scaling */
+        }
+        const int32_t zp = zps[variant % 4];
+        int32_t qmin = lo, qmax = hi;
+        if (variant % 3 == 1) qmin = zp; /* ReLU */
+        if (variant % 6 == 2) { qmin = lo + 10; qmax = hi - 20; }
+        if (qmin > qmax) qmin = qmax;
+        /* fp32_plain exactly when it holds (as qw_requantization_init sets it) */
+        int plain = 1;
+        for (size_t j = 0; j < n; j++) plain &= bias_f32[j] == 0.0f && isfinite(multiplier[j]);
+        const struct qw_requantization_params params = {
+            .bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier, .zero_point = zp, .qmin = qmin, .qmax = qmax,
+            .fp32_plain = plain};
+        selected->requantize[0][out_signed](n, acc, &params, a);
+        qw_scalar_kernels.requantize[0][out_signed](n, acc, &params, b);
+        CHECK(memcmp(a, b, n) == 0, "requantize fp32 signed=%d n=%zu variant=%u zp=%d [%d, %d] plain=%d differs from scalar",
+              out_signed, n, variant, zp, qmin, qmax, plain);
+        plain_cases += plain;
+        free(acc);
+        free(bias);
+        free(bias_f32);
+        free(multiplier);
+        free(a);
+        free(b);
+      }
+    }
+  }
+  CHECK(plain_cases > 1000, "only %d cases with fp32_plain parameters", plain_cases);
+}
+
 int main(void) {
   test_simd_matches_scalar();
   test_dequantize_simd_matches_scalar();
+  test_requantize_kernels_match_scalar();
   test_documented_values();
   test_per_channel_and_requantize();
   test_validation();

@@ -82,6 +82,41 @@ describe('elementwise ops equal torch (qnnpack engine)', () => {
     assert.ok(n >= 20, `${n} cases`);
   });
 
+  test('add and mul on channels-last operands run in storage order: the same bytes, a channels-last output', () => {
+    // Convolutions return NCHW-shaped tensors stored NHWC; elementwise ops on two of them skip the
+    // copies to row-major. Every mode against the row-major computation of the same values.
+    let seed = 12345;
+    const next = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 255;
+    for (const [shape, dtype] of [[[1, 24, 7, 5], 'quint8'], [[2, 3, 4, 6], 'qint8'], [[1, 17, 1, 1], 'quint8']]) {
+      const [n, c, h, w] = shape;
+      const numel = n * c * h * w;
+      const ints = (off) => (dtype === 'quint8' ? Uint8Array : Int8Array).from({ length: numel }, () => next() - off);
+      const off = dtype === 'quint8' ? 0 : 128;
+      const rowA = qwasm.fromIntRepr(ints(off), shape, 0.03, dtype === 'quint8' ? 120 : -5, dtype);
+      const rowB = qwasm.fromIntRepr(ints(off), shape, 0.05, dtype === 'quint8' ? 131 : 7, dtype);
+      const lastA = rowA.permute([0, 2, 3, 1]).contiguous();
+      const lastB = rowB.permute([0, 2, 3, 1]).contiguous();
+      const clA = lastA.permute([0, 3, 1, 2]);
+      const clB = lastB.permute([0, 3, 1, 2]);
+      const cases = [
+        ['add', { mode: 'qnnpack' }], ['add', { mode: 'qnnpack', relu: true }], ['add', { mode: 'float' }], ['add', { mode: 'onnx' }],
+        ['mul', { mode: 'qnnpack' }], ['mul', { mode: 'onnx' }],
+      ];
+      for (const [op, opts] of cases) {
+        const options = { scale: 0.07, zeroPoint: dtype === 'quint8' ? 125 : 3, ...opts };
+        const expected = qwasm[op](rowA, rowB, options);
+        const actual = qwasm[op](clA, clB, options);
+        const label = `${op} ${JSON.stringify(opts)} ${dtype} [${shape}]`;
+        assert.deepEqual(actual.shape, shape, label);
+        if (c > 1 && h * w > 1) assert.deepEqual([...actual.strides], [h * w * c, 1, w * c, c], label);
+        assertBitEqual(assert, actual.intRepr(), expected.intRepr(), label);
+        expected.dispose();
+        actual.dispose();
+      }
+      for (const t of [rowA, rowB, lastA, lastB, clA, clB]) t.dispose();
+    }
+  });
+
   test('cat of inputs with different qparams', () => {
     const n = runCases('elementwise', (op) => op.endsWith('quantized.cat'), (c, track) =>
       qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale ?? undefined, zeroPoint: c.params.zero_point ?? undefined }),

@@ -79,3 +79,59 @@ test('dequantize (per-tensor and per-channel float64 scales) and requantize: ide
     }
   }
 });
+
+test('QLinearAdd (qw_add_onnx): identical bytes for every pair of input bytes, both dtypes, tie-prone scales', () => {
+  const n = 65536 + 13; // every (a, b) pair, then a tail shorter than a vector step
+  const a = new Uint8Array(n).map((_, i) => i & 255);
+  const b = new Uint8Array(n).map((_, i) => (i >> 8) & 255);
+  const scaleSets = [[0.02, 0.03, 0.05], [0.5, 0.25, 1], [1, 1, 2], [0.0117, 0.0093, 0.0311], [1e-3, 2e-3, 1e-6], [3, 5, 1e-30]];
+  for (const code of [0, 1]) {
+    for (const [as, bs, ys] of scaleSets) {
+      const zps = code === 0 ? [128, 0, 255] : [0, -128, 127];
+      for (const yz of zps) {
+        const outs = [simd, scalar].map((be) =>
+          be.withBuffers([n, n, n], (pa, pb, py) => {
+            be.u8(pa, n).set(a);
+            be.u8(pb, n).set(b);
+            be.call('qw_add_onnx', n, pa, 0, as, zps[0], pb, 0, bs, zps[1], code, py, ys, yz);
+            return be.u8(py, n).slice();
+          }),
+        );
+        assert.deepEqual(outs[0], outs[1], `dtype ${code} scales ${as} ${bs} ${ys} y_zp ${yz}`);
+      }
+    }
+  }
+});
+
+test('GEMM (qw_gemm): identical bytes for 1 to 6 rows, odd K and N, every requantization mode', () => {
+  let seed = 99;
+  const next = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) >>> 24);
+  for (const [m, k, n] of [[1, 1, 1], [1, 7, 9], [1, 20, 17], [1, 36, 40], [2, 13, 8], [3, 29, 23], [4, 64, 16], [5, 100, 33], [6, 4, 7]]) {
+    const a = Uint8Array.from({ length: m * k }, next);
+    const w = Uint8Array.from({ length: n * k }, next);
+    const bias = Int32Array.from({ length: n }, () => (next() << 4) - 2048);
+    for (const mode of [0, 1, 2, 3, 4]) {
+      const outDtype = mode === 4 ? 2 : 0;
+      const ySize = outDtype === 2 ? 4 : 1;
+      const outs = [simd, scalar].map((be) => {
+        const e = be.exports;
+        return be.withBuffers([m * k, n * k, 4, 8, 4 * n, e.qw_gemm_pack_size(n, k), e.qw_requantization_size(n), m * n * ySize,
+          e.qw_gemm_workspace_size(n, k)], (pa, pw, pz, ps, pb, packed, blob, py, ws) => {
+          be.u8(pa, m * k).set(a);
+          be.u8(pw, n * k).set(w);
+          be.i32(pz, 1)[0] = 3;
+          be.view(Float64Array, ps, 1)[0] = 0.0123;
+          be.i32(pb, n).set(bias);
+          be.call('qw_gemm_pack', n, k, pw, 1, k, 1, pz, 1, packed);
+          const useFloatBias = mode === 1;
+          if (useFloatBias) be.f32(pb, n).set(Float32Array.from(bias, (v) => v * 1e-4));
+          be.call('qw_requantization_init', blob, n, mode, 0.021, ps, 1, pz, 1, useFloatBias ? pb : 0, useFloatBias || mode === 4 ? 0 : pb,
+            mode === 4 ? 1 : 0.05, mode === 4 ? 0 : 117, outDtype, -Infinity, Infinity);
+          be.call('qw_gemm', m, n, k, pa, k, 0, 125, packed, blob, py, n * ySize, ws);
+          return be.u8(py, m * n * ySize).slice();
+        });
+      });
+      assert.deepEqual(outs[0], outs[1], `gemm ${m}x${k}x${n} mode ${mode}`);
+    }
+  }
+});
