@@ -8,6 +8,7 @@ import { applyTable } from '../elementwise.js';
 import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
 import { leakyReluTable, sigmoidTable } from './ort-tables.js';
+import { ortAveragePool, ortGlobalAveragePool, qlinearSoftmax } from './ort-kernels.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -246,6 +247,13 @@ function qlinearAveragePool(global) {
     // channels_last = 1: the data is NHWC; pooled through an NCHW view of it, in the form PyTorch uses
     // for channels-last tensors (tools/export_torch.py writes this for a channels_last input).
     const nhwc = !!attrs.channels_last;
+    if (ctx.mode === 'onnx' && !nhwc) {
+      // ONNX Runtime's own kernels (ort-kernels.js): what ORT makes of quantize_static's QDQ pooling.
+      const hx = toHost(x);
+      const [sx, zx, sy, zy] = [scalar(xs, w), xz ? scalar(xz, w) : 0, scalar(ys, w), yz ? scalar(yz, w) : 0];
+      const r = global ? ortGlobalAveragePool(hx, sx, zx, sy, zy, w) : ortAveragePool(hx, sx, zx, sy, zy, attrs, w);
+      return [host(hx.dtype, r.dims, r.data)];
+    }
     if (nhwc && dimsOf(x).length !== 4) throw new ModelFormatError(`${w}: channels_last = 1 needs a 4-D input`);
     const stored = toQ(x, scalar(xs, w), scalar(xz, w), w);
     const xq = nhwc ? stored.permute([0, 3, 1, 2]) : stored;
@@ -637,6 +645,7 @@ export const KERNELS = new Map([
   ['com.microsoft:QLinearLeakyRelu', qlinearLookup('leakyRelu')],
   ['com.microsoft:QLinearAveragePool', qlinearAveragePool(false)],
   ['com.microsoft:QLinearGlobalAveragePool', qlinearAveragePool(true)],
+  ['com.microsoft:QLinearSoftmax', qlinearSoftmax],
   ['MaxPool', maxPool],
   ['Clip', clip],
   ['Flatten', flatten],
