@@ -8,7 +8,7 @@ import { applyTable } from '../elementwise.js';
 import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
 import { leakyReluTable, sigmoidTable } from './ort-tables.js';
-import { ortAveragePool, ortGlobalAveragePool, qlinearSoftmax } from './ort-kernels.js';
+import { floatAveragePool, ortAveragePool, ortGlobalAveragePool, qlinearSoftmax } from './ort-kernels.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -672,6 +672,7 @@ export const KERNELS = new Map([
   ['MatMul', matmulHost],
   ['Gemm', gemm],
   ['GlobalAveragePool', globalAveragePool],
+  ['AveragePool', floatAveragePool],
   ['HardSigmoid', (ctx, [x], attrs) => floatUnary((v) => Math.max(0, Math.min(1, (attrs.alpha ?? 0.2) * v + (attrs.beta ?? 0.5))))(ctx, [x])],
   ['HardSwish', floatUnary((v) => v * Math.max(0, Math.min(1, v / 6 + 0.5)))],
   ['Squeeze', squeezeLike(false)],

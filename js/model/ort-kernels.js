@@ -13,7 +13,7 @@
 // - QLinearSoftmax (contrib_ops/cpu/quantization/qlinear_softmax.cc): a float32 table
 //   t[i] = exp((i - 255 + shift) * x_scale), shift = max(0, ln(FLT_MAX / D) - 5) / x_scale, indexed by
 //   x - max(x) + 255; sum in float32 in order; y = nearbyint(t * floor(1 / y_scale) / sum) + y_zero_point,
-//   clamped above at 255 only (int8 outputs wrap, as ORT's cast does).
+//   saturated (the source read clamps only above 255, so int8 would wrap; onnxruntime-web 1.30 saturates).
 import { UnsupportedError, host, toHost } from './kernels.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -126,6 +126,7 @@ export function qlinearSoftmax(ctx, [x, xs, , ys, yz], attrs) {
   const yScale = f(Math.floor(f(1 / f(Number(toHost(ys).data[0])))));
   const yzp = yz ? Number(toHost(yz).data[0]) : 0;
   const out = signed ? new Int8Array(hx.data.length) : new Uint8Array(hx.data.length);
+  const [qmin, qmax] = signed ? [-128, 127] : [0, 255];
   const rows = hx.data.length / D;
   for (let r = 0; r < rows; r++) {
     const base = Math.floor(r / inner) * D * inner + (r % inner);
@@ -137,8 +138,85 @@ export function qlinearSoftmax(ctx, [x, xs, , ys, yz], attrs) {
     if (sum === 0) continue; // ORT returns early, leaving the output as it was
     for (let j = 0; j < D; j++) {
       const q = roundHalfEven(f(f(table[index(hx.data[base + j * inner])] * yScale) / sum)) + yzp;
-      out[base + j * inner] = q > 255 ? 255 : q;
+      out[base + j * inner] = Math.min(qmax, Math.max(qmin, q));
     }
   }
   return [host(hx.dtype, dims.slice(), out)];
+}
+
+/**
+ * Float AveragePool (2-D, NCHW) as ONNX Runtime's CPU kernel computes it (mlas/lib/pooling.cpp, MlasPool): the
+ * summation order is the kernel's, so the float results are bit-identical. Kernel choice as in MlasPool:
+ * - global (kernel = image, stride 1, no pads): four running lane sums (lane k takes x[k], x[k+4], ...), reduced
+ *   as (l0 + l2) + (l1 + l3), then the remaining elements in order, divided by the image size;
+ * - vector (stride along the width <= 2, kernel dims <= 32): per output row, column sums top to bottom over the
+ *   rows in the image, then per output the kernel-width columns left to right (padding columns are zeros);
+ * - otherwise generic: rows then columns of the clipped window.
+ * The divisor is the clipped window size, or the kernel size with count_include_pad.
+ * quantize_static's int8-activation AveragePool groups run here: onnxruntime-web leaves them unfused.
+ */
+export function floatAveragePool(ctx, [x], attrs) {
+  const where = `AveragePool node "${ctx.node.name}"`;
+  const hx = toHost(x);
+  if (hx.dtype !== 'float32') throw new ModelFormatError(`${where}: expected float32 data, got ${hx.dtype}`);
+  if (hx.dims.length !== 4) throw new UnsupportedError(`${where}: only 2-D pooling (a 4-D input) is supported`);
+  if (attrs.auto_pad && attrs.auto_pad !== 'NOTSET') throw new UnsupportedError(`${where}: auto_pad ${attrs.auto_pad} is not supported; use explicit pads`);
+  if ((attrs.dilations ?? [1, 1]).some((d) => d !== 1)) throw new UnsupportedError(`${where}: dilations are not supported`);
+  if (attrs.ceil_mode) throw new UnsupportedError(`${where}: ceil_mode is not supported for float AveragePool`);
+  const [kh, kw] = attrs.kernel_shape;
+  const [sh, sw] = attrs.strides ?? [1, 1];
+  const p = attrs.pads ?? [0, 0, 0, 0];
+  const [nb, c, h, w] = hx.dims;
+  const x32 = hx.data;
+  const oh = outputSize(h, kh, sh, p[0], p[2], false);
+  const ow = outputSize(w, kw, sw, p[1], p[3], false);
+  const out = new Float32Array(nb * c * oh * ow);
+  const includePad = !!attrs.count_include_pad;
+  const plane = h * w;
+  if (kh === h && kw === w && sh === 1 && sw === 1 && p.every((v) => v === 0)) {
+    for (let q = 0; q < nb * c; q++) {
+      const lanes = [0, 0, 0, 0];
+      let i = q * plane;
+      const end = i + plane;
+      for (; i + 4 <= end; i += 4) for (let k = 0; k < 4; k++) lanes[k] = f(lanes[k] + x32[i + k]);
+      let sum = f(f(lanes[0] + lanes[2]) + f(lanes[1] + lanes[3]));
+      for (; i < end; i++) sum = f(sum + x32[i]);
+      out[q] = f(sum / plane);
+    }
+  } else if (sw <= 2 && kh <= 32 && kw <= 32) {
+    const cols = new Float32Array(p[1] + w + p[3] + kw + 4); // padding columns stay 0
+    for (let q = 0; q < nb * c; q++) {
+      for (let i = 0; i < oh; i++) {
+        const h0 = Math.max(i * sh - p[0], 0);
+        const h1 = Math.min(i * sh - p[0] + kh, h);
+        for (let col = 0; col < w; col++) {
+          let m = x32[q * plane + h0 * w + col];
+          for (let r = h0 + 1; r < h1; r++) m = f(m + x32[q * plane + r * w + col]);
+          cols[p[1] + col] = m;
+        }
+        for (let j = 0; j < ow; j++) {
+          const s = j * sw;
+          let m = cols[s];
+          for (let t = 1; t < kw; t++) m = f(m + cols[s + t]);
+          const d = includePad ? kh * kw : Math.max((Math.min(s + kw, p[1] + w) - Math.max(s, p[1])) * (h1 - h0), 1);
+          out[(q * oh + i) * ow + j] = f(m / d);
+        }
+      }
+    }
+  } else {
+    for (let q = 0; q < nb * c; q++) {
+      for (let i = 0; i < oh; i++) {
+        const h0 = Math.max(i * sh - p[0], 0);
+        const h1 = Math.min(i * sh - p[0] + kh, h);
+        for (let j = 0; j < ow; j++) {
+          const w0 = Math.max(j * sw - p[1], 0);
+          const w1 = Math.min(j * sw - p[1] + kw, w);
+          let m = 0;
+          for (let r = h0; r < h1; r++) for (let col = w0; col < w1; col++) m = f(m + x32[q * plane + r * w + col]);
+          out[(q * oh + i) * ow + j] = f(m / (includePad ? kh * kw : (h1 - h0) * (w1 - w0)));
+        }
+      }
+    }
+  }
+  return [host('float32', [nb, c, oh, ow], out)];
 }

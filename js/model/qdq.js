@@ -1,8 +1,8 @@
 // QDQ graphs (torch.onnx.export, onnxruntime's quantize_static) into integer operators, the way
 // ONNX Runtime's QDQ transformer does: constants folded, DequantizeLinear -> op -> QuantizeLinear
-// groups replaced by the op's integer form (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, ...),
-// Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything else is
-// left as it is and runs in float.
+// groups replaced by the op's integer form (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearAveragePool,
+// QLinearSoftmax, ...), Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything
+// else is left as it is and runs in float. docs/quantize-static.md: what quantize_static's files need.
 import { ModelFormatError } from './onnx.js';
 import { quantizeLinearValue } from './ort-tables.js';
 
