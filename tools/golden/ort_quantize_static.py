@@ -626,6 +626,7 @@ VARIANTS = {
     'act_symmetric': dict(extra_options={'ActivationSymmetric': True}),
     'qdq_weights': dict(extra_options={'AddQDQPairToWeight': True}),
     'dedicated': dict(extra_options={'DedicatedQDQPair': True}),
+    'act_int8': dict(activation_type=TensorProto.INT8),
     'uint16': dict(activation_type=TensorProto.UINT16),  # 16-bit activations: Q/DQ in com.microsoft
 }
 
@@ -634,10 +635,10 @@ FIXTURES = [
     ('digits', digits_float, lambda: digits_inputs()[:10], lambda: digits_inputs()[10:], ['per_tensor', 'per_channel']),
     ('cnn', synthetic_cnn, lambda: [f32(np.random.default_rng(100 + i), 1, 3, 8, 8) for i in range(8)],
      lambda: [f32(np.random.default_rng(200 + i), 1, 3, 8, 8, scale=1.2) for i in range(4)],
-     ['per_tensor', 'per_channel', 'per_channel_reduce_range', 'act_symmetric', 'qdq_weights', 'dedicated']),
+     ['per_tensor', 'per_channel', 'per_channel_reduce_range', 'act_symmetric', 'act_int8', 'qdq_weights', 'dedicated']),
     ('mlp', synthetic_mlp, lambda: [f32(np.random.default_rng(300 + i), 1, 4, 5) for i in range(8)],
      lambda: [f32(np.random.default_rng(400 + i), 1, 4, 5, scale=1.2) for i in range(4)],
-     ['per_tensor', 'per_channel', 'act_symmetric', 'qdq_weights', 'uint16']),
+     ['per_tensor', 'per_channel', 'act_symmetric', 'act_int8', 'qdq_weights', 'uint16']),
 ]
 
 
