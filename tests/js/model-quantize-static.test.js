@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
 import { createOrtRunner } from '../../tools/bench/ort.mjs';
+import { graphModel } from '../../tools/bench/onnx-model.mjs';
+import { mulberry32 } from '../../tools/bench/cases.mjs';
 import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
 import { ModelFormatError } from '../../js/model/onnx.js';
 
@@ -35,7 +37,7 @@ const EXPECTED = {
     qdq_weights: CNN, // the float weights' QuantizeLinear folded into int8 initializers
     dedicated: CNN, // the per-consumer Q/DQ copies merged
   },
-  mlp: { per_tensor: MLP, per_channel: MLP, act_symmetric: MLP, qdq_weights: MLP },
+  mlp: { per_tensor: MLP, per_channel: MLP, act_symmetric: MLP, act_int8: MLP, qdq_weights: MLP },
 };
 
 for (const [name, variants] of Object.entries(EXPECTED)) {
@@ -86,6 +88,34 @@ test('quantize_static cnn (per_channel): every quantized intermediate equals onn
   }
 });
 
+test('quantize_static cnn with int8 activations: within one output step of onnxruntime-web (open difference)', async () => {
+  // onnxruntime-web computes an int8 DequantizeLinear -> AveragePool -> QuantizeLinear group differently depending
+  // on the graph around it (docs/quantize-static.md): exposing the AveragePool's quantized output as a graph
+  // output makes every tensor of this file equal qwasm's, and the file as written differs on the Add after it.
+  const doc = fixture('ort_static/cnn.json');
+  const bytes = bytesOf('cnn-act_int8.onnx');
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    assert.equal(model.layers.map((l) => l.opType).join(' '), CNN);
+    let differ = 0;
+    for (const c of doc.cases) {
+      const x = Float32Array.from(c.x);
+      const ours = (await model.run({ x: { data: x, dims: doc.input_dims } })).probs.data;
+      const ref = (await ort.run({ x: { type: 'float32', data: x, dims: doc.input_dims } })).probs;
+      for (let i = 0; i < ref.length; i++) {
+        if (ours[i] === ref[i]) continue;
+        differ++;
+        assert.ok(Math.abs(ours[i] - ref[i]) <= 1 / 255 + 1e-7, `probs[${i}]: ${ours[i]} vs ${ref[i]}`);
+      }
+    }
+    assert.ok(differ <= 2, `${differ} outputs differ`);
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+});
+
 test('quantize_static digits: onnxruntime-web\'s predictions on the fixture agree with the float model', async () => {
   // A check of the fixture, not of qwasm: the reimplemented quantizer must give a working model.
   const doc = fixture('ort_static/digits.json');
@@ -113,4 +143,96 @@ test('quantize_static with 16-bit activations (com.microsoft Q/DQ): a named erro
     await ort.release();
   }
   await assert.rejects(qwasm.loadModel(bytes), (e) => e instanceof ModelFormatError && /zero_point.*data type 4 \(UINT16\) is not supported/.test(e.message));
+});
+
+// The ONNX Runtime kernels the fused pooling and softmax groups run on (js/model/ort-kernels.js), on their
+// own: one DequantizeLinear -> op -> QuantizeLinear group per case, against onnxruntime-web, uint8 and int8.
+async function unaryGroup(op, attributes, dims, [xs, xz, ys, yz], elem, seed) {
+  const f = (name, v) => ({ name, elemType: 'FLOAT', dims: [], data: [v] });
+  const z = (name, v) => ({ name, elemType: elem, dims: [], data: [v] });
+  const bytes = graphModel({
+    inputs: [{ name: 'x', elemType: 'FLOAT', dims }],
+    initializers: [f('xs', xs), z('xz', xz), f('ys', ys), z('yz', yz)],
+    nodes: [
+      { opType: 'QuantizeLinear', inputs: ['x', 'xs', 'xz'], outputs: ['xq'] },
+      { opType: 'DequantizeLinear', inputs: ['xq', 'xs', 'xz'], outputs: ['xd'] },
+      { opType: op, inputs: ['xd'], outputs: ['r'], attributes },
+      { opType: 'QuantizeLinear', inputs: ['r', 'ys', 'yz'], outputs: ['yq'] },
+      { opType: 'DequantizeLinear', inputs: ['yq', 'ys', 'yz'], outputs: ['y'] },
+    ],
+    outputs: [{ name: 'y', elemType: 'FLOAT', dims: null }],
+  });
+  const rng = mulberry32(seed);
+  const x = Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => ((rng() % 3000) / 10 - 150) * xs); // mulberry32 gives uint32
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    assert.equal(model.layers.map((l) => l.opType).join(' '), `QuantizeLinear QLinear${op} DequantizeLinear`);
+    const ours = (await model.run({ x: { data: x, dims } })).y;
+    const ref = (await ort.run({ x: { type: 'float32', data: x, dims } })).y;
+    assert.deepEqual(ours.dims, Array.from(ort.lastDims.y));
+    assertBitEqual(assert, ours.data, ref, `${op} ${JSON.stringify(attributes)} ${elem} vs onnxruntime-web`);
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+}
+
+test('QDQ AveragePool (uint8), GlobalAveragePool and Softmax groups equal onnxruntime-web (ties, padding, ceil_mode, int8)', async () => {
+  let seed = 1;
+  for (const elem of ['UINT8', 'INT8']) {
+    // Odd zero points: a tie rounded on the wrong side of the zero point fails.
+    const [zx, zo, zy] = elem === 'INT8' ? [-125, 3, -121] : [3, 131, 7];
+    const exact = [0.0625, zx, 0.0625, zx]; // power-of-two scale: exact sums, real .5 ties
+    const same = [0.05, zx, 0.05, zx];
+    const other = [0.05, zo, 0.0371, zy];
+    for (const attrs of [
+      { kernel_shape: [2, 2] },
+      { kernel_shape: [2, 2], strides: [2, 2] },
+      { kernel_shape: [3, 3], pads: [1, 1, 1, 1] },
+      { kernel_shape: [3, 3], pads: [1, 1, 1, 1], count_include_pad: 1 },
+      { kernel_shape: [3, 2], strides: [2, 2], pads: [1, 0, 1, 1], ceil_mode: 1 },
+      { kernel_shape: [7, 9] }, // the whole image: ORT's global pool
+    ]) {
+      // int8 AveragePool groups are left out: onnxruntime-web's results for them depend on the graph around the
+      // group (docs/quantize-static.md, open differences); quantize_static's int8 files are covered above.
+      if (elem === 'INT8') continue;
+      for (const q of [exact, same, other]) await unaryGroup('AveragePool', attrs, [1, 3, 7, 9], q, elem, seed++);
+    }
+    for (const q of [exact, same, other]) await unaryGroup('GlobalAveragePool', {}, [2, 5, 6, 8], q, elem, seed++);
+    const off = elem === 'INT8' ? -128 : 0;
+    for (const axis of [-1, 1]) await unaryGroup('Softmax', { axis }, [2, 10, 3], [0.0812, 120 + off, 1 / 256, off], elem, seed++);
+  }
+});
+
+test('float AveragePool equals onnxruntime-web bit for bit (its global, vector and generic kernels)', async () => {
+  const dims = [1, 4, 9, 13];
+  const rng = mulberry32(9);
+  const x = Float32Array.from({ length: 4 * 9 * 13 }, () => (rng() % 100000) / 997.3 - 50); // inexact sums
+  for (const attributes of [
+    { kernel_shape: [2, 2] },
+    { kernel_shape: [3, 3], pads: [1, 1, 1, 1] },
+    { kernel_shape: [3, 3], pads: [1, 2, 0, 1], count_include_pad: 1 },
+    { kernel_shape: [3, 3], strides: [2, 2] },
+    { kernel_shape: [3, 5], strides: [1, 3] }, // stride 3 along the width: the generic kernel
+    { kernel_shape: [9, 13] }, // the whole image: the global kernel
+  ]) {
+    const bytes = graphModel({
+      inputs: [{ name: 'x', elemType: 'FLOAT', dims }],
+      initializers: [],
+      nodes: [{ opType: 'AveragePool', inputs: ['x'], outputs: ['y'], attributes }],
+      outputs: [{ name: 'y', elemType: 'FLOAT', dims: null }],
+    });
+    const model = await qwasm.loadModel(bytes);
+    const ort = await createOrtRunner(bytes);
+    try {
+      const ours = (await model.run({ x: { data: x, dims } })).y;
+      const ref = (await ort.run({ x: { type: 'float32', data: x, dims } })).y;
+      assert.deepEqual(ours.dims, Array.from(ort.lastDims.y));
+      assertBitEqual(assert, ours.data, ref, `AveragePool ${JSON.stringify(attributes)} vs onnxruntime-web`);
+    } finally {
+      model.dispose();
+      await ort.release();
+    }
+  }
 });
