@@ -9,6 +9,7 @@ import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
 import { conv2dFloat, packConv2dFloat } from '../conv-float.js';
 import { leakyReluTable, sigmoidTable } from './ort-tables.js';
+import { floatAveragePool, ortAveragePool, ortGlobalAveragePool, qlinearSoftmax } from './ort-kernels.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
 
@@ -244,6 +245,13 @@ function qlinearAveragePool(global) {
     // channels_last = 1: the data is NHWC; pooled through an NCHW view of it, in the form PyTorch uses
     // for channels-last tensors (tools/export_torch.py writes this for a channels_last input).
     const nhwc = !!attrs.channels_last;
+    if (ctx.mode === 'onnx' && !nhwc) {
+      // ONNX Runtime's own kernels (ort-kernels.js): what ORT makes of quantize_static's QDQ pooling.
+      const hx = toHost(x);
+      const [sx, zx, sy, zy] = [scalar(xs, w), xz ? scalar(xz, w) : 0, scalar(ys, w), yz ? scalar(yz, w) : 0];
+      const r = global ? ortGlobalAveragePool(hx, sx, zx, sy, zy, w) : ortAveragePool(hx, sx, zx, sy, zy, attrs, w);
+      return [host(hx.dtype, r.dims, r.data)];
+    }
     if (nhwc && dimsOf(x).length !== 4) throw new ModelFormatError(`${w}: channels_last = 1 needs a 4-D input`);
     const stored = toQ(x, scalar(xs, w), scalar(xz, w), w);
     const xq = nhwc ? stored.permute([0, 3, 1, 2]) : stored;
@@ -766,7 +774,16 @@ function maxPoolFloat(ctx, x, attrs) {
 
 /** Float AveragePool: count_include_pad divides by the window clipped to the padded input (ONNX
  * Runtime's rule: the part of a ceil_mode window past the end padding never counts). */
-function averagePool(ctx, [x], attrs) {
+/**
+ * Float AveragePool: ONNX Runtime's MLAS summation orders where MLAS runs it (ort-kernels.js, bit-exact
+ * with onnxruntime-web), a plain windowed sum for what MLAS does not take (ceil_mode, dilations, auto_pad).
+ */
+function averagePool(ctx, inputs, attrs) {
+  const mlas = !attrs.ceil_mode && (attrs.dilations ?? [1, 1]).every((d) => d === 1) && (!attrs.auto_pad || attrs.auto_pad === 'NOTSET');
+  return mlas ? floatAveragePool(ctx, inputs, attrs) : averagePoolWindowed(ctx, inputs, attrs);
+}
+
+function averagePoolWindowed(ctx, [x], attrs) {
   const w = where(ctx.node);
   floatData(x, w);
   const g = poolGeometry(x, attrs, w);
@@ -847,6 +864,7 @@ export const KERNELS = new Map([
   ['com.microsoft:QLinearLeakyRelu', qlinearLookup('leakyRelu')],
   ['com.microsoft:QLinearAveragePool', qlinearAveragePool(false)],
   ['com.microsoft:QLinearGlobalAveragePool', qlinearAveragePool(true)],
+  ['com.microsoft:QLinearSoftmax', qlinearSoftmax],
   ['MaxPool', maxPool],
   ['Clip', clip],
   ['Flatten', flatten],

@@ -113,10 +113,14 @@ function checkDims(dims, where) {
   return { dims: out, numel };
 }
 
+/** ONNX TensorProto.DataType names, for error messages. */
+const TYPE_NAMES = ['UNDEFINED', 'FLOAT', 'UINT8', 'INT8', 'UINT16', 'INT16', 'INT32', 'INT64', 'STRING', 'BOOL', 'FLOAT16', 'DOUBLE', 'UINT32', 'UINT64', 'COMPLEX64', 'COMPLEX128', 'BFLOAT16'];
+const typeName = (t) => `${t}${TYPE_NAMES[t] ? ` (${TYPE_NAMES[t]})` : ''}`;
+
 /** The values of a TensorProto as a typed array, checked against its dims. */
 export function tensorValues(t, where) {
   const dtype = ONNX_DTYPES[t.dataType];
-  if (dtype === undefined) throw new ModelFormatError(`${where}: tensor data type ${t.dataType} is not supported`);
+  if (dtype === undefined) throw new ModelFormatError(`${where}: tensor data type ${typeName(t.dataType)} is not supported`);
   if (t.dataLocation === 1) throw new ModelFormatError(`${where}: external tensor data is not supported; embed the weights in the file`);
   const { dims, numel } = checkDims(t.dims ?? [], where);
   let data;
@@ -155,7 +159,7 @@ function valueInfo(v, where) {
   const tt = v.type?.tensorType;
   if (!tt) throw new ModelFormatError(`${where} "${v.name}": only tensor inputs and outputs are supported`);
   const dtype = ONNX_DTYPES[tt.elemType]?.name;
-  if (dtype === undefined) throw new ModelFormatError(`${where} "${v.name}": element type ${tt.elemType} is not supported`);
+  if (dtype === undefined) throw new ModelFormatError(`${where} "${v.name}": element type ${typeName(tt.elemType)} is not supported`);
   const dims = (tt.shape?.dim ?? []).map((d, i) => (d.dimParam ? d.dimParam : int64(d.dimValue, `${where} "${v.name}" dim ${i}`)));
   return { name: v.name, dtype, dims };
 }

@@ -1,8 +1,8 @@
 // QDQ graphs (torch.onnx.export, onnxruntime's quantize_static) into integer operators, the way
 // ONNX Runtime's QDQ transformer does: constants folded, DequantizeLinear -> op -> QuantizeLinear
-// groups replaced by the op's integer form (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, ...),
-// Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything else is
-// left as it is and runs in float.
+// groups replaced by the op's integer form (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearAveragePool,
+// QLinearSoftmax, ...), Q/DQ pairs around layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything
+// else is left as it is and runs in float. docs/quantize-static.md: what quantize_static's files need.
 import { ModelFormatError } from './onnx.js';
 import { quantizeLinearValue } from './ort-tables.js';
 
@@ -35,9 +35,40 @@ function foldConstants(graph) {
       inits.set(node.outputs[0], { dtype: NAME_OF[node.attributes.to], dims: src.dims.slice(), data });
       continue;
     }
+    if (node.opType === 'QuantizeLinear' && node.domain === '' && node.inputs.slice(0, 3).every((n) => !n || inits.has(n)) && inits.get(node.inputs[0])?.dtype === 'float32') {
+      // A float weight behind its own Q/DQ pair (quantize_static's AddQDQPairToWeight): ONNX Runtime's constant
+      // folding turns it into the integer initializer that quantize_static writes by default.
+      const folded = quantizeConstant(node, inits);
+      if (folded) {
+        inits.set(node.outputs[0], folded);
+        continue;
+      }
+    }
     kept.push(node);
   }
   graph.nodes = kept;
+}
+
+/** QuantizeLinear of a constant (per tensor or per axis) with QuantizeLinear's rounding; null if not 8-bit. */
+function quantizeConstant(node, inits) {
+  const x = inits.get(node.inputs[0]);
+  const s = inits.get(node.inputs[1]);
+  const z = node.inputs[2] ? inits.get(node.inputs[2]) : { dtype: 'uint8', dims: [], data: Uint8Array.of(0) };
+  if (s.dtype !== 'float32' || (z.dtype !== 'uint8' && z.dtype !== 'int8') || s.data.length !== z.data.length) return null;
+  const [qmin, qmax, Arr] = z.dtype === 'int8' ? [-128, 127, Int8Array] : [0, 255, Uint8Array];
+  const out = new Arr(x.data.length);
+  if (s.data.length === 1) {
+    for (let i = 0; i < out.length; i++) out[i] = quantizeLinearValue(x.data[i], s.data[0], Number(z.data[0]), qmin, qmax);
+  } else {
+    const axis = (node.attributes.axis ?? 1) < 0 ? node.attributes.axis + x.dims.length : node.attributes.axis ?? 1;
+    if (x.dims[axis] !== s.data.length) throw new ModelFormatError(`QuantizeLinear node "${node.name}": ${s.data.length} scales for axis ${axis} of size ${x.dims[axis]}`);
+    const inner = x.dims.slice(axis + 1).reduce((a, b) => a * b, 1);
+    for (let i = 0; i < out.length; i++) {
+      const c = Math.floor(i / inner) % s.data.length;
+      out[i] = quantizeLinearValue(x.data[i], s.data[c], Number(z.data[c]), qmin, qmax);
+    }
+  }
+  return { dtype: z.dtype, dims: x.dims.slice(), data: out };
 }
 
 /** Removes Casts to the type their input already has (torch.onnx.export puts one after each QuantizeLinear). */
@@ -66,11 +97,36 @@ function dropIdentityCasts(graph) {
 }
 
 /**
+ * Merges QuantizeLinear / DequantizeLinear nodes that repeat another one (same inputs, same attributes), as
+ * ONNX Runtime's common subexpression elimination does: quantize_static's DedicatedQDQPair writes one Q/DQ
+ * pair per consumer of a tensor, all reading the same tensor and qparams.
+ */
+function mergeDuplicateQdq(graph) {
+  const outputs = new Set(graph.outputs.map((o) => o.name));
+  const seen = new Map();
+  const rename = new Map();
+  graph.nodes = graph.nodes.filter((node) => {
+    node.inputs = node.inputs.map((n) => rename.get(n) ?? n);
+    if (node.opType !== 'QuantizeLinear' && node.opType !== 'DequantizeLinear') return true;
+    const key = `${node.domain}|${node.opType}|${node.inputs.join('|')}|${JSON.stringify(node.attributes)}`;
+    const first = seen.get(key);
+    if (!first) {
+      seen.set(key, node);
+      return true;
+    }
+    if (outputs.has(node.outputs[0])) return true;
+    rename.set(node.outputs[0], first.outputs[0]);
+    return false;
+  });
+}
+
+/**
  * Rewrites QDQ groups into integer operators. Returns the number of groups fused.
  */
 export function fuseQdq(graph) {
   foldConstants(graph);
   dropIdentityCasts(graph);
+  mergeDuplicateQdq(graph);
   const inits = graph.initializers;
   const producer = new Map();
   const consumers = new Map();
@@ -193,6 +249,22 @@ export function fuseQdq(graph) {
       fused++;
       continue;
     }
+    if (op === 'Softmax') {
+      // ONNX Runtime's QDQ transformer makes this its QLinearSoftmax (a table of exp, ort-kernels.js).
+      const dx = dq(node.inputs[0]);
+      const q = singleQ(node.outputs[0]);
+      if (!dx || !q) continue;
+      removed.add(node);
+      removed.add(q);
+      const opset = graph.opsets?.get('') ?? 13;
+      added.set(node, [{
+        name: `${node.name}/quantized`, opType: 'QLinearSoftmax', domain: 'com.microsoft',
+        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
+        attributes: { axis: node.attributes.axis ?? (opset < 13 ? 1 : -1), opset },
+      }]);
+      fused++;
+      continue;
+    }
     if (op === 'Sigmoid' || op === 'LeakyRelu') {
       // ONNX Runtime's QDQ transformer makes these its table ops; the tables reproduce its float path exactly.
       const dx = dq(node.inputs[0]);
@@ -208,15 +280,17 @@ export function fuseQdq(graph) {
       fused++;
       continue;
     }
-    if (op === 'GlobalAveragePool') {
+    if (op === 'GlobalAveragePool' || op === 'AveragePool') {
+      // Whatever the output qparams (quantize_static gives GlobalAveragePool its own), as ONNX Runtime does; with
+      // ONNX semantics the kernels are ORT's (ort-kernels.js).
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
-      if (!dx || !q || !sameQParams(dx, q)) continue;
+      if (!dx || !q) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
-        name: `${node.name}/quantized`, opType: 'QLinearGlobalAveragePool', domain: 'com.microsoft',
-        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: { channels_last: 0 },
+        name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
+        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: { ...node.attributes, channels_last: 0 },
       }]);
       fused++;
     }

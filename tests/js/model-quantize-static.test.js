@@ -1,0 +1,238 @@
+// QDQ files in the form onnxruntime's quantize_static writes (QuantFormat.QDQ, MinMax calibration), made by
+// tools/golden/ort_quantize_static.py, a reimplementation of that output format (there is no onnxruntime
+// Python package here; docs/quantize-static.md). The reference is onnxruntime-web, which runs the same files:
+// qwasm's fused integer operators must give the same bytes. Comparing the final float outputs exactly is
+// comparing the last QuantizeLinear's bytes (its DequantizeLinear is one-to-one); the probe file also exposes
+// every QuantizeLinear output, so each fused layer is compared on its own.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { afterEach, before, test } from 'node:test';
+import { createOrtRunner } from '../../tools/bench/ort.mjs';
+import { graphModel } from '../../tools/bench/onnx-model.mjs';
+import { mulberry32 } from '../../tools/bench/cases.mjs';
+import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
+import { ModelFormatError } from '../../js/model/onnx.js';
+
+failOnLeaks(before, afterEach);
+
+const bytesOf = (file) => new Uint8Array(readFileSync(new URL(`../fixtures/ort_static/${file}`, import.meta.url)));
+
+const CONV = 'QuantizeLinear QLinearConv QLinearConv MaxPool';
+const CNN_TAIL = 'QLinearAveragePool QLinearAdd QLinearSigmoid QLinearMul QLinearConcat QLinearGlobalAveragePool Flatten QGemm QLinearSoftmax DequantizeLinear';
+const CNN = `${CONV} ${CNN_TAIL}`;
+const MLP = 'Transpose QuantizeLinear QLinearMatMul QLinearAdd Reshape QLinearMul QGemm DequantizeLinear';
+const DIGITS = `${CONV} QLinearConv QLinearConv QLinearAdd QLinearGlobalAveragePool Flatten QGemm DequantizeLinear`;
+
+// What qwasm makes of each file: every QDQ group quantize_static writes becomes one integer operator, as
+// ONNX Runtime's QDQ transformer does. With ActivationSymmetric the ReLU / Clip stay (quantize_static keeps
+// them: with zero point 127 the Q after the conv cannot stand for them) and run in float between
+// DequantizeLinear and QuantizeLinear, in both runtimes.
+const EXPECTED = {
+  digits: { per_tensor: DIGITS, per_channel: DIGITS },
+  cnn: {
+    per_tensor: CNN,
+    per_channel: CNN,
+    per_channel_reduce_range: CNN,
+    act_symmetric: `QuantizeLinear QLinearConv DequantizeLinear Relu QuantizeLinear QLinearConv DequantizeLinear Clip QuantizeLinear MaxPool ${CNN_TAIL}`,
+    qdq_weights: CNN, // the float weights' QuantizeLinear folded into int8 initializers
+    dedicated: CNN, // the per-consumer Q/DQ copies merged
+  },
+  mlp: { per_tensor: MLP, per_channel: MLP, act_symmetric: MLP, act_int8: MLP, qdq_weights: MLP },
+};
+
+for (const [name, variants] of Object.entries(EXPECTED)) {
+  for (const [variant, layers] of Object.entries(variants)) {
+    test(`quantize_static ${name} (${variant}): fused into integer operators, equal to onnxruntime-web`, async () => {
+      const doc = fixture(`ort_static/${name}.json`);
+      assert.ok(doc.variants[variant], `${name}.json lists ${variant}`);
+      const bytes = bytesOf(`${name}-${variant}.onnx`);
+      const model = await qwasm.loadModel(bytes);
+      const ort = await createOrtRunner(bytes);
+      try {
+        assert.equal(model.layers.map((l) => l.opType).join(' '), layers);
+        for (const c of doc.cases) {
+          const x = Float32Array.from(c.x);
+          const ours = (await model.run({ [doc.input]: { data: x, dims: doc.input_dims } }))[doc.output];
+          const ref = await ort.run({ [doc.input]: { type: 'float32', data: x, dims: doc.input_dims } });
+          assert.deepEqual(ours.dims, Array.from(ort.lastDims[doc.output]));
+          assertBitEqual(assert, ours.data, ref[doc.output], `${name}-${variant} vs onnxruntime-web`);
+        }
+      } finally {
+        model.dispose();
+        await ort.release();
+      }
+    });
+  }
+}
+
+test('quantize_static cnn (per_channel): every quantized intermediate equals onnxruntime-web', async () => {
+  const doc = fixture('ort_static/cnn.json');
+  const bytes = bytesOf('cnn-per_channel-probe.onnx');
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    const probes = model.outputs.filter((o) => o.name.endsWith('_QuantizeLinear_Output')).map((o) => o.name);
+    assert.equal(probes.length, 13); // x, r1, r2, p, a, s, g, m, cat, gap, flat, logits, probs
+    for (const c of doc.cases) {
+      const x = Float32Array.from(c.x);
+      const ours = await model.run({ x: { data: x, dims: doc.input_dims } });
+      const ref = await ort.run({ x: { type: 'float32', data: x, dims: doc.input_dims } });
+      for (const name of probes) {
+        assert.equal(ours[name].dtype, 'uint8', name);
+        assertBitEqual(assert, ours[name].data, ref[name], `${name} vs onnxruntime-web`);
+      }
+    }
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+});
+
+test('quantize_static cnn with int8 activations: within one output step of onnxruntime-web (open difference)', async () => {
+  // onnxruntime-web computes an int8 DequantizeLinear -> AveragePool -> QuantizeLinear group differently depending
+  // on the graph around it (docs/quantize-static.md): exposing the AveragePool's quantized output as a graph
+  // output makes every tensor of this file equal qwasm's, and the file as written differs on the Add after it.
+  const doc = fixture('ort_static/cnn.json');
+  const bytes = bytesOf('cnn-act_int8.onnx');
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    assert.equal(model.layers.map((l) => l.opType).join(' '), CNN);
+    let differ = 0;
+    for (const c of doc.cases) {
+      const x = Float32Array.from(c.x);
+      const ours = (await model.run({ x: { data: x, dims: doc.input_dims } })).probs.data;
+      const ref = (await ort.run({ x: { type: 'float32', data: x, dims: doc.input_dims } })).probs;
+      for (let i = 0; i < ref.length; i++) {
+        if (ours[i] === ref[i]) continue;
+        differ++;
+        assert.ok(Math.abs(ours[i] - ref[i]) <= 1 / 255 + 1e-7, `probs[${i}]: ${ours[i]} vs ${ref[i]}`);
+      }
+    }
+    assert.ok(differ <= 2, `${differ} outputs differ`);
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+});
+
+test('quantize_static digits: onnxruntime-web\'s predictions on the fixture agree with the float model', async () => {
+  // A check of the fixture, not of qwasm: the reimplemented quantizer must give a working model.
+  const doc = fixture('ort_static/digits.json');
+  for (const variant of ['per_tensor', 'per_channel']) {
+    const ort = await createOrtRunner(bytesOf(`digits-${variant}.onnx`));
+    let agree = 0;
+    for (const c of doc.cases) {
+      const y = (await ort.run({ input: { type: 'float32', data: Float32Array.from(c.x), dims: doc.input_dims } })).output;
+      const argmax = (a) => Array.from(a).indexOf(Math.max(...a));
+      if (argmax(y) === argmax(c.float_y)) agree++;
+    }
+    await ort.release();
+    assert.ok(agree >= doc.cases.length - 1, `${variant}: ${agree} of ${doc.cases.length} predictions agree`);
+  }
+});
+
+test('quantize_static with 16-bit activations (com.microsoft Q/DQ): a named error, while onnxruntime-web runs it', async () => {
+  const bytes = bytesOf('mlp-uint16.onnx');
+  const doc = fixture('ort_static/mlp.json');
+  const ort = await createOrtRunner(bytes);
+  try {
+    const y = (await ort.run({ x: { type: 'float32', data: Float32Array.from(doc.cases[0].x), dims: doc.input_dims } })).y;
+    assert.equal(y.length, 7);
+  } finally {
+    await ort.release();
+  }
+  await assert.rejects(qwasm.loadModel(bytes), (e) => e instanceof ModelFormatError && /zero_point.*data type 4 \(UINT16\) is not supported/.test(e.message));
+});
+
+// The ONNX Runtime kernels the fused pooling and softmax groups run on (js/model/ort-kernels.js), on their
+// own: one DequantizeLinear -> op -> QuantizeLinear group per case, against onnxruntime-web, uint8 and int8.
+async function unaryGroup(op, attributes, dims, [xs, xz, ys, yz], elem, seed) {
+  const f = (name, v) => ({ name, elemType: 'FLOAT', dims: [], data: [v] });
+  const z = (name, v) => ({ name, elemType: elem, dims: [], data: [v] });
+  const bytes = graphModel({
+    inputs: [{ name: 'x', elemType: 'FLOAT', dims }],
+    initializers: [f('xs', xs), z('xz', xz), f('ys', ys), z('yz', yz)],
+    nodes: [
+      { opType: 'QuantizeLinear', inputs: ['x', 'xs', 'xz'], outputs: ['xq'] },
+      { opType: 'DequantizeLinear', inputs: ['xq', 'xs', 'xz'], outputs: ['xd'] },
+      { opType: op, inputs: ['xd'], outputs: ['r'], attributes },
+      { opType: 'QuantizeLinear', inputs: ['r', 'ys', 'yz'], outputs: ['yq'] },
+      { opType: 'DequantizeLinear', inputs: ['yq', 'ys', 'yz'], outputs: ['y'] },
+    ],
+    outputs: [{ name: 'y', elemType: 'FLOAT', dims: null }],
+  });
+  const rng = mulberry32(seed);
+  const x = Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => ((rng() % 3000) / 10 - 150) * xs); // mulberry32 gives uint32
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  try {
+    assert.equal(model.layers.map((l) => l.opType).join(' '), `QuantizeLinear QLinear${op} DequantizeLinear`);
+    const ours = (await model.run({ x: { data: x, dims } })).y;
+    const ref = (await ort.run({ x: { type: 'float32', data: x, dims } })).y;
+    assert.deepEqual(ours.dims, Array.from(ort.lastDims.y));
+    assertBitEqual(assert, ours.data, ref, `${op} ${JSON.stringify(attributes)} ${elem} vs onnxruntime-web`);
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+}
+
+test('QDQ AveragePool (uint8), GlobalAveragePool and Softmax groups equal onnxruntime-web (ties, padding, ceil_mode, int8)', async () => {
+  let seed = 1;
+  for (const elem of ['UINT8', 'INT8']) {
+    // Odd zero points: a tie rounded on the wrong side of the zero point fails.
+    const [zx, zo, zy] = elem === 'INT8' ? [-125, 3, -121] : [3, 131, 7];
+    const exact = [0.0625, zx, 0.0625, zx]; // power-of-two scale: exact sums, real .5 ties
+    const same = [0.05, zx, 0.05, zx];
+    const other = [0.05, zo, 0.0371, zy];
+    for (const attrs of [
+      { kernel_shape: [2, 2] },
+      { kernel_shape: [2, 2], strides: [2, 2] },
+      { kernel_shape: [3, 3], pads: [1, 1, 1, 1] },
+      { kernel_shape: [3, 3], pads: [1, 1, 1, 1], count_include_pad: 1 },
+      { kernel_shape: [3, 2], strides: [2, 2], pads: [1, 0, 1, 1], ceil_mode: 1 },
+      { kernel_shape: [7, 9] }, // the whole image: ORT's global pool
+    ]) {
+      // int8 AveragePool groups are left out: onnxruntime-web's results for them depend on the graph around the
+      // group (docs/quantize-static.md, open differences); quantize_static's int8 files are covered above.
+      if (elem === 'INT8') continue;
+      for (const q of [exact, same, other]) await unaryGroup('AveragePool', attrs, [1, 3, 7, 9], q, elem, seed++);
+    }
+    for (const q of [exact, same, other]) await unaryGroup('GlobalAveragePool', {}, [2, 5, 6, 8], q, elem, seed++);
+    const off = elem === 'INT8' ? -128 : 0;
+    for (const axis of [-1, 1]) await unaryGroup('Softmax', { axis }, [2, 10, 3], [0.0812, 120 + off, 1 / 256, off], elem, seed++);
+  }
+});
+
+test('float AveragePool equals onnxruntime-web bit for bit (its global, vector and generic kernels)', async () => {
+  const dims = [1, 4, 9, 13];
+  const rng = mulberry32(9);
+  const x = Float32Array.from({ length: 4 * 9 * 13 }, () => (rng() % 100000) / 997.3 - 50); // inexact sums
+  for (const attributes of [
+    { kernel_shape: [2, 2] },
+    { kernel_shape: [3, 3], pads: [1, 1, 1, 1] },
+    { kernel_shape: [3, 3], pads: [1, 2, 0, 1], count_include_pad: 1 },
+    { kernel_shape: [3, 3], strides: [2, 2] },
+    { kernel_shape: [3, 5], strides: [1, 3] }, // stride 3 along the width: the generic kernel
+    { kernel_shape: [9, 13] }, // the whole image: the global kernel
+  ]) {
+    const bytes = graphModel({
+      inputs: [{ name: 'x', elemType: 'FLOAT', dims }],
+      initializers: [],
+      nodes: [{ opType: 'AveragePool', inputs: ['x'], outputs: ['y'], attributes }],
+      outputs: [{ name: 'y', elemType: 'FLOAT', dims: null }],
+    });
+    const model = await qwasm.loadModel(bytes);
+    const ort = await createOrtRunner(bytes);
+    try {
+      const ours = (await model.run({ x: { data: x, dims } })).y;
+      const ref = (await ort.run({ x: { type: 'float32', data: x, dims } })).y;
+      assert.deepEqual(ours.dims, Array.from(ort.lastDims.y));
+      assertBitEqual(assert, ours.data, ref, `AveragePool ${JSON.stringify(attributes)} vs onnxruntime-web`);
+    } finally {
+      model.dispose();
+      await ort.release();
+    }
+  }
+});
