@@ -4,7 +4,8 @@
 //
 // The page imports qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative layout
 // as the npm package), protobufjs's browser build from web_demo/vendor/, the demo model from
-// web_demo/models/ (models/digits.onnx, digits.json and the float export digits-float.onnx) and, for the
+// web_demo/models/ (models/digits.onnx, digits.json, the float export digits-float.onnx and the training /
+// held-out splits digits-data.json that the quantize view calibrates and measures on) and, for the
 // model view's float reference only, onnxruntime-web's wasm backend from web_demo/vendor/ort/ (its ESM build,
 // the wasm factory it imports and the .wasm binary; loaded lazily by web_demo/model-float.js, so the page
 // starts without it). All are copied here, not
@@ -26,11 +27,12 @@ export function prepareDemo() {
   mkdirSync(`${demo}qwasm/dist`, { recursive: true });
   cpSync(`${root}js`, `${demo}qwasm/js`, { recursive: true });
   for (const f of ['qwasm-simd.wasm', 'qwasm-scalar.wasm']) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
-  // The model view's default model: models/digits.onnx (tools/train_digits.py) and its test images, copied
+  // The model view's default model: models/digits.onnx (tools/train_digits.py) and its test images, the float
+  // model and the digits splits for the quantize view, copied
   // so that models/ stays the one source of truth.
   rmSync(`${demo}models`, { recursive: true, force: true });
   mkdirSync(`${demo}models`, { recursive: true });
-  for (const f of ['digits.onnx', 'digits.json', 'digits-float.onnx']) {
+  for (const f of ['digits.onnx', 'digits.json', 'digits-float.onnx', 'digits-data.json']) {
     if (!existsSync(`${root}models/${f}`)) throw new Error(`models/${f} is missing: run tools/train_digits.py first`);
     cpSync(`${root}models/${f}`, `${demo}models/${f}`);
   }

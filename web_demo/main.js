@@ -1,8 +1,10 @@
 // Page shell: starts qwasm, switches views, and lets the model view hand tensors to the explorer.
-// Each view is a module exporting mount(element, context); they share nothing else.
+// Each view is a module exporting mount(element, context); they share nothing else. The quantize view
+// hands the QDQ model it makes to the model view through context.openInModelView.
 import * as qwasm from './qwasm/js/index.js';
 import * as explorer from './explorer.js';
 import * as modelView from './model-view.js';
+import * as ptqView from './ptq-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -24,9 +26,16 @@ async function start() {
       explorer.setTensor(label, values, dims);
       show('explorer');
     },
+    /** Makes a model (ONNX bytes) the model view's current one and shows it; set up by the model view. */
+    async openInModelView(bytes, name) {
+      if (!context.openModel) throw new Error('the model view is not ready');
+      await context.openModel(bytes, name);
+      show('model');
+    },
   };
   explorer.mount($('#explorer'), context);
   await modelView.mount($('#model'), context);
+  ptqView.mount($('#ptq'), context);
   window.qwasmDemo = { ready: true, qwasm, show };
 }
 

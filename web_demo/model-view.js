@@ -410,17 +410,31 @@ export async function mount(root, context) {
     await useModel(model, DEFAULT.name, true);
   }
 
+  /** Loads ONNX bytes as the current model (as a loaded file); rejects, keeping the current model, if unusable. */
+  async function useBytes(bytes, name) {
+    let model = null;
+    try {
+      model = await qwasm.loadModel(bytes);
+      await evaluate(model, state.image); // a model the page cannot feed is rejected before it replaces the current one
+      await useModel(model, name, false);
+    } catch (error) {
+      model?.dispose();
+      throw error;
+    }
+  }
+  /** For the quantize view (main.js's openInModelView): its QDQ model, shown here as a loaded file. */
+  context.openModel = async (bytes, name) => {
+    loadError.hidden = true;
+    await useBytes(bytes, name);
+  };
+
   fileInput.addEventListener('change', async () => {
     const file = fileInput.files?.[0];
     if (!file) return;
     loadError.hidden = true;
-    let model = null;
     try {
-      model = await qwasm.loadModel(new Uint8Array(await file.arrayBuffer()));
-      await evaluate(model, state.image); // a model the page cannot feed is rejected before it replaces the current one
-      await useModel(model, file.name, false);
+      await useBytes(new Uint8Array(await file.arrayBuffer()), file.name);
     } catch (error) {
-      model?.dispose();
       loadError.hidden = false;
       loadError.textContent = `Could not use "${file.name}": ${describeError(error)}. The previous model (${state.name}) is still loaded.`;
     } finally {
