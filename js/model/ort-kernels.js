@@ -16,13 +16,9 @@
 //   saturated (the source read clamps only above 255, so int8 would wrap; onnxruntime-web 1.30 saturates).
 import { UnsupportedError, host, toHost } from './kernels.js';
 import { ModelFormatError } from './onnx.js';
+import { roundHalfEven } from './ort-tables.js';
 
 const f = Math.fround;
-
-function roundHalfEven(x) {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
 
 function range(data) {
   return data instanceof Int8Array ? [-128, 127, Int8Array] : [0, 255, Uint8Array];

@@ -26,7 +26,8 @@ function mlasLogistic(value) {
   return Math.min(Math.max(f(f(p / q) + 0.5), 0), 1);
 }
 
-function roundHalfEven(x) {
+/** nearbyint under the default rounding mode: ties to even. */
+export function roundHalfEven(x) {
   const r = Math.round(x);
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }

@@ -18,6 +18,7 @@ import { defaultQConfig } from '../observers.js';
 import { decodeOnnx, encodeOnnx, ModelFormatError } from './onnx.js';
 import { loadModel, readSource } from './model.js';
 import { UnsupportedError } from './kernels.js';
+import { roundHalfEven } from './ort-tables.js';
 
 const COMPUTE = new Set(['Conv', 'Gemm', 'MatMul', 'Add', 'Mul', 'Concat']);
 const SHARED = new Set(['MaxPool', 'GlobalAveragePool', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity', 'Relu']);
@@ -183,9 +184,7 @@ function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
 function quantizeBias(bias, inputScale, weightScales) {
   const scales = Float32Array.from(bias.data, (_, c) => f32(inputScale * weightScales[weightScales.length > 1 ? c : 0]));
   const data = Int32Array.from(bias.data, (b, c) => {
-    const v = f32(b / scales[c]);
-    const r = Math.round(v) - (Math.abs(v % 1) === 0.5 && Math.round(v) % 2 !== 0 ? 1 : 0);
-    return Math.min(Math.max(r, -2147483648), 2147483647);
+    return Math.min(Math.max(roundHalfEven(f32(b / scales[c])), -2147483648), 2147483647);
   });
   return { scales, data };
 }
