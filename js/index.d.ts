@@ -1248,6 +1248,12 @@ export interface ModelValueInfo {
   readonly name: string;
   readonly dtype: ModelDtype;
   readonly dims: ReadonlyArray<number | string>;
+  /**
+   * Inputs: the qparams the input is quantized with (its QuantizeLinear) or read with (an 8-bit input).
+   * Outputs: the qparams of the 8-bit output, or of the 8-bit tensor a float output was dequantized from.
+   * null when the value is not quantized.
+   */
+  readonly qparams: LayerQParams | null;
 }
 
 /** A tensor returned by Model.run. */

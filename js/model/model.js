@@ -109,10 +109,29 @@ export class Model {
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
     };
-    this.inputs = graph.inputs.map((i) => ({ ...i }));
-    this.outputs = graph.outputs.map((o) => ({ ...o }));
+    this.inputs = graph.inputs.map((i) => ({ ...i, qparams: this.#inputQParams(i.name) }));
+    this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
     this.metadata = Object.fromEntries(graph.metadata);
     this.peakBytes = 0;
+  }
+
+  /** The qparams a graph input is quantized with (by its QuantizeLinear) or read with (8-bit input); null if none. */
+  #inputQParams(name) {
+    const i = this.#order.findIndex((n) => n.inputs.includes(name));
+    if (i < 0) return null;
+    const node = this.#order[i];
+    const d = this.#described[i];
+    if (node.opType === 'QuantizeLinear') return d.output && { ...d.output };
+    return node.inputs[0] === name && d.input ? { ...d.input } : null;
+  }
+
+  /** The qparams of an 8-bit graph output, or of the 8-bit tensor a float output was dequantized from; null if none. */
+  #outputQParams(name) {
+    const i = this.#order.findIndex((n) => n.outputs.includes(name));
+    if (i < 0) return null;
+    const d = this.#described[i];
+    const q = this.#order[i].opType === 'DequantizeLinear' ? d.input : d.output;
+    return q && { ...q };
   }
 
   /**

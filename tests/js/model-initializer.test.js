@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
 import { failOnLeaks, qwasm } from './helpers.js';
+import { qlinearConvModel } from '../../tools/bench/ort.mjs';
+import { QPARAMS } from '../../tools/bench/cases.mjs';
 
 failOnLeaks(before, afterEach);
 
@@ -90,5 +92,37 @@ test('layers carry each layer\'s qparams (equal to PyTorch\'s) and weight; weigh
     assert.deepEqual(pool.output, pool.input, 'max pool passes its qparams through');
   } finally {
     model.dispose();
+  }
+});
+
+test('inputs and outputs carry the qparams they are quantized with: the digits model\'s are PyTorch\'s', async () => {
+  const digits = JSON.parse(readFileSync(new URL('../../models/digits.json', import.meta.url), 'utf8'));
+  const model = await qwasm.loadModel(new Uint8Array(readFileSync(new URL('../../models/digits.onnx', import.meta.url))));
+  try {
+    const [input] = model.inputs;
+    assert.equal(input.dtype, 'float32');
+    const quant = model.layers.find((l) => l.opType === 'QuantizeLinear');
+    assert.deepEqual(input.qparams, quant.output, 'the float input is quantized by the first QuantizeLinear');
+    const output = model.outputs.find((o) => o.name === digits.output.name);
+    // digits.json records PyTorch's scale and zero point of the quantized logits (before DeQuantStub)
+    assert.deepEqual(output.qparams, { scale: Math.fround(digits.test_images[0].scale), zeroPoint: digits.test_images[0].zero_point, dtype: 'uint8' });
+  } finally {
+    model.dispose();
+  }
+  // an 8-bit input read by QLinearConv with its x_scale / x_zero_point, its 8-bit output with y_scale / y_zero_point
+  const c = { N: 1, Cin: 2, H: 3, W: 3, Cout: 2, Hout: 3, Wout: 3, kh: 1, kw: 1, pad: 0, stride: 1, group: 1 };
+  const qop = await qwasm.loadModel(qlinearConvModel(c, new Int8Array(4).fill(1), new Int32Array(2)));
+  try {
+    assert.deepEqual(qop.inputs[0].qparams, { scale: Math.fround(QPARAMS.xScale), zeroPoint: QPARAMS.xZp, dtype: 'uint8' });
+    assert.deepEqual(qop.outputs[0].qparams, { scale: Math.fround(QPARAMS.yScale), zeroPoint: QPARAMS.yZp, dtype: 'uint8' });
+  } finally {
+    qop.dispose();
+  }
+  const float = await qwasm.loadModel(new Uint8Array(readFileSync(new URL('../../models/digits-float.onnx', import.meta.url))));
+  try {
+    assert.equal(float.inputs[0].qparams, null);
+    assert.ok(float.outputs.every((o) => o.qparams === null));
+  } finally {
+    float.dispose();
   }
 });

@@ -50,8 +50,10 @@ for (const name of ['test_quantizelinear', 'test_quantizelinear_axis', 'test_deq
 test('the model object: inputs, outputs, layers, dispose', async () => {
   const c = fixture('onnx/test_qlinearconv.json');
   const model = await qwasm.loadModel(modelOf(c));
-  assert.deepEqual(model.inputs, [{ name: 'x', dtype: 'uint8', dims: [1, 1, 7, 7] }]);
-  assert.deepEqual(model.outputs, [{ name: 'y', dtype: 'uint8', dims: [1, 1, 7, 7] }]);
+  // qparams: the conformance data's x_scale / x_zero_point and y_scale / y_zero_point
+  const qp = (s, z) => ({ scale: Math.fround(c.inputs[s].data[0]), zeroPoint: c.inputs[z].data[0], dtype: 'uint8' });
+  assert.deepEqual(model.inputs, [{ name: 'x', dtype: 'uint8', dims: [1, 1, 7, 7], qparams: qp(1, 2) }]);
+  assert.deepEqual(model.outputs, [{ name: 'y', dtype: 'uint8', dims: [1, 1, 7, 7], qparams: qp(6, 7) }]);
   assert.equal(model.layers[0].opType, 'QLinearConv');
   assert.equal(model.semantics, 'onnx');
   const x = Uint8Array.from(c.inputs[0].data);
