@@ -6,6 +6,9 @@
 // - QLinearAveragePool (contrib_ops/cpu/quantization/qlinear_pool.cc): every input dequantized to float32
 //   (x_scale * (x - x_zero_point)), summed in window order in float32, divided by the window size
 //   (the clipped window unless count_include_pad), then y = saturate(nearbyint(sum / y_scale + y_zero_point)).
+//   The zero point is added in float32 before rounding, so an int8 group and the same group converted to
+//   uint8 (zero points + 128, as ORT's QDQS8ToU8Transformer does; qdq.js) can round differently: the
+//   attribute qwasm_s8_to_u8 = 1 on int8 data computes the uint8 form (sum / y_scale + (y_zero_point + 128)).
 //   A kernel covering the whole unpadded image is the global pool below.
 // - QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp): integer sum minus x_zero_point * N, times
 //   scale = x_scale / (y_scale * N) (float32), rounded half to even, + y_zero_point, saturated. ORT rejects a
@@ -69,6 +72,7 @@ export function ortAveragePool(x, xs, xz, ys, yz, attrs, where) {
   const oh = outputSize(h, k[0], strides[0], pads[0], pads[2], ceil);
   const ow = outputSize(w, k[1], strides[1], pads[1], pads[3], ceil);
   const [qmin, qmax, Arr] = range(data);
+  const shift = attrs.qwasm_s8_to_u8 && data instanceof Int8Array ? 128 : 0; // uint8 = int8 + 128
   const sx = f(xs), sy = f(ys);
   const deq = new Float32Array(256);
   const off = data instanceof Int8Array ? 128 : 0;
@@ -88,7 +92,7 @@ export function ortAveragePool(x, xs, xz, ys, yz, attrs, where) {
         for (let y = hs; y < he; y++) for (let xx = ws; xx < we; xx++) sum = f(sum + deq[data[base + y * w + xx] + off]);
         const count = includePad ? k[0] * k[1] : (he - hs) * (we - ws);
         const avg = f(sum / count);
-        out[(p * oh + ph) * ow + pw] = Math.min(qmax, Math.max(qmin, roundHalfEven(f(f(avg / sy) + yz))));
+        out[(p * oh + ph) * ow + pw] = Math.min(qmax, Math.max(qmin, roundHalfEven(f(f(avg / sy) + (yz + shift))) - shift));
       }
     }
   }
@@ -149,7 +153,8 @@ export function qlinearSoftmax(ctx, [x, xs, , ys, yz], attrs) {
  *   rows in the image, then per output the kernel-width columns left to right (padding columns are zeros);
  * - otherwise generic: rows then columns of the clipped window.
  * The divisor is the clipped window size, or the kernel size with count_include_pad.
- * quantize_static's int8-activation AveragePool groups run here: onnxruntime-web leaves them unfused.
+ * An int8 DQ -> AveragePool -> Q group that onnxruntime-web leaves unfused runs here (qdq.js: its int8 -> uint8
+ * pair rewrite changed one side of the group only).
  */
 export function floatAveragePool(ctx, [x], attrs) {
   const where = `AveragePool node "${ctx.node.name}"`;

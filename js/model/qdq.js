@@ -153,6 +153,26 @@ export function fuseQdq(graph) {
   const removed = new Set();
   const added = new Map(); // replaced node -> new nodes
   let fused = 0;
+  // ONNX Runtime's QDQS8ToU8Transformer (optimizer/qdq_transformer/qdq_s8_to_u8.cc; it runs wherever int8 QDQ is not
+  // "allowed", i.e. everywhere but ARM, onnxruntime-web included) rewrites an int8 QuantizeLinear -> DequantizeLinear
+  // pair to uint8 (zero points + 128) when the Q feeds that one DQ alone and is no graph output, and both zero points
+  // are equal scalar initializers. EnsureUniqueDQForNodeUnit runs before it and gives a DQ with several consumers
+  // (or a consumer and a graph output) one copy per consumer, so then the Q feeds several DQs and stays int8.
+  const int8Zp = (name) => {
+    const t = name && inits.get(name);
+    return t && t.dtype === 'int8' && t.data.length === 1 ? Number(t.data[0]) : undefined;
+  };
+  const s8ToU8 = (q) => {
+    if (!q || q.opType !== 'QuantizeLinear' || q.domain !== '') return false;
+    const cs = consumers.get(q.outputs[0]) ?? [];
+    const d = cs[0];
+    if (cs.length !== 1 || d.opType !== 'DequantizeLinear' || d.domain !== '' || d.inputs[0] !== q.outputs[0]) return false;
+    const zq = int8Zp(q.inputs[2]);
+    if (zq === undefined || zq !== int8Zp(d.inputs[2])) return false;
+    const uses = consumers.get(d.outputs[0]) ?? [];
+    const nodes = uses.filter((u) => u.opType !== '__output__').length;
+    return nodes === 0 || (nodes === 1 && uses.length === 1);
+  };
   const sameQParams = (a, b) => {
     const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
     return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
@@ -286,11 +306,18 @@ export function fuseQdq(graph) {
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
       if (!dx || !q) continue;
+      // After ORT's int8 -> uint8 pair rewrite (s8ToU8 above) its UnarySelector fuses only a group whose DQ input and
+      // Q output have the same type: with one side rewritten and the other not, ORT runs DQ -> float AveragePool ->
+      // Q, and so does qwasm. With both rewritten, QLinearAveragePool runs on uint8 data, which rounds differently.
+      const u8In = s8ToU8(producer.get(dx.inputs[0]));
+      const u8Out = s8ToU8(q);
+      if (op === 'AveragePool' && u8In !== u8Out) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
         name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
-        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: { ...node.attributes, channels_last: 0 },
+        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
+        attributes: { ...node.attributes, channels_last: 0, ...(op === 'AveragePool' && u8In ? { qwasm_s8_to_u8: 1 } : {}) },
       }]);
       fused++;
     }
