@@ -8,7 +8,7 @@ import { applyTable } from '../elementwise.js';
 import { broadcastSourceIndex } from '../layout.js';
 import { avgPool2dChannelsLast } from '../pooling.js';
 import { conv2dFloat, packConv2dFloat } from '../conv-float.js';
-import { leakyReluTable, sigmoidTable } from './ort-tables.js';
+import { leakyReluTable, mlasLogistic, sigmoidTable } from './ort-tables.js';
 import { floatAveragePool, ortAveragePool, ortGlobalAveragePool, qlinearSoftmax } from './ort-kernels.js';
 import { withQParams } from '../qtensor.js';
 import { ModelFormatError } from './onnx.js';
@@ -609,6 +609,8 @@ function gemm(ctx, [a, b, c], attrs) {
 
 function globalAveragePool(ctx, [x]) {
   const h = toHost(x);
+  // ORT runs a 2-D GlobalAveragePool through MLAS's global pooling kernel (its float AveragePool's, ort-kernels.js).
+  if (h.dims.length === 4) return floatAveragePool(ctx, [h], { kernel_shape: h.dims.slice(2) });
   const [nb, c] = h.dims;
   const hw = numel(h.dims.slice(2));
   const d = floatData(h, where(ctx.node));
@@ -873,7 +875,7 @@ export const KERNELS = new Map([
   ['Gather', gather],
   ['Relu', relu],
   ['LeakyRelu', floatUnary((v, attrs) => (v >= 0 ? v : Math.fround(Math.fround(attrs.alpha ?? 0.01) * v)))],
-  ['Sigmoid', floatUnary((v) => 1 / (1 + Math.exp(-v)))],
+  ['Sigmoid', floatUnary(mlasLogistic)], // ORT's float Sigmoid is MlasComputeLogistic, as its QLinearSigmoid table
   ['Softmax', softmax],
   ['Shape', shape],
   ['Constant', constant],

@@ -7,8 +7,7 @@
 //   (x_scale * (x - x_zero_point)), summed in window order in float32, divided by the window size
 //   (the clipped window unless count_include_pad), then y = saturate(nearbyint(sum / y_scale + y_zero_point)).
 //   The zero point is added in float32 before rounding, so an int8 group and the same group converted to
-//   uint8 (zero points + 128, as ORT's QDQS8ToU8Transformer does; qdq.js) can round differently: the
-//   attribute qwasm_s8_to_u8 = 1 on int8 data computes the uint8 form (sum / y_scale + (y_zero_point + 128)).
+//   uint8 (zero points + 128, as ORT's QDQS8ToU8Transformer does; qdq.js does it too) can round differently.
 //   A kernel covering the whole unpadded image is the global pool below.
 // - QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp): integer sum minus x_zero_point * N, times
 //   scale = x_scale / (y_scale * N) (float32), rounded half to even, + y_zero_point, saturated. ORT rejects a
@@ -72,7 +71,6 @@ export function ortAveragePool(x, xs, xz, ys, yz, attrs, where) {
   const oh = outputSize(h, k[0], strides[0], pads[0], pads[2], ceil);
   const ow = outputSize(w, k[1], strides[1], pads[1], pads[3], ceil);
   const [qmin, qmax, Arr] = range(data);
-  const shift = attrs.qwasm_s8_to_u8 && data instanceof Int8Array ? 128 : 0; // uint8 = int8 + 128
   const sx = f(xs), sy = f(ys);
   const deq = new Float32Array(256);
   const off = data instanceof Int8Array ? 128 : 0;
@@ -92,7 +90,7 @@ export function ortAveragePool(x, xs, xz, ys, yz, attrs, where) {
         for (let y = hs; y < he; y++) for (let xx = ws; xx < we; xx++) sum = f(sum + deq[data[base + y * w + xx] + off]);
         const count = includePad ? k[0] * k[1] : (he - hs) * (we - ws);
         const avg = f(sum / count);
-        out[(p * oh + ph) * ow + pw] = Math.min(qmax, Math.max(qmin, roundHalfEven(f(f(avg / sy) + (yz + shift))) - shift));
+        out[(p * oh + ph) * ow + pw] = Math.min(qmax, Math.max(qmin, roundHalfEven(f(f(avg / sy) + yz))));
       }
     }
   }

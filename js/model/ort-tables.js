@@ -13,7 +13,7 @@ const LOGISTIC = {
 };
 
 /** MLAS's logistic(v) in float32. */
-function mlasLogistic(value) {
+export function mlasLogistic(value) {
   const v = Math.min(Math.max(value, LOGISTIC.lower), LOGISTIC.upper);
   const v2 = f(v * v);
   const [a9, a7, a5, a3, a1] = LOGISTIC.alpha;

@@ -153,11 +153,17 @@ export function fuseQdq(graph) {
   const removed = new Set();
   const added = new Map(); // replaced node -> new nodes
   let fused = 0;
-  // ONNX Runtime's QDQS8ToU8Transformer (optimizer/qdq_transformer/qdq_s8_to_u8.cc; it runs wherever int8 QDQ is not
-  // "allowed", i.e. everywhere but ARM, onnxruntime-web included) rewrites an int8 QuantizeLinear -> DequantizeLinear
-  // pair to uint8 (zero points + 128) when the Q feeds that one DQ alone and is no graph output, and both zero points
-  // are equal scalar initializers. EnsureUniqueDQForNodeUnit runs before it and gives a DQ with several consumers
-  // (or a consumer and a graph output) one copy per consumer, so then the Q feeds several DQs and stays int8.
+  // ONNX Runtime's QDQS8ToU8Transformer (optimizer/qdq_transformer/qdq_s8_to_u8.cc) runs before its QDQ fusion
+  // wherever int8 QDQ is not "allowed", i.e. everywhere but ARM, onnxruntime-web included, and qwasm does the same
+  // here, on the graph, once: the fusions below then see ORT's types and their kernels get ORT's uint8 data.
+  // - An int8 QuantizeLinear -> DequantizeLinear pair becomes uint8 (both zero points + 128) when the Q feeds that
+  //   one DQ alone and is no graph output, and both zero points are equal scalar initializers. EnsureUniqueDQForNodeUnit
+  //   runs before it and gives a DQ with several consumers (or a consumer and a graph output) one copy per consumer,
+  //   so then the Q feeds several DQs and stays int8.
+  // The DequantizeLinear of an int8 constant stays int8 in onnxruntime-web 1.30 (the transformer's lone-DQ branch,
+  // which would convert constants with values outside [-64, 64], does not run there: measured, docs/quantize-static.md).
+  // Each fusion then requires the types ORT's selector requires (qdq_selectors.cc): equal types on all sides, and no
+  // int8 activation for Conv / MatMul. Where they differ the group stays DQ -> float op -> Q, as in ORT.
   const int8Zp = (name) => {
     const t = name && inits.get(name);
     return t && t.dtype === 'int8' && t.data.length === 1 ? Number(t.data[0]) : undefined;
@@ -173,6 +179,15 @@ export function fuseQdq(graph) {
     const nodes = uses.filter((u) => u.opType !== '__output__').length;
     return nodes === 0 || (nodes === 1 && uses.length === 1);
   };
+  for (const q of graph.nodes) {
+    if (!s8ToU8(q)) continue;
+    const zp = `${q.inputs[2]}/s8_to_u8`;
+    inits.set(zp, { dtype: 'uint8', dims: [], data: Uint8Array.of(int8Zp(q.inputs[2]) + 128) });
+    q.inputs[2] = consumers.get(q.outputs[0])[0].inputs[2] = zp;
+  }
+  // The element type of a DequantizeLinear's input or a QuantizeLinear's output: its zero point's.
+  const qtype = (n) => inits.get(n.inputs[2])?.dtype ?? (n.opType === 'DequantizeLinear' && inits.get(n.inputs[0])?.dtype || 'uint8');
+  const sameTypes = (...ns) => ns.every((n) => qtype(n) === qtype(ns[0]));
   const sameQParams = (a, b) => {
     const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
     return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
@@ -197,6 +212,8 @@ export function fuseQdq(graph) {
       }
       const q = singleQ(last.outputs[0]);
       if (!q || (act && !onlyConsumer(node.outputs[0], act))) continue;
+      // ConvSelector / MatMulSelector: no int8 activation where int8 is not allowed; GemmSelector: int8 A with int8 B.
+      if (!sameTypes(dx, q) || (op !== 'Gemm' ? qtype(dx) === 'int8' : qtype(dx) === 'int8' && qtype(dw) !== 'int8')) continue;
       const out = q.outputs[0];
       const integerName = `${node.name}/quantized`;
       const clampLo = `${integerName}/relu_min`;
@@ -234,7 +251,7 @@ export function fuseQdq(graph) {
     if (['MaxPool', 'Reshape', 'Flatten', 'Transpose', 'Squeeze', 'Unsqueeze'].includes(op)) {
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
-      if (!dx || !q || !sameQParams(dx, q)) continue;
+      if (!dx || !q || !sameTypes(dx, q) || !sameQParams(dx, q)) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{ ...node, inputs: [dx.inputs[0], ...node.inputs.slice(1)], outputs: [q.outputs[0]] }]);
@@ -245,7 +262,7 @@ export function fuseQdq(graph) {
       const da = dq(node.inputs[0]);
       const db = dq(node.inputs[1]);
       const q = singleQ(node.outputs[0]);
-      if (!da || !db || !q) continue;
+      if (!da || !db || !q || !sameTypes(da, db, q)) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
@@ -259,7 +276,7 @@ export function fuseQdq(graph) {
     if (op === 'Concat') {
       const ds = node.inputs.map(dq);
       const q = singleQ(node.outputs[0]);
-      if (ds.some((d) => !d) || !q) continue;
+      if (ds.some((d) => !d) || !q || !sameTypes(...ds, q)) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
@@ -273,7 +290,7 @@ export function fuseQdq(graph) {
       // ONNX Runtime's QDQ transformer makes this its QLinearSoftmax (a table of exp, ort-kernels.js).
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
-      if (!dx || !q) continue;
+      if (!dx || !q || !sameTypes(dx, q)) continue;
       removed.add(node);
       removed.add(q);
       const opset = graph.opsets?.get('') ?? 13;
@@ -289,7 +306,7 @@ export function fuseQdq(graph) {
       // ONNX Runtime's QDQ transformer makes these its table ops; the tables reproduce its float path exactly.
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
-      if (!dx || !q) continue;
+      if (!dx || !q || !sameTypes(dx, q)) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
@@ -305,19 +322,13 @@ export function fuseQdq(graph) {
       // ONNX semantics the kernels are ORT's (ort-kernels.js).
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
-      if (!dx || !q) continue;
-      // After ORT's int8 -> uint8 pair rewrite (s8ToU8 above) its UnarySelector fuses only a group whose DQ input and
-      // Q output have the same type: with one side rewritten and the other not, ORT runs DQ -> float AveragePool ->
-      // Q, and so does qwasm. With both rewritten, QLinearAveragePool runs on uint8 data, which rounds differently.
-      const u8In = s8ToU8(producer.get(dx.inputs[0]));
-      const u8Out = s8ToU8(q);
-      if (op === 'AveragePool' && u8In !== u8Out) continue;
+      if (!dx || !q || !sameTypes(dx, q)) continue;
       removed.add(node);
       removed.add(q);
       added.set(node, [{
         name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
         inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
-        attributes: { ...node.attributes, channels_last: 0, ...(op === 'AveragePool' && u8In ? { qwasm_s8_to_u8: 1 } : {}) },
+        attributes: { ...node.attributes, channels_last: 0 },
       }]);
       fused++;
     }

@@ -21,6 +21,9 @@ const CONV = 'QuantizeLinear QLinearConv QLinearConv MaxPool';
 const CNN_TAIL = 'QLinearAveragePool QLinearAdd QLinearSigmoid QLinearMul QLinearConcat QLinearGlobalAveragePool Flatten QGemm QLinearSoftmax DequantizeLinear';
 const CNN = `${CONV} ${CNN_TAIL}`;
 const MLP = 'Transpose QuantizeLinear QLinearMatMul QLinearAdd Reshape QLinearMul QGemm DequantizeLinear';
+// int8 activations: the constants' DQs stay int8 while the activation pairs become uint8 (QDQS8ToU8Transformer), so
+// ORT leaves the Add and the Mul of a constant in float (docs/quantize-static.md)
+const MLP_INT8 = 'Transpose QuantizeLinear QLinearMatMul DequantizeLinear DequantizeLinear Add QuantizeLinear Reshape DequantizeLinear DequantizeLinear Mul QuantizeLinear QGemm DequantizeLinear';
 const DIGITS = `${CONV} QLinearConv QLinearConv QLinearAdd QLinearGlobalAveragePool Flatten QGemm DequantizeLinear`;
 
 // What qwasm makes of each file: every QDQ group quantize_static writes becomes one integer operator, as
@@ -37,7 +40,7 @@ const EXPECTED = {
     qdq_weights: CNN, // the float weights' QuantizeLinear folded into int8 initializers
     dedicated: CNN, // the per-consumer Q/DQ copies merged
   },
-  mlp: { per_tensor: MLP, per_channel: MLP, act_symmetric: MLP, act_int8: MLP, qdq_weights: MLP },
+  mlp: { per_tensor: MLP, per_channel: MLP, act_symmetric: MLP, act_int8: MLP_INT8, qdq_weights: MLP },
 };
 
 for (const [name, variants] of Object.entries(EXPECTED)) {
@@ -88,17 +91,19 @@ test('quantize_static cnn (per_channel): every quantized intermediate equals onn
   }
 });
 
-test('quantize_static cnn with int8 activations: equal to onnxruntime-web, its AveragePool group in float', async () => {
+test('quantize_static cnn with int8 activations: equal to onnxruntime-web, the groups with mixed types in float', async () => {
   // onnxruntime-web turns an int8 Q -> DQ pair into uint8 (QDQS8ToU8Transformer) only where the Q feeds one DQ
-  // that feeds one node. Here the MaxPool output's DQ feeds the AveragePool, the Add and the Concat, so the pool's input
-  // stays int8 while its output pair becomes uint8; ORT then leaves the group unfused (DQ -> float AveragePool
-  // -> Q), and so does qwasm (docs/quantize-static.md).
+  // that feeds one node. Here the MaxPool output's DQ feeds the AveragePool, the Add and the Concat, and the Add's
+  // feeds the Sigmoid and the Mul: those pairs stay int8 while the others become uint8, and ORT leaves every group
+  // whose sides then differ unfused (DQ -> float op -> Q): MaxPool, AveragePool, Add, Sigmoid, Mul, Concat. So does
+  // qwasm (docs/quantize-static.md).
   const doc = fixture('ort_static/cnn.json');
   const bytes = bytesOf('cnn-act_int8.onnx');
   const model = await qwasm.loadModel(bytes);
   const ort = await createOrtRunner(bytes);
   try {
-    assert.equal(model.layers.map((l) => l.opType).join(' '), CNN.replace('QLinearAveragePool', 'DequantizeLinear AveragePool QuantizeLinear'));
+    const float = (op) => `DequantizeLinear ${op} QuantizeLinear`;
+    assert.equal(model.layers.map((l) => l.opType).join(' '), `QuantizeLinear QLinearConv QLinearConv ${['MaxPool', 'AveragePool', 'Add', 'Sigmoid', 'Mul', 'Concat'].map(float).join(' ')} QLinearGlobalAveragePool Flatten QGemm QLinearSoftmax DequantizeLinear`);
     for (const c of doc.cases) {
       const x = Float32Array.from(c.x);
       const ours = (await model.run({ x: { data: x, dims: doc.input_dims } })).probs;
@@ -280,7 +285,7 @@ test('int8 AveragePool groups equal onnxruntime-web in every context (float path
           const layers = model.layers.map((l) => l.opType).join(' ');
           assert.equal(layers.includes('QLinearAveragePool'), kind !== 'float', `${label}: ${layers}`);
           const pool = model.layers.find((l) => l.opType === 'QLinearAveragePool');
-          if (pool) assert.equal(!!pool.attributes?.qwasm_s8_to_u8, kind === 'uint8', label);
+          if (pool) assert.equal(pool.input.dtype, kind, label);
           const ours = await model.run({ x: { data: x, dims } });
           const ref = await ort.run({ x: { type: 'float32', data: x, dims } });
           const out = dqAfter ? 'y' : 'yq';
