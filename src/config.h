@@ -5,6 +5,7 @@
 #include "dwconv/dwconv.h"
 #include "elementwise/lut.h"
 #include "elementwise/vadd.h"
+#include "f32/dwconv.h"
 #include "f32/gemm.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
@@ -25,6 +26,7 @@ struct qw_kernels {
   qw_x8_transpose_ukernel transpose_x8;
   qw_vadd_onnx_ukernel vadd_onnx[2];                 /* [signed] */
   qw_f32_gemm_ukernel f32_gemm[4];                   /* [rows - 1]: float GEMM for 1..4 rows */
+  qw_f32_dwconv_ukernel f32_dwconv;                  /* float depthwise convolution, one output row */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */
