@@ -6,9 +6,9 @@
  *   - 1x1, stride 1, no padding: the NCHW input already is the [k][pixels] panel; the GEMM reads it
  *     in place (only a last partial 8-pixel tile is copied into the panel).
  *   - one input channel per group (depthwise, any multiplier) with at most QW_F32_DW_TAPS taps: the
- *     channel plane is copied once into the workspace with its zero padding, its columns split by
+ *     channel plane is copied into the workspace inside its zero padding, its columns split by
  *     phase modulo stride_w (so a strided output row reads consecutive floats), then the depthwise
- *     row kernel sums the taps straight from those rows.
+ *     kernel sums the taps of each output channel straight from those rows.
  * Sums run bias first, then k in (channel, kernel row, kernel column) order, padding taps included
  * as products with +0.0f: every path, and the scalar and SIMD builds, give the same bits. */
 #include <string.h>
@@ -95,36 +95,26 @@ size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* s) {
     return 0;
   }
   if (f32_depthwise(s)) {
-    return (size_t)s->stride_w * dw_rows(s) * dw_cols(s) * sizeof(float);
+    return ((size_t)s->stride_w * dw_rows(s) * dw_cols(s) + QW_F32_DWCONV_SLACK) * sizeof(float);
   }
   return f32_k(s) * f32_block_pixels(s) * sizeof(float);
 }
 
-/* Copies channel plane `chan` into the workspace: padded row r, padded column q + i * stride_w at
- * plane[(q * rows + r) * cols + i], zeros for the padding (and past the padded width). */
-static void dw_pad(const qw_conv2d_shape* s, const float* chan, float* plane) {
+/* Copies channel plane `chan` into the workspace's interior: padded row r, padded column
+ * q + i * stride_w at plane[(q * rows + r) * cols + i]. The padding around it (and past the padded
+ * width) stays as dw_conv zeroed it once per call. */
+static void dw_fill(const qw_conv2d_shape* s, const float* chan, float* plane) {
   const size_t rows = dw_rows(s), cols = dw_cols(s), sw = (size_t)s->stride_w;
   const size_t pl = (size_t)s->pad_left, w = (size_t)s->in_w;
   for (size_t q = 0; q < sw; q++) {
-    float* phase = plane + q * rows * cols;
-    memset(phase, 0, (size_t)s->pad_top * cols * sizeof(float));
-    memset(phase + ((size_t)s->pad_top + s->in_h) * cols, 0, (size_t)s->pad_bottom * cols * sizeof(float));
-    for (size_t y = 0; y < (size_t)s->in_h; y++) {
-      const float* src = chan + y * w;
-      float* dst = phase + (y + s->pad_top) * cols;
-      if (sw == 1) {
-        memset(dst, 0, pl * sizeof(float));
-        memcpy(dst + pl, src, w * sizeof(float));
-        memset(dst + pl + w, 0, (cols - pl - w) * sizeof(float));
-        continue;
-      }
-      /* padded column q + i * sw is input column q + i * sw - pl: inside for i in [i0, i1) */
-      const size_t i0 = pl > q ? (pl - q + sw - 1) / sw : 0;
-      const size_t i1 = pl + w > q ? (pl + w - q + sw - 1) / sw : 0;
-      size_t i = 0;
-      for (; i < i0 && i < cols; i++) dst[i] = 0.0f;
-      for (; i < i1 && i < cols; i++) dst[i] = src[q + i * sw - pl];
-      for (; i < cols; i++) dst[i] = 0.0f;
+    /* padded column q + i * sw is input column q + i * sw - pl: inside for i in [i0, i1) */
+    const size_t i0 = pl > q ? (pl - q + sw - 1) / sw : 0;
+    const size_t i1 = pl + w > q ? (pl + w - q + sw - 1) / sw : 0;
+    if (i0 >= i1) continue;
+    const float* src = chan + q + i0 * sw - pl;
+    float* dst = plane + (q * rows + s->pad_top) * cols + i0;
+    for (size_t y = 0; y < (size_t)s->in_h; y++, src += w, dst += cols) {
+      for (size_t i = 0; i < i1 - i0; i++) dst[i] = src[i * sw];
     }
   }
 }
@@ -136,26 +126,21 @@ static void dw_conv(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const floa
   const size_t rows = dw_rows(s), cols = dw_cols(s), sw = (size_t)s->stride_w;
   const size_t in_plane = (size_t)s->in_h * s->in_w, pixels = (size_t)oh * ow;
   const size_t taps = (size_t)s->kernel_h * s->kernel_w;
-  const float* tap_rows[QW_F32_DW_TAPS];
-  size_t tap_offset[QW_F32_DW_TAPS]; /* of tap t's row for output row 0 */
+  size_t offsets[QW_F32_DW_TAPS]; /* of tap t's input for output (0, 0) */
   for (size_t ky = 0, t = 0; ky < (size_t)s->kernel_h; ky++) {
     for (size_t kx = 0; kx < (size_t)s->kernel_w; kx++, t++) {
       const size_t dx = kx * s->dilation_w;
-      tap_offset[t] = ((dx % sw) * rows + ky * s->dilation_h) * cols + dx / sw;
+      offsets[t] = ((dx % sw) * rows + ky * s->dilation_h) * cols + dx / sw;
     }
   }
+  memset(plane, 0, (sw * rows * cols + QW_F32_DWCONV_SLACK) * sizeof(float));
   for (size_t b = 0; b < (size_t)s->batch; b++) {
     for (size_t g = 0; g < (size_t)s->groups; g++) {
-      dw_pad(s, x + (b * s->groups + g) * in_plane, plane);
+      dw_fill(s, x + (b * s->groups + g) * in_plane, plane);
       for (size_t r = 0; r < cout_g; r++) {
         const size_t oc = g * cout_g + r;
         const float* w = packed + (g * tiles + r / QW_F32_GEMM_MR) * tile_size + r % QW_F32_GEMM_MR;
-        float* out = y + (b * s->out_c + oc) * pixels;
-        for (size_t oy = 0; oy < (size_t)oh; oy++, out += ow) {
-          const size_t row0 = oy * s->stride_h * cols;
-          for (size_t t = 0; t < taps; t++) tap_rows[t] = plane + tap_offset[t] + row0;
-          dwconv((size_t)ow, taps, tap_rows, w, out);
-        }
+        dwconv((size_t)oh, (size_t)ow, taps, plane, offsets, s->stride_h * cols, w, y + (b * s->out_c + oc) * pixels);
       }
     }
   }
