@@ -349,7 +349,8 @@ QW_API size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* shape);
  * into qw_f32_conv2d_pack_size bytes. */
 QW_API qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* shape, const float* w, const float* bias, float* packed);
 
-/* Bytes of workspace qw_f32_conv2d needs (depends on channels and kernel only). */
+/* Bytes of workspace qw_f32_conv2d needs (channels and kernel; for depthwise convolutions, one
+ * padded input plane: in_h, in_w and the padding too). */
 QW_API size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* shape);
 
 /* y = conv2d(x, w) + bias, padding contributing zeros. Each output sums bias first, then the taps in

@@ -114,7 +114,13 @@ static void dw_fill(const qw_conv2d_shape* s, const float* chan, float* plane) {
     const float* src = chan + q + i0 * sw - pl;
     float* dst = plane + (q * rows + s->pad_top) * cols + i0;
     for (size_t y = 0; y < (size_t)s->in_h; y++, src += w, dst += cols) {
-      for (size_t i = 0; i < i1 - i0; i++) dst[i] = src[i * sw];
+      if (sw == 1) {
+        memcpy(dst, src, (i1 - i0) * sizeof(float));
+      } else if (sw == 2) {
+        for (size_t i = 0; i < i1 - i0; i++) dst[i] = src[2 * i];
+      } else {
+        for (size_t i = 0; i < i1 - i0; i++) dst[i] = src[i * sw];
+      }
     }
   }
 }
