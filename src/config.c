@@ -27,6 +27,7 @@ const struct qw_kernels qw_scalar_kernels = {
     .f32_gemm = {qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar,
                  qw_f32_gemm_ukernel_4x8__scalar},
     .f32_dwconv = qw_f32_dwconv_ukernel__scalar,
+    .f32_relu = qw_f32_relu_ukernel__scalar,
 };
 
 #if QW_SIMD
@@ -55,6 +56,7 @@ static const struct qw_kernels wasmsimd_kernels = {
     .f32_gemm = {qw_f32_gemm_ukernel_1x8__wasmsimd, qw_f32_gemm_ukernel_2x8__wasmsimd, qw_f32_gemm_ukernel_4x8__wasmsimd,
                  qw_f32_gemm_ukernel_4x8__wasmsimd},
     .f32_dwconv = qw_f32_dwconv_ukernel_16__wasmsimd,
+    .f32_relu = qw_f32_relu_ukernel_16__wasmsimd,
 };
 #endif
 

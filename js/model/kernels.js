@@ -701,7 +701,7 @@ function convFloat(ctx, [x, wv, b], attrs) {
   };
   const packed = constant ? ctx.prepare(make, padding.join(',')) : make();
   try {
-    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w);
+    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, ctx.fusedRelu === true);
     return [host('float32', y.dims, y.data)];
   } finally {
     if (!constant) packed.dispose();
@@ -709,9 +709,9 @@ function convFloat(ctx, [x, wv, b], attrs) {
 }
 
 /** conv2dFloat with its shape errors as the node's ModelFormatError. */
-function conv2dFloatOf(x, xDims, packed, w) {
+function conv2dFloatOf(x, xDims, packed, w, relu) {
   try {
-    return conv2dFloat(x, xDims, packed);
+    return conv2dFloat(x, xDims, packed, { relu });
   } catch (error) {
     if (error instanceof RangeError) throw new ModelFormatError(`${w}: ${error.message}`);
     throw error;

@@ -359,6 +359,10 @@ QW_API size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* shape);
 QW_API qw_status qw_f32_conv2d(const qw_conv2d_shape* shape, const float* x, const float* packed, float* y,
                                void* workspace);
 
+/* y[i] = x[i] > 0 ? x[i] : +0.0f for i < n (NaN and -0.0f give +0.0f), x == y allowed: a float Conv's
+ * Relu applied in wasm before its output leaves (the model loader fuses Conv + Relu). */
+QW_API qw_status qw_f32_relu(size_t n, const float* x, float* y);
+
 /* ---- observers and fake quantization (torch.ao.quantization, PyTorch 1.13) ----------------- */
 
 /* torch.aminmax of n >= 1 floats; NaN anywhere gives NaN for both. */

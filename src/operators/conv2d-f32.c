@@ -240,3 +240,11 @@ qw_status qw_f32_conv2d(const qw_conv2d_shape* s, const float* x, const float* p
   }
   return QW_OK;
 }
+
+qw_status qw_f32_relu(size_t n, const float* x, float* y) {
+  if (n != 0 && (x == NULL || y == NULL)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  qw_kernels()->f32_relu(n, x, y);
+  return QW_OK;
+}

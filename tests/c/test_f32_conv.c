@@ -1,6 +1,7 @@
 /* qw_f32_conv2d: NCHW float convolution against a reference summing in the kernel's documented
  * float32 order (bias, then channel, kernel row, kernel column), bit for bit; every buffer exactly
  * sized (ASan catches any over-read or over-write); argument checks. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -69,7 +70,24 @@ static void run_case(qw_conv2d_shape s, int with_bias, int zeros) {
   free(ws);
 }
 
+/* qw_f32_relu: v > 0 ? v : +0 (NaN, -0 and negatives give +0), in place or not, every length 0 .. 40. */
+static void relu_cases(void) {
+  float x[40], y[40], ref[40];
+  const float special[] = {-0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f, 3.0f, -3.0f};
+  for (size_t i = 0; i < 40; i++) x[i] = i < 10 ? special[i] : rng_uniform(-1.0f, 1.0f);
+  for (size_t n = 0; n <= 40; n++) {
+    for (size_t i = 0; i < n; i++) ref[i] = x[(i * 7) % 40] > 0.0f ? x[(i * 7) % 40] : 0.0f;
+    for (size_t i = 0; i < n; i++) y[i] = x[(i * 7) % 40];
+    float z[40];
+    memcpy(z, y, sizeof(z));
+    CHECK(qw_f32_relu(n, z, y) == QW_OK && memcmp(y, ref, n * sizeof(float)) == 0, "relu n=%zu", n);
+    CHECK(qw_f32_relu(n, z, z) == QW_OK && memcmp(z, ref, n * sizeof(float)) == 0, "relu in place n=%zu", n);
+  }
+  CHECK(qw_f32_relu(1, NULL, y) == QW_INVALID_ARGUMENT, "relu NULL");
+}
+
 int main(void) {
+  relu_cases();
   /* batch, in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride_h, stride_w, pads t l b r, dilation h w, groups */
   const qw_conv2d_shape cases[] = {
       {1, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
