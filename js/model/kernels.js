@@ -701,7 +701,8 @@ function convFloat(ctx, [x, wv, b], attrs) {
   };
   const packed = constant ? ctx.prepare(make, padding.join(',')) : make();
   try {
-    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, ctx.fusedRelu === true);
+    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, ctx.fusedRelu);
+    if (y.reluData) ctx.reluOut = host('float32', y.dims, y.reluData);
     return [host('float32', y.dims, y.data)];
   } finally {
     if (!constant) packed.dispose();

@@ -110,7 +110,10 @@ export class Model {
       },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
-      fusedRelu: false, // set while a Conv runs whose only reader is a Relu it may apply itself
+      // While a float Conv runs whose only reader is the next node, a Relu: true to apply the Relu to
+      // its output, 'both' to return its output and, in reluOut, the rectified copy as well.
+      fusedRelu: false,
+      reluOut: null,
     };
     this.inputs = graph.inputs.map((i) => ({ ...i, qparams: this.#inputQParams(i.name) }));
     this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
@@ -239,6 +242,7 @@ export class Model {
     };
     const captured = {};
     const timings = [];
+    let reluOut = null; // the rectified output of a Conv whose Relu comes next (runs with intermediates)
     try {
       for (const spec of this.inputs) {
         if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
@@ -255,12 +259,23 @@ export class Model {
         const node = this.#order[i];
         this.#ctx.node = node;
         const t0 = profile ? performance.now() : 0;
-        // A Conv + Relu pair runs as one wasm call unless every intermediate is asked for (the
-        // Conv's own output is then needed): the Relu passes the already rectified data on.
-        const fused = !intermediates && this.#fusedRelus.has(i);
-        this.#ctx.fusedRelu = !intermediates && this.#fusedRelus.has(i + 1);
-        const outs = fused ? [lookup(node.inputs[0], node)] : kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
-        this.#ctx.fusedRelu = false;
+        // A Conv + Relu pair runs as one wasm call: the Conv's output is rectified in wasm, and the
+        // Relu passes it on; when every intermediate is asked for, the Conv returns its own output
+        // and the rectified copy, which the Relu returns.
+        let outs;
+        if (this.#fusedRelus.has(i) && (reluOut || !intermediates)) {
+          outs = [reluOut ?? lookup(node.inputs[0], node)];
+        } else {
+          this.#ctx.fusedRelu = this.#fusedRelus.has(i + 1) && (intermediates ? 'both' : true);
+          this.#ctx.reluOut = null;
+          try {
+            outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
+          } finally {
+            this.#ctx.fusedRelu = false;
+          }
+        }
+        reluOut = this.#ctx.reluOut;
+        this.#ctx.reluOut = null;
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
         node.outputs.forEach((name, k) => {
           if (name !== '' && outs[k] !== undefined) {

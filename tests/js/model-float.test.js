@@ -289,7 +289,7 @@ test('mobilenet_v2_float.onnx equals onnxruntime-web within tolerance', { skip: 
   }
 });
 
-test('Conv + Relu run fused (the Relu applied in wasm) with the bits of the unfused pair; intermediates keep the Conv output', async () => {
+test('Conv + Relu run fused (the Relu applied in wasm) with the bits of the unfused pair; with intermediates, both outputs', async () => {
   // c1 -> Relu only: fused (its Relu output is a graph output); c2 is also read by the Add: not fused.
   const wDims = [6, 3, 3, 3];
   const w2Dims = [6, 6, 1, 1];
@@ -321,6 +321,9 @@ test('Conv + Relu run fused (the Relu applied in wasm) with the bits of the unfu
     const c1 = plain.intermediates.c1.data;
     assert.ok(c1.some((v) => v < 0), 'the intermediate c1 is the Conv output, before the Relu');
     assertBitEqual(assert, fused.r1.data, c1.map((v) => (v > 0 ? v : 0)), 'r1 = relu(c1)');
+    assertBitEqual(assert, plain.intermediates.r1.data, plain.r1.data, 'intermediate r1');
+    const c2 = plain.intermediates.c2.data;
+    assertBitEqual(assert, plain.y.data, c2.map((v) => Math.fround(v + (v > 0 ? v : 0))), 'y = c2 + relu(c2)');
     assert.deepEqual(fused.profile.map((p) => p.opType), ['Conv', 'Relu', 'Conv', 'Relu', 'Add']);
   } finally {
     model.dispose();
