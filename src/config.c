@@ -26,6 +26,8 @@ const struct qw_kernels qw_scalar_kernels = {
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
     .f32_gemm = {qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar,
                  qw_f32_gemm_ukernel_4x8__scalar},
+    .f32_dwconv = qw_f32_dwconv_ukernel__scalar,
+    .f32_relu = qw_f32_relu_ukernel__scalar,
 };
 
 #if QW_SIMD
@@ -53,6 +55,8 @@ static const struct qw_kernels wasmsimd_kernels = {
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
     .f32_gemm = {qw_f32_gemm_ukernel_1x8__wasmsimd, qw_f32_gemm_ukernel_2x8__wasmsimd, qw_f32_gemm_ukernel_4x8__wasmsimd,
                  qw_f32_gemm_ukernel_4x8__wasmsimd},
+    .f32_dwconv = qw_f32_dwconv_ukernel_16__wasmsimd,
+    .f32_relu = qw_f32_relu_ukernel_16__wasmsimd,
 };
 #endif
 

@@ -5,7 +5,9 @@
 #include "dwconv/dwconv.h"
 #include "elementwise/lut.h"
 #include "elementwise/vadd.h"
+#include "f32/dwconv.h"
 #include "f32/gemm.h"
+#include "f32/relu.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
 #include "pooling/maxpool.h"
@@ -25,6 +27,8 @@ struct qw_kernels {
   qw_x8_transpose_ukernel transpose_x8;
   qw_vadd_onnx_ukernel vadd_onnx[2];                 /* [signed] */
   qw_f32_gemm_ukernel f32_gemm[4];                   /* [rows - 1]: float GEMM for 1..4 rows */
+  qw_f32_dwconv_ukernel f32_dwconv;                  /* float depthwise convolution, one output channel */
+  qw_f32_relu_ukernel f32_relu;                      /* float ReLU (a float Conv's fused Relu) */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

@@ -380,8 +380,11 @@ function floatUnary(fn) {
 
 function relu(ctx, [x]) {
   const d = floatData(x, where(ctx.node));
-  const out = new Float32Array(d.length);
-  for (let i = 0; i < d.length; i++) out[i] = d[i] > 0 ? d[i] : 0;
+  const out = new Float32Array(d.length); // zeros: only the positive values are written (NaN gives 0)
+  for (let i = 0, n = d.length; i < n; i++) {
+    const v = d[i];
+    if (v > 0) out[i] = v;
+  }
   return [host('float32', x.dims, out)];
 }
 
@@ -478,10 +481,17 @@ function binaryHost(fn, fnBig) {
     const y = toHost(b);
     if (x.dtype !== y.dtype) throw new ModelFormatError(`${w}: input types ${x.dtype} and ${y.dtype} differ`);
     const dims = broadcastDims(x.dims, y.dims, w);
+    const op = x.dtype === 'int64' ? fnBig : fn;
+    if (x.data.length === y.data.length && x.dims.length === y.dims.length && x.dims.every((d, k) => d === y.dims[k])) {
+      const out = new ARRAY[x.dtype](x.data.length); // same shapes: element by element, no index arrays
+      const xd = x.data;
+      const yd = y.data;
+      for (let i = 0, n = out.length; i < n; i++) out[i] = op(xd[i], yd[i]);
+      return [host(x.dtype, dims, out)];
+    }
     const ia = broadcastSourceIndex(dims, x.dims);
     const ib = broadcastSourceIndex(dims, y.dims);
     const out = new ARRAY[x.dtype](ia.length);
-    const op = x.dtype === 'int64' ? fnBig : fn;
     for (let i = 0; i < out.length; i++) out[i] = op(x.data[ia[i]], y.data[ib[i]]);
     return [host(x.dtype, dims, out)];
   };
@@ -693,7 +703,8 @@ function convFloat(ctx, [x, wv, b], attrs) {
   };
   const packed = constant ? ctx.prepare(make, padding.join(',')) : make();
   try {
-    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w);
+    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, ctx.fusedRelu);
+    if (y.reluData) ctx.reluOut = host('float32', y.dims, y.reluData);
     return [host('float32', y.dims, y.data)];
   } finally {
     if (!constant) packed.dispose();
@@ -701,9 +712,9 @@ function convFloat(ctx, [x, wv, b], attrs) {
 }
 
 /** conv2dFloat with its shape errors as the node's ModelFormatError. */
-function conv2dFloatOf(x, xDims, packed, w) {
+function conv2dFloatOf(x, xDims, packed, w, relu) {
   try {
-    return conv2dFloat(x, xDims, packed);
+    return conv2dFloat(x, xDims, packed, { relu });
   } catch (error) {
     if (error instanceof RangeError) throw new ModelFormatError(`${w}: ${error.message}`);
     throw error;

@@ -9,7 +9,7 @@ QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__scalar) {
     }
   }
   w += QW_F32_GEMM_MR;
-  for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += QW_F32_GEMM_NR) {
+  for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += a_stride) {
     for (size_t m = 0; m < mr; m++) {
       const float wm = w[m];
       for (size_t j = 0; j < QW_F32_GEMM_NR; j++) {

@@ -10,7 +10,7 @@
       lo[m] = hi[m] = wasm_v128_load32_splat(w + m);                                    \
     }                                                                                   \
     w += QW_F32_GEMM_MR;                                                                \
-    for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += QW_F32_GEMM_NR) {         \
+    for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += a_stride) {              \
       const v128_t a0 = wasm_v128_load(a);                                              \
       const v128_t a1 = wasm_v128_load(a + 4);                                          \
       for (size_t m = 0; m < MR; m++) {                                                 \

@@ -5,8 +5,10 @@
  * (no FMA), so the scalar and the SIMD kernels give the same bits.
  *
  * Weights are packed once per tile of QW_F32_GEMM_MR output channels: 4 biases, then kc groups of
- * 4 weights [k][m] (channels past the end are zeros). A is a panel of QW_F32_GEMM_NR columns per k:
- * [k][8], columns past the end zeros (an im2col tile of 8 output pixels).
+ * 4 weights [k][m] (channels past the end are zeros). A holds QW_F32_GEMM_NR consecutive columns per
+ * k, a_stride floats apart: an im2col panel [k][8] (a_stride 8, columns past the end zeros), or, for
+ * a 1x1 stride-1 unpadded convolution, the NCHW input itself (a_stride the plane size, nc == 8).
+ * Kernels read 8 columns of each k whatever nc is; they write nc.
  */
 #ifndef QWASM_F32_GEMM_H
 #define QWASM_F32_GEMM_H
@@ -21,11 +23,11 @@ static inline size_t qw_f32_gemm_tile_size(size_t kc) {
   return QW_F32_GEMM_MR * (kc + 1);
 }
 
-typedef void (*qw_f32_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const float* w, const float* a, float* c,
-                                    size_t c_stride);
+typedef void (*qw_f32_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride,
+                                    float* c, size_t c_stride);
 
 #define QW_DECLARE_F32_GEMM_UKERNEL(name) \
-  void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, float* c, size_t c_stride)
+  void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride)
 
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__scalar);
 #if QW_SIMD

@@ -349,7 +349,8 @@ QW_API size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* shape);
  * into qw_f32_conv2d_pack_size bytes. */
 QW_API qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* shape, const float* w, const float* bias, float* packed);
 
-/* Bytes of workspace qw_f32_conv2d needs (depends on channels and kernel only). */
+/* Bytes of workspace qw_f32_conv2d needs (channels and kernel; for depthwise convolutions, one
+ * padded input plane: in_h, in_w and the padding too). */
 QW_API size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* shape);
 
 /* y = conv2d(x, w) + bias, padding contributing zeros. Each output sums bias first, then the taps in
@@ -357,6 +358,10 @@ QW_API size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* shape);
  * builds give the same bits. */
 QW_API qw_status qw_f32_conv2d(const qw_conv2d_shape* shape, const float* x, const float* packed, float* y,
                                void* workspace);
+
+/* y[i] = x[i] > 0 ? x[i] : +0.0f for i < n (NaN and -0.0f give +0.0f), x == y allowed: a float Conv's
+ * Relu applied in wasm before its output leaves (the model loader fuses Conv + Relu). */
+QW_API qw_status qw_f32_relu(size_t n, const float* x, float* y);
 
 /* ---- observers and fake quantization (torch.ao.quantization, PyTorch 1.13) ----------------- */
 

@@ -1,6 +1,7 @@
 /* qw_f32_conv2d: NCHW float convolution against a reference summing in the kernel's documented
  * float32 order (bias, then channel, kernel row, kernel column), bit for bit; every buffer exactly
  * sized (ASan catches any over-read or over-write); argument checks. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -36,7 +37,8 @@ static void reference(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const fl
   }
 }
 
-static void run_case(qw_conv2d_shape s, int with_bias) {
+/* zeros: every input and bias -0.0f (padding taps then decide the sign of zero sums). */
+static void run_case(qw_conv2d_shape s, int with_bias, int zeros) {
   int32_t oh = 0, ow = 0;
   CHECK(qw_conv2d_output_size(&s, &oh, &ow) == QW_OK, "geometry");
   const size_t nx = (size_t)s.batch * s.in_c * s.in_h * s.in_w;
@@ -47,9 +49,9 @@ static void run_case(qw_conv2d_shape s, int with_bias) {
   float* bias = with_bias ? malloc((size_t)s.out_c * sizeof(float)) : NULL;
   float* y = malloc(ny * sizeof(float));
   float* ref = malloc(ny * sizeof(float));
-  for (size_t i = 0; i < nx; i++) x[i] = rng_uniform(-3.0f, 3.0f);
+  for (size_t i = 0; i < nx; i++) x[i] = zeros ? -0.0f : rng_uniform(-3.0f, 3.0f);
   for (size_t i = 0; i < nw; i++) w[i] = rng_uniform(-1.0f, 1.0f);
-  for (int32_t i = 0; with_bias && i < s.out_c; i++) bias[i] = rng_uniform(-2.0f, 2.0f);
+  for (int32_t i = 0; with_bias && i < s.out_c; i++) bias[i] = zeros ? -0.0f : rng_uniform(-2.0f, 2.0f);
   const size_t pack_bytes = qw_f32_conv2d_pack_size(&s), ws_bytes = qw_f32_conv2d_workspace_size(&s);
   CHECK(pack_bytes > 0 && ws_bytes > 0, "sizes");
   float* packed = malloc(pack_bytes);
@@ -68,7 +70,24 @@ static void run_case(qw_conv2d_shape s, int with_bias) {
   free(ws);
 }
 
+/* qw_f32_relu: v > 0 ? v : +0 (NaN, -0 and negatives give +0), in place or not, every length 0 .. 40. */
+static void relu_cases(void) {
+  float x[40], y[40], ref[40];
+  const float special[] = {-0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f, 3.0f, -3.0f};
+  for (size_t i = 0; i < 40; i++) x[i] = i < 10 ? special[i] : rng_uniform(-1.0f, 1.0f);
+  for (size_t n = 0; n <= 40; n++) {
+    for (size_t i = 0; i < n; i++) ref[i] = x[(i * 7) % 40] > 0.0f ? x[(i * 7) % 40] : 0.0f;
+    for (size_t i = 0; i < n; i++) y[i] = x[(i * 7) % 40];
+    float z[40];
+    memcpy(z, y, sizeof(z));
+    CHECK(qw_f32_relu(n, z, y) == QW_OK && memcmp(y, ref, n * sizeof(float)) == 0, "relu n=%zu", n);
+    CHECK(qw_f32_relu(n, z, z) == QW_OK && memcmp(z, ref, n * sizeof(float)) == 0, "relu in place n=%zu", n);
+  }
+  CHECK(qw_f32_relu(1, NULL, y) == QW_INVALID_ARGUMENT, "relu NULL");
+}
+
 int main(void) {
+  relu_cases();
   /* batch, in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride_h, stride_w, pads t l b r, dilation h w, groups */
   const qw_conv2d_shape cases[] = {
       {1, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
@@ -80,9 +99,28 @@ int main(void) {
       {1, 10, 10, 2, 3, 5, 5, 3, 2, 2, 0, 1, 3, 1, 2, 1},
       {1, 40, 40, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* more pixels than one panel */
       {1, 3, 3, 300, 2, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* deep k: one 8-pixel tile per panel */
+      /* 1x1 stride 1 unpadded: the GEMM reads the input in place (full tiles), partial last tiles */
+      {1, 9, 7, 21, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {2, 8, 8, 5, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+      {1, 50, 50, 40, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1}, /* several panels */
+      {1, 6, 10, 6, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2},   /* grouped 1x1 */
+      {1, 3, 5, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 4},   /* 1x1 depthwise */
+      /* depthwise (one input channel per group): multiplier 1 and 2, odd sizes, strides, pads */
+      {1, 17, 19, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5},
+      {2, 17, 19, 5, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 5},
+      {1, 23, 22, 3, 6, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 3},
+      {1, 12, 31, 4, 4, 5, 5, 2, 3, 2, 2, 2, 2, 1, 1, 4},
+      {1, 11, 13, 3, 3, 3, 3, 1, 3, 3, 0, 2, 4, 2, 2, 3}, /* dilation, lopsided pads wider than the kernel */
+      {1, 6, 40, 2, 4, 1, 4, 1, 2, 0, 3, 0, 1, 1, 1, 2},
+      {1, 1, 1, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2},   /* one pixel, all but one tap padding */
+      {1, 16, 16, 2, 2, 9, 9, 1, 1, 4, 4, 4, 4, 1, 1, 2}, /* 81 taps: the im2col path */
+      {1, 112, 112, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3},
+      {1, 14, 14, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 7},
   };
-  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    run_case(cases[i], (int)(i % 2 == 0));
+  const size_t n = sizeof(cases) / sizeof(cases[0]);
+  for (size_t i = 0; i < n; i++) {
+    run_case(cases[i], (int)(i % 2 == 0), 0);
+    run_case(cases[i], 1, 1);
   }
   qw_conv2d_shape bad = cases[0];
   bad.groups = 2; /* 3 input channels */

@@ -289,6 +289,47 @@ test('mobilenet_v2_float.onnx equals onnxruntime-web within tolerance', { skip: 
   }
 });
 
+test('Conv + Relu run fused (the Relu applied in wasm) with the bits of the unfused pair; with intermediates, both outputs', async () => {
+  // c1 -> Relu only: fused (its Relu output is a graph output); c2 is also read by the Add: not fused.
+  const wDims = [6, 3, 3, 3];
+  const w2Dims = [6, 6, 1, 1];
+  const bytes = graphModel({
+    nodes: [
+      { opType: 'Conv', inputs: ['x', 'w1', 'b1'], outputs: ['c1'], attributes: { pads: [1, 1, 1, 1] } },
+      { opType: 'Relu', inputs: ['c1'], outputs: ['r1'] },
+      { opType: 'Conv', inputs: ['r1', 'w2'], outputs: ['c2'] },
+      { opType: 'Relu', inputs: ['c2'], outputs: ['r2'] },
+      { opType: 'Add', inputs: ['c2', 'r2'], outputs: ['y'] },
+    ],
+    inputs: [{ name: 'x', elemType: 'FLOAT', dims: [1, 3, 9, 7] }],
+    initializers: [
+      { name: 'w1', elemType: 'FLOAT', dims: wDims, data: randomFloats(numel(wDims), 31) },
+      { name: 'b1', elemType: 'FLOAT', dims: [6], data: Float32Array.from([-0, 0, 0.5, -0.5, 1, -1]) },
+      { name: 'w2', elemType: 'FLOAT', dims: w2Dims, data: randomFloats(numel(w2Dims), 32) },
+    ],
+    outputs: [{ name: 'r1', elemType: 'FLOAT' }, { name: 'y', elemType: 'FLOAT' }],
+  });
+  const model = await qwasm.loadModel(bytes);
+  try {
+    const x = randomFloats(3 * 9 * 7, 33, 2);
+    x[0] = -0;
+    x[5] = 0;
+    const fused = await model.run({ x }, { profile: true });
+    const plain = await model.run({ x }, { intermediates: true });
+    assertBitEqual(assert, fused.r1.data, plain.r1.data, 'r1');
+    assertBitEqual(assert, fused.y.data, plain.y.data, 'y');
+    const c1 = plain.intermediates.c1.data;
+    assert.ok(c1.some((v) => v < 0), 'the intermediate c1 is the Conv output, before the Relu');
+    assertBitEqual(assert, fused.r1.data, c1.map((v) => (v > 0 ? v : 0)), 'r1 = relu(c1)');
+    assertBitEqual(assert, plain.intermediates.r1.data, plain.r1.data, 'intermediate r1');
+    const c2 = plain.intermediates.c2.data;
+    assertBitEqual(assert, plain.y.data, c2.map((v) => Math.fround(v + (v > 0 ? v : 0))), 'y = c2 + relu(c2)');
+    assert.deepEqual(fused.profile.map((p) => p.opType), ['Conv', 'Relu', 'Conv', 'Relu', 'Add']);
+  } finally {
+    model.dispose();
+  }
+});
+
 // ---- bad inputs ---------------------------------------------------------------------------------
 
 function convModel({ xDims, wDims, attributes = {} }) {
