@@ -91,8 +91,7 @@ export function packConv2dFloat(weight, weightDims, bias = null, options = {}) {
  * float32 convolution: x [N, C, H, W] (row-major Float32Array) -> { dims: [N, outC, outH, outW], data }.
  * Each output is bias + the taps in (channel, kernel row, kernel column) order, float32 without FMA:
  * the SIMD and scalar builds give the same bits. With { relu: true }, the output goes through
- * v > 0 ? v : 0 in wasm before it is copied out (the bits of the loader's float Relu); with
- * { relu: 'both' }, the output is copied out as is, and rectified, as reluData, too.
+ * v > 0 ? v : 0 in wasm before it is copied out (the bits of the loader's float Relu).
  */
 export function conv2dFloat(x, xDims, weights, { relu = false } = {}) {
   const where = 'conv2dFloat';
@@ -118,11 +117,6 @@ export function conv2dFloat(x, xDims, weights, { relu = false } = {}) {
     return b.withBuffers([4 * xd.length, 4 * n], (px, py) => {
       b.f32(px, xd.length).set(xd);
       b.call('qw_f32_conv2d', ps, px, weights.packedPtr, py, ws);
-      if (relu === 'both') {
-        const data = b.f32(py, n).slice();
-        b.call('qw_f32_relu', n, py, py);
-        return { dims, data, reluData: b.f32(py, n).slice() };
-      }
       if (relu) b.call('qw_f32_relu', n, py, py);
       return { dims, data: b.f32(py, n).slice() };
     });

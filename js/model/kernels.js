@@ -703,8 +703,7 @@ function convFloat(ctx, [x, wv, b], attrs) {
   };
   const packed = constant ? ctx.prepare(make, padding.join(',')) : make();
   try {
-    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, ctx.fusedRelu);
-    if (y.reluData) ctx.reluOut = host('float32', y.dims, y.reluData);
+    const y = conv2dFloatOf(floatData(x, w), xDims, packed, w, attrs.qwasm_relu === 1); // a Relu fused at load (qdq.js)
     return [host('float32', y.dims, y.data)];
   } finally {
     if (!constant) packed.dispose();

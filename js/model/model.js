@@ -7,7 +7,7 @@ import * as qw from '../index.js';
 import { backend } from '../runtime.js';
 import { MemoryPlan } from './memory-plan.js';
 import { ModelFormatError, decodeOnnx } from './onnx.js';
-import { fuseClips, fuseQdq } from './qdq.js';
+import { fuseClips, fuseFloatConvRelu, fuseQdq } from './qdq.js';
 import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
 import { describeNodes } from './layers.js';
 
@@ -47,6 +47,7 @@ export async function loadModel(source, options = {}) {
   const graph = await decodeOnnx(bytes);
   fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
   fuseClips(graph); // integer Clips after conv / gemm / matmul become the layer's output range
+  fuseFloatConvRelu(graph); // a float Conv applies the Relu that alone reads it, in wasm
   return new Model(graph, options);
 }
 
@@ -55,7 +56,6 @@ export class Model {
   #ctx;
   #order;
   #lastUse;
-  #fusedRelus; // indices of the Relu nodes whose float Conv applies them (runs without intermediates)
   #memory;
   #described;
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
@@ -87,7 +87,6 @@ export class Model {
     graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
-    this.#fusedRelus = convReluPairs(graph);
     this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#memory = new MemoryPlan(backend());
     const prepared = this.#prepared;
@@ -110,10 +109,6 @@ export class Model {
       },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
-      // While a float Conv runs whose only reader is the next node, a Relu: true to apply the Relu to
-      // its output, 'both' to return its output and, in reluOut, the rectified copy as well.
-      fusedRelu: false,
-      reluOut: null,
     };
     this.inputs = graph.inputs.map((i) => ({ ...i, qparams: this.#inputQParams(i.name) }));
     this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
@@ -242,7 +237,6 @@ export class Model {
     };
     const captured = {};
     const timings = [];
-    let reluOut = null; // the rectified output of a Conv whose Relu comes next (runs with intermediates)
     try {
       for (const spec of this.inputs) {
         if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
@@ -259,23 +253,7 @@ export class Model {
         const node = this.#order[i];
         this.#ctx.node = node;
         const t0 = profile ? performance.now() : 0;
-        // A Conv + Relu pair runs as one wasm call: the Conv's output is rectified in wasm, and the
-        // Relu passes it on; when every intermediate is asked for, the Conv returns its own output
-        // and the rectified copy, which the Relu returns.
-        let outs;
-        if (this.#fusedRelus.has(i) && (reluOut || !intermediates)) {
-          outs = [reluOut ?? lookup(node.inputs[0], node)];
-        } else {
-          this.#ctx.fusedRelu = this.#fusedRelus.has(i + 1) && (intermediates ? 'both' : true);
-          this.#ctx.reluOut = null;
-          try {
-            outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
-          } finally {
-            this.#ctx.fusedRelu = false;
-          }
-        }
-        reluOut = this.#ctx.reluOut;
-        this.#ctx.reluOut = null;
+        const outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
         node.outputs.forEach((name, k) => {
           if (name !== '' && outs[k] !== undefined) {
@@ -311,26 +289,6 @@ export class Model {
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
 
 /** A value copied out to the host: { dtype, dims, data }. */
-/**
- * The indices of the Relu nodes that directly follow a Conv whose output only they read (not a graph
- * output): the float Conv kernel can apply them (ctx.fusedRelu) with the same bits.
- */
-function convReluPairs(graph) {
-  const readers = new Map();
-  for (const node of graph.nodes) for (const name of node.inputs) readers.set(name, (readers.get(name) ?? 0) + 1);
-  const outputs = new Set(graph.outputs.map((o) => o.name));
-  const pairs = new Set();
-  graph.nodes.forEach((node, i) => {
-    const next = graph.nodes[i + 1];
-    const y = node.outputs[0];
-    if (node.opType !== 'Conv' || (node.domain && node.domain !== 'ai.onnx') || node.outputs.length !== 1 || !y) return;
-    if (!next || next.opType !== 'Relu' || (next.domain && next.domain !== 'ai.onnx') || next.inputs.length !== 1 || next.inputs[0] !== y) return;
-    if (readers.get(y) !== 1 || outputs.has(y)) return;
-    pairs.add(i + 1);
-  });
-  return pairs;
-}
-
 function snapshot(v) {
   const h = backend().outsidePlan(() => toHost(v));
   return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data: h.data };
