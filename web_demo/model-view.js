@@ -6,6 +6,7 @@
 // agreement and the SQNR of the int8 logits against the float ones; the export also returns the float
 // activations named like the int8 model's tensors, so the layer table shows each layer's output SQNR too.
 import { createPad, paintDigit } from './model-canvas.js';
+import { h } from './dom.js';
 import { LINEAR_OPS, dequantizeValue, dequantizeWeight, describeLayers, explainElement, softmax } from './model-analysis.js';
 import { argmax, loadFloatReference, maxAbsDiff, runFloat, sqnrDb } from './model-float.js';
 
@@ -14,17 +15,6 @@ const DEFAULT = { model: 'models/digits.onnx', samples: 'models/digits.json', na
 const FLOAT_TOLERANCE = 1e-4;
 const TIMED_RUNS = 5;
 
-const h = (tag, attrs = {}, ...children) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) el.setAttribute(k, v === true ? '' : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
-  return el;
-};
 const fmtScale = (s) => (s === undefined ? '–' : Number(s).toPrecision(4));
 const fmtQ = (q) => (q ? `${fmtScale(q.scale)} / ${q.zeroPoint}` : 'float');
 const fmtMs = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);

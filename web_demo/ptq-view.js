@@ -6,6 +6,7 @@
 // accuracy of the float model, the page's int8 model and PyTorch's, and offers the QDQ file for download.
 // The arithmetic lives in ptq-compute.js.
 import { accuracyOf, fileNameFor, qparamsByTensor, quantizeDigits, sqnrBarPercent } from './ptq-compute.js';
+import { h } from './dom.js';
 
 const FILES = { data: 'models/digits-data.json', float: 'models/digits-float.onnx', torch: 'models/digits.onnx' };
 const COUNTS = [32, 256, 1437];
@@ -14,17 +15,6 @@ const QCONFIGS = {
   x86: 'x86: HistogramObserver activations with reduce_range (uint8 in 0..127), per-channel symmetric int8 weights',
 };
 
-const h = (tag, attrs = {}, ...children) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) el.setAttribute(k, v === true ? '' : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
-  return el;
-};
 const fmtScale = (s) => Number(s).toPrecision(6);
 const fmtMs = (ms) => (ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`);
 const fmtDb = (db) => (db === null ? '–' : Number.isFinite(db) ? `${db.toFixed(1)} dB` : '∞ dB');

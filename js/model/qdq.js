@@ -120,6 +120,15 @@ function mergeDuplicateQdq(graph) {
   });
 }
 
+/** The unary ops fused into com.microsoft QLinear<op>, with the fused node's attributes. */
+const UNARY_QLINEAR = {
+  Softmax: (a, opset) => ({ axis: a.axis ?? (opset < 13 ? 1 : -1), opset }),
+  Sigmoid: () => ({}),
+  LeakyRelu: (a) => ({ alpha: a.alpha ?? 0.01 }),
+  AveragePool: (a) => ({ ...a, channels_last: 0 }),
+  GlobalAveragePool: (a) => ({ ...a, channels_last: 0 }),
+};
+
 /**
  * Rewrites QDQ groups into integer operators. Returns the number of groups fused.
  */
@@ -286,24 +295,12 @@ export function fuseQdq(graph) {
       fused++;
       continue;
     }
-    if (op === 'Softmax') {
-      // ONNX Runtime's QDQ transformer makes this its QLinearSoftmax (a table of exp, ort-kernels.js).
-      const dx = dq(node.inputs[0]);
-      const q = singleQ(node.outputs[0]);
-      if (!dx || !q || !sameTypes(dx, q)) continue;
-      removed.add(node);
-      removed.add(q);
-      const opset = graph.opsets?.get('') ?? 13;
-      added.set(node, [{
-        name: `${node.name}/quantized`, opType: 'QLinearSoftmax', domain: 'com.microsoft',
-        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
-        attributes: { axis: node.attributes.axis ?? (opset < 13 ? 1 : -1), opset },
-      }]);
-      fused++;
-      continue;
-    }
-    if (op === 'Sigmoid' || op === 'LeakyRelu') {
-      // ONNX Runtime's QDQ transformer makes these its table ops; the tables reproduce its float path exactly.
+    // Unary groups DQ -> op -> Q become ONNX Runtime's com.microsoft QLinear<op> when the types agree (its
+    // UnaryNodeGroupSelector): Softmax (a table of exp), Sigmoid and LeakyRelu (tables that reproduce its float
+    // path exactly), AveragePool and GlobalAveragePool (whatever the output qparams; quantize_static gives
+    // GlobalAveragePool its own). With ONNX semantics the kernels are ORT's (ort-kernels.js, ort-tables.js).
+    const unaryAttributes = UNARY_QLINEAR[op];
+    if (unaryAttributes) {
       const dx = dq(node.inputs[0]);
       const q = singleQ(node.outputs[0]);
       if (!dx || !q || !sameTypes(dx, q)) continue;
@@ -312,25 +309,10 @@ export function fuseQdq(graph) {
       added.set(node, [{
         name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
         inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
-        attributes: op === 'LeakyRelu' ? { alpha: node.attributes.alpha ?? 0.01 } : {},
+        attributes: unaryAttributes(node.attributes, graph.opsets?.get('') ?? 13),
       }]);
       fused++;
       continue;
-    }
-    if (op === 'GlobalAveragePool' || op === 'AveragePool') {
-      // Whatever the output qparams (quantize_static gives GlobalAveragePool its own), as ONNX Runtime does; with
-      // ONNX semantics the kernels are ORT's (ort-kernels.js).
-      const dx = dq(node.inputs[0]);
-      const q = singleQ(node.outputs[0]);
-      if (!dx || !q || !sameTypes(dx, q)) continue;
-      removed.add(node);
-      removed.add(q);
-      added.set(node, [{
-        name: `${node.name}/quantized`, opType: `QLinear${op}`, domain: 'com.microsoft',
-        inputs: [dx.inputs[0], dx.inputs[1], dx.inputs[2], q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
-        attributes: { ...node.attributes, channels_last: 0 },
-      }]);
-      fused++;
     }
   }
   if (fused === 0) return 0;
