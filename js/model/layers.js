@@ -2,7 +2,7 @@
 // output, and its weight and bias. QOperator graphs carry qparams as inputs of each consumer
 // (x_scale, x_zero_point, ...); this table says which input slots hold them. Operators that pass 8-bit
 // data through unchanged (MaxPool, Reshape, ...) hand their input's qparams to their output.
-import { operatorKey } from './kernels.js';
+import { operatorKey } from './operators/registry.js';
 
 /** Input slots: in / out = [scale, zero point]; weight = [tensor, scale, zero point, axis of per-channel scales]. */
 const SLOTS = {

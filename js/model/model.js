@@ -2,20 +2,16 @@
 // as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are released
 // right after their last consumer (liveness computed once at load); their bytes come from one arena
 // planned on the first run (js/model/memory-plan.js).
-import { QTensor } from '../qtensor.js';
-import * as qw from '../index.js';
-import { backend } from '../runtime.js';
+import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { backend } from '../runtime/runtime.js';
+import { semanticsOf } from '../semantics.js';
+import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
-import { ModelFormatError, decodeOnnx } from './onnx.js';
-import { fuseClips, fuseFloatConvRelu, fuseQdq } from './qdq.js';
-import { UnsupportedError, dimsOf, dtypeOf, host, kernelFor, toHost } from './kernels.js';
+import { decodeOnnx } from './onnx.js';
+import { optimize } from './passes/passes.js';
+import { prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
-
-/** The semantics a file asks for: tools/export_torch.py records the PyTorch engine it reproduces. */
-const SEMANTICS = {
-  'pytorch-qnnpack': { rounding: 'torch', mode: 'qnnpack' },
-  onnx: { rounding: 'onnx', mode: 'onnx' },
-};
+import { dimsOf, dtypeOf, host, toHost } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -41,13 +37,15 @@ export async function readSource(source) {
   throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL / path');
 }
 
-/** Loads an ONNX model. options: { semantics: 'onnx' | 'pytorch-qnnpack' } overrides the file's. */
+/**
+ * Loads an ONNX model. options: { semantics } (a profile of semantics.js) overrides the file's: files written by
+ * tools/export_torch.py record theirs in the metadata entry qwasm.semantics; other files are 'onnx'.
+ */
 export async function loadModel(source, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`loadModel: options must be an object, got ${String(options)}`);
   const bytes = await readSource(source);
   const graph = await decodeOnnx(bytes);
-  fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
-  fuseClips(graph); // integer Clips after conv / gemm / matmul become the layer's output range
-  fuseFloatConvRelu(graph); // a float Conv applies the Relu that alone reads it, in wasm
+  optimize(graph);
   return new Model(graph, options);
 }
 
@@ -55,6 +53,7 @@ export class Model {
   #graph;
   #ctx;
   #order;
+  #steps; // per node: { operator, attrs } from the registry, attributes parsed once
   #lastUse;
   #memory;
   #described;
@@ -64,16 +63,18 @@ export class Model {
   constructor(graph, options) {
     this.#graph = graph;
     const name = options.semantics ?? graph.metadata.get('qwasm.semantics') ?? 'onnx';
-    const sem = SEMANTICS[name];
-    if (!sem) throw new UnsupportedError(`loadModel: unknown semantics "${name}"; expected ${Object.keys(SEMANTICS).join(' or ')}`);
+    let semantics;
+    try {
+      semantics = semanticsOf({ semantics: name }, 'loadModel');
+    } catch (error) {
+      throw new UnsupportedError(error.message, { cause: error });
+    }
     this.semantics = name;
-    // Every node must have a kernel, every input a producer: checked now, not in the middle of a run.
+    // Every node must have an operator whose semantics forms exist, valid attributes, every input a producer:
+    // checked now, not in the middle of a run.
+    this.#steps = graph.nodes.map((node) => prepareNode(node, graph.opsets, semantics));
     const available = new Set([...graph.initializers.keys(), ...graph.inputs.map((i) => i.name), '']);
     for (const node of graph.nodes) {
-      if (!kernelFor(node)) {
-        const domain = node.domain || 'ai.onnx';
-        throw new UnsupportedError(`unsupported operator ${domain === 'ai.onnx' ? '' : `${domain}.`}${node.opType} (node "${node.name}", opset ${graph.opsets.get(node.domain) ?? graph.opsets.get('')})`);
-      }
       for (const input of node.inputs) {
         if (!available.has(input)) throw new ModelFormatError(`node "${node.name}" (${node.opType}) reads "${input}", which no earlier node or input produces`);
       }
@@ -91,8 +92,8 @@ export class Model {
     this.#memory = new MemoryPlan(backend());
     const prepared = this.#prepared;
     this.#ctx = {
-      ...sem,
       semantics: name,
+      opset: graph.opsets.get(''),
       // Packed weights outlive the run, so they are allocated outside the activation arena. key: what
       // the packing depends on besides the constants (e.g. auto_pad's pads); a new key packs again.
       prepare: (make, key = '') => {
@@ -163,8 +164,8 @@ export class Model {
     const data = this.#graph.initializers.get(w.name).data;
     const dtype = w.dtype === 'uint8' ? 'quint8' : 'qint8';
     return w.scales.length > 1
-      ? qw.fromIntReprPerChannel(data, w.dims, w.scales, w.zeroPoints, w.axis, dtype)
-      : qw.fromIntRepr(data, w.dims, w.scales[0], w.zeroPoints[0], dtype);
+      ? fromIntReprPerChannel(data, w.dims, w.scales, w.zeroPoints, w.axis, dtype)
+      : fromIntRepr(data, w.dims, w.scales[0], w.zeroPoints[0], dtype);
   }
 
   /**
@@ -253,7 +254,8 @@ export class Model {
         const node = this.#order[i];
         this.#ctx.node = node;
         const t0 = profile ? performance.now() : 0;
-        const outs = kernelFor(node)(this.#ctx, node.inputs.map((n) => lookup(n, node)), node.attributes);
+        const { operator, attrs } = this.#steps[i];
+        const outs = operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs);
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
         node.outputs.forEach((name, k) => {
           if (name !== '' && outs[k] !== undefined) {

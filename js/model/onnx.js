@@ -5,6 +5,8 @@
 // protobufjs is resolved when the first model loads, not when qwasm is imported: bundlers and Node
 // resolve the bare specifier; a page without a bundler can load protobufjs's own browser build
 // (dist/light/protobuf.min.js) with a <script> tag, which sets globalThis.protobuf.
+import { ModelFormatError } from '../errors.js';
+
 let modelProto = null;
 async function modelProtoType() {
   if (modelProto === null) {
@@ -87,12 +89,6 @@ export const ONNX_DTYPES = Object.freeze({
 /** Largest tensor qwasm accepts from a file: 2^28 elements. */
 const MAX_ELEMENTS = 2 ** 28;
 
-export class ModelFormatError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'ModelFormatError';
-  }
-}
 
 /** A protobuf int64 (number or Long) as a safe JS number, or an error naming where it came from. */
 function int64(v, where) {

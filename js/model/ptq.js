@@ -13,12 +13,12 @@
 // Weights: the qconfig's weight observer (per tensor for qnnpack, per output channel for x86/fbgemm),
 // quantized with QuantizeLinear's rule. Bias: int32 with scale input_scale * weight_scale (float32),
 // round half to even, as onnxruntime's quantizer writes it.
-import * as qw from '../index.js';
-import { defaultQConfig } from '../observers.js';
-import { decodeOnnx, encodeOnnx, ModelFormatError } from './onnx.js';
+import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { Sqnr, roundHalfEven } from '../reference.js';
+import { defaultQConfig } from '../ops/observers.js';
+import { quantizePerChannel, quantizePerTensor } from '../tensor/qtensor.js';
+import { decodeOnnx, encodeOnnx } from './onnx.js';
 import { loadModel, readSource } from './model.js';
-import { UnsupportedError } from './kernels.js';
-import { roundHalfEven } from './ort-tables.js';
 
 const COMPUTE = new Set(['Conv', 'Gemm', 'MatMul', 'Add', 'Mul', 'Concat']);
 const SHARED = new Set(['MaxPool', 'GlobalAveragePool', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity', 'Relu']);
@@ -171,8 +171,8 @@ function weightQParams(w, axis, makeObserver) {
 function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
   const qd = dtype === 'uint8' ? 'quint8' : 'qint8';
   const t = scales.length === 1
-    ? qw.quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'onnx' })
-    : qw.quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'onnx' });
+    ? quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'onnx' })
+    : quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'onnx' });
   try {
     return t.intRepr();
   } finally {
@@ -257,27 +257,6 @@ function writeQdq(graph, { plan, weighted, root }, qparams, makeWeightObserver) 
   const opsets = new Map(graph.opsets);
   if ((opsets.get('') ?? 0) < 13) opsets.set('', 13); // per-axis QuantizeLinear / DequantizeLinear
   return { ...graph, opsets, initializers: inits, nodes };
-}
-
-/** 10 log10(signal / noise) in dB, accumulated over samples; Infinity when there is no error. */
-class Sqnr {
-  signal = 0;
-  noise = 0;
-  count = 0;
-  add(reference, approx) {
-    this.count += reference.length;
-    for (let i = 0; i < reference.length; i++) {
-      const r = reference[i];
-      const d = r - approx[i];
-      this.signal += r * r;
-      this.noise += d * d;
-    }
-  }
-  /** null when the tensor could not be compared (not kept by either run). */
-  get db() {
-    if (this.count === 0) return null;
-    return this.noise === 0 ? Infinity : 10 * Math.log10(this.signal / this.noise);
-  }
 }
 
 /** The int8 model's value of a quantized tensor, dequantized; undefined when the run did not keep it. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadBackend, simdSupported } from '../../js/wasm.js';
+import { loadBackend, simdSupported } from '../../js/runtime/wasm.js';
 import { qwasm, setup, wantSimd } from './helpers.js';
 
 const distUrl = new URL('../../dist/', import.meta.url);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
 import { assertBitEqual, failOnLeaks, qwasm } from './helpers.js';
 import { MemoryPlan, placeByLifetime } from '../../js/model/memory-plan.js';
-import { backend } from '../../js/runtime.js';
+import { backend } from '../../js/runtime/runtime.js';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
 
 failOnLeaks(before, afterEach);

@@ -8,7 +8,7 @@ import { afterEach, before, test } from 'node:test';
 import { createOrtRunner } from '../../tools/bench/ort.mjs';
 import { graphModel, singleNodeModel } from '../../tools/bench/onnx-model.mjs';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
-import { conv2dFloat, packConv2dFloat } from '../../js/conv-float.js';
+import { conv2dFloat, packConv2dFloat } from '../../js/ops/conv-float.js';
 import { assertBitEqual, failOnLeaks, qwasm } from './helpers.js';
 
 failOnLeaks(before, afterEach);
@@ -360,7 +360,7 @@ test('float Conv rejects bad models with a named error', async () => {
   await assert.rejects(runError(convModel({ xDims: [1, 4, 5, 5], wDims: [4, 3, 3, 3] }), [1, 4, 5, 5]),
     { name: 'ModelFormatError', message: /weight shape \[4,3,3,3\] needs 3 input channels \(group 1\), the input has 4/ });
   await assert.rejects(runError(convModel({ xDims: [1, 2, 5, 5], wDims: [3, 2, 3, 3], attributes: { auto_pad: 'SAME_MIDDLE' } }), [1, 2, 5, 5]),
-    { name: 'UnsupportedError', message: /Conv node "conv": auto_pad "SAME_MIDDLE" is not supported/ });
+    { name: 'ModelFormatError', message: /Conv node "conv": attribute auto_pad has an invalid value "SAME_MIDDLE" \(one of NOTSET, SAME_UPPER, SAME_LOWER, VALID\)/ });
   await assert.rejects(runError(convModel({ xDims: [1, 2, 2, 2], wDims: [3, 2, 3, 3] }), [1, 2, 2, 2]),
     { name: 'ModelFormatError', message: /does not fit the padded input 2x2/ });
   assert.throws(() => packConv2dFloat(new Float32Array(6), [3, 2, 1], null), { name: 'RangeError', message: /packConv2dFloat: weight must be \[outChannels/ });

@@ -152,7 +152,7 @@ test('the float operators around quantized layers', async () => {
   assert.deepEqual(await runFloatNode('Concat', [1, 2], [1, 2], [2, 2], { attributes: { axis: 0 }, initializers: [f('b', [1, 2], [3, 4])] }), [1, 2, 3, 4]);
   assert.deepEqual(await runFloatNode('MatMul', [1, 2, 3, 4], [2, 2], [2, 1], { initializers: [f('b', [2, 1], [1, 1])] }), [3, 7]);
   assert.deepEqual(
-    await runFloatNode('Gemm', [1, 2, 3, 4], [2, 2], [2, 2], { attributes: { transB: 1, alpha: 2.0, beta: 1.0 }, initializers: [f('b', [2, 2], [1, 0, 0, 1]), f('c', [2], [0.5, -0.5])] }),
+    await runFloatNode('Gemm', [1, 2, 3, 4], [2, 2], [2, 2], { attributes: { transB: 1, alpha: { type: 'FLOAT', value: 2 }, beta: { type: 'FLOAT', value: 1 } }, initializers: [f('b', [2, 2], [1, 0, 0, 1]), f('c', [2], [0.5, -0.5])] }),
     [2.5, 3.5, 6.5, 7.5],
   );
   assert.deepEqual(await runFloatNode('GlobalAveragePool', [1, 2, 3, 4, 10, 20, 30, 40], [1, 2, 2, 2], [1, 2, 1, 1]), [2.5, 25]);

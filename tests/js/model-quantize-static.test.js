@@ -11,7 +11,7 @@ import { createOrtRunner } from '../../tools/bench/ort.mjs';
 import { graphModel } from '../../tools/bench/onnx-model.mjs';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
 import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
-import { ModelFormatError } from '../../js/model/onnx.js';
+const { ModelFormatError } = qwasm;
 
 failOnLeaks(before, afterEach);
 

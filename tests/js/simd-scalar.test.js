@@ -2,7 +2,7 @@
 // including odd lengths, tails and hostile values (NaN, Inf, huge, subnormal, -0.0, exact ties).
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { loadBackend } from '../../js/wasm.js';
+import { loadBackend } from '../../js/runtime/wasm.js';
 
 let simd;
 let scalar;
@@ -45,7 +45,7 @@ test('quantize: identical bytes for both rounding rules, every dtype, odd length
               const offset = n % 3; // misaligned starts
               b.f32(px + 4 * offset, n).set(x);
               const zp = code === 0 ? 128 : code === 1 ? -3 : 12345;
-              b.call('qw_quantize', n, px + 4 * offset, py + bytes * offset, code, rounding, scale, zp);
+              b.call('test', 'qw_quantize', n, px + 4 * offset, py + bytes * offset, code, rounding, scale, zp);
               return b.u8(py + bytes * offset, n * bytes).slice();
             }),
           );
@@ -64,14 +64,14 @@ test('dequantize (per-tensor and per-channel float64 scales) and requantize: ide
         run(b, (pq, py, pw) => {
           b.u8(pq, raw.length).set(raw);
           const zp = code === 0 ? 77 : code === 1 ? -9 : -1000;
-          b.call('qw_dequantize', n, pq, py, code, 0.0123, zp);
+          b.call('test', 'qw_dequantize', n, pq, py, code, 0.0123, zp);
           const a = b.u8(py, 4 * n).slice();
           const scales = b.view(Float64Array, pw, 1);
           scales[0] = 0.1; // not a float32: exercises the float64 path
           b.i32(pw + 8, 1)[0] = zp;
-          b.call('qw_dequantize_per_channel', 1, 1, n, pq, py, code, pw, pw + 8);
+          b.call('test', 'qw_dequantize_per_channel', 1, 1, n, pq, py, code, pw, pw + 8);
           const c = b.u8(py, 4 * n).slice();
-          b.call('qw_requantize', n, pq, code, 0.0123, zp, py, 0, 0.05, 100, 0);
+          b.call('test', 'qw_requantize', n, pq, code, 0.0123, zp, py, 0, 0.05, 100, 0);
           return [a, c, b.u8(py, n).slice()];
         }),
       );
@@ -93,7 +93,7 @@ test('QLinearAdd (qw_add_onnx): identical bytes for every pair of input bytes, b
           be.withBuffers([n, n, n], (pa, pb, py) => {
             be.u8(pa, n).set(a);
             be.u8(pb, n).set(b);
-            be.call('qw_add_onnx', n, pa, 0, as, zps[0], pb, 0, bs, zps[1], code, py, ys, yz);
+            be.call('test', 'qw_add_onnx', n, pa, 0, as, zps[0], pb, 0, bs, zps[1], code, py, ys, yz);
             return be.u8(py, n).slice();
           }),
         );
@@ -122,12 +122,12 @@ test('GEMM (qw_gemm): identical bytes for 1 to 6 rows, odd K and N, every requan
           be.i32(pz, 1)[0] = 3;
           be.view(Float64Array, ps, 1)[0] = 0.0123;
           be.i32(pb, n).set(bias);
-          be.call('qw_gemm_pack', n, k, pw, 1, k, 1, pz, 1, packed);
+          be.call('test', 'qw_gemm_pack', n, k, pw, 1, k, 1, pz, 1, packed);
           const useFloatBias = mode === 1;
           if (useFloatBias) be.f32(pb, n).set(Float32Array.from(bias, (v) => v * 1e-4));
-          be.call('qw_requantization_init', blob, n, mode, 0.021, ps, 1, pz, 1, useFloatBias ? pb : 0, useFloatBias || mode === 4 ? 0 : pb,
+          be.call('test', 'qw_requantization_init', blob, n, mode, 0.021, ps, 1, pz, 1, useFloatBias ? pb : 0, useFloatBias || mode === 4 ? 0 : pb,
             mode === 4 ? 1 : 0.05, mode === 4 ? 0 : 117, outDtype, -Infinity, Infinity);
-          be.call('qw_gemm', m, n, k, pa, k, 0, 125, packed, blob, py, n * ySize, ws);
+          be.call('test', 'qw_gemm', m, n, k, pa, k, 0, 125, packed, blob, py, n * ySize, ws);
           return be.u8(py, m * n * ySize).slice();
         });
       });

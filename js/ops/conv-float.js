@@ -1,9 +1,9 @@
 // float32 2-D convolution on NCHW data, in wasm (src/operators/conv2d-f32.c): what the model loader
 // runs for a float ONNX Conv, so float models (calibration, post-training quantization) run end to end.
 // Weights are packed once into wasm memory; every call copies the input in and the output out.
-import { backend } from './runtime.js';
-import { show } from './check.js';
-import { convGeometry, convShapeStruct } from './layout.js';
+import { backend } from '../runtime/runtime.js';
+import { show } from '../tensor/check.js';
+import { convGeometry, convShapeStruct } from '../tensor/layout.js';
 
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
@@ -40,11 +40,11 @@ export class PackedConv2dFloat {
       be.i32(ps, 16).set(shape);
       be.f32(pw, w.length).set(w);
       if (b) be.f32(pb, outC).set(b);
-      const size = be.exports.qw_f32_conv2d_pack_size(ps);
+      const size = be.size('qw_f32_conv2d_pack_size', ps);
       if (size === 0) throw new RangeError(`${where}: inconsistent geometry ${show(g)}`);
       const ptr = be.alloc(size);
       try {
-        be.call('qw_f32_conv2d_pack', ps, pw, b ? pb : 0, ptr);
+        be.call(where, 'qw_f32_conv2d_pack', ps, pw, b ? pb : 0, ptr);
       } catch (error) {
         be.free(ptr);
         throw error;
@@ -113,11 +113,11 @@ export function conv2dFloat(x, xDims, weights, { relu = false } = {}) {
     const [oh, ow] = b.i32(po, 2);
     const dims = [batch, g.outC, oh, ow];
     const n = numel(dims);
-    const ws = weights.workspace(b.exports.qw_f32_conv2d_workspace_size(ps));
+    const ws = weights.workspace(b.size('qw_f32_conv2d_workspace_size', ps));
     return b.withBuffers([4 * xd.length, 4 * n], (px, py) => {
       b.f32(px, xd.length).set(xd);
-      b.call('qw_f32_conv2d', ps, px, weights.packedPtr, py, ws);
-      if (relu) b.call('qw_f32_relu', n, py, py);
+      b.call(where, 'qw_f32_conv2d', ps, px, weights.packedPtr, py, ws);
+      if (relu) b.call(where, 'qw_f32_relu', n, py, py);
       return { dims, data: b.f32(py, n).slice() };
     });
   });

@@ -1,8 +1,8 @@
 // torch.fake_quantize_per_tensor_affine / fake_quantize_per_channel_affine (QAT's forward), bit for
 // bit with PyTorch 1.13 for finite inputs: (clamp(zp + nearbyint(x * (1/scale)), qmin, qmax) - zp) * scale.
 // NaN gives 0 and +-Inf saturate (torch 1.13 turns all three into quant_min through an int64 overflow).
-import { backend } from './runtime.js';
-import { checkShape, numelOf, show } from './check.js';
+import { backend } from '../runtime/runtime.js';
+import { checkShape, numelOf, show } from '../tensor/check.js';
 
 function asFloat32(data, where) {
   if (data instanceof Float32Array) return data;
@@ -44,7 +44,7 @@ export function fakeQuantize(data, scale, zeroPoint, quantMin, quantMax) {
   const n = x.length;
   return b.withBuffers([4 * n], (px) => {
     b.f32(px, n).set(x);
-    b.call('qw_fake_quantize', n, px, px, Math.fround(scale), zeroPoint, quantMin, quantMax);
+    b.call(where, 'qw_fake_quantize', n, px, px, Math.fround(scale), zeroPoint, quantMin, quantMax);
     return b.f32(px, n).slice();
   });
 }
@@ -78,7 +78,7 @@ export function fakeQuantizePerChannel(data, shape, scales, zeroPoints, axis, qu
     b.f32(px, n).set(x);
     b.f32(ps, channels).set(s);
     b.i32(pz, channels).set(z);
-    b.call('qw_fake_quantize_per_channel', outer, channels, inner, px, px, ps, pz, quantMin, quantMax);
+    b.call(where, 'qw_fake_quantize_per_channel', outer, channels, inner, px, px, ps, pz, quantMin, quantMax);
     return b.f32(px, n).slice();
   });
 }

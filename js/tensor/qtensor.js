@@ -1,7 +1,7 @@
 // QTensor: a quantized tensor whose integers live in wasm memory, modelled on PyTorch's quantized
 // tensor API. Views (transpose, permute, select, slice, reshape of contiguous data) share storage,
 // as in torch; the storage is freed when the last tensor using it is disposed.
-import { backend } from './runtime.js';
+import { backend } from '../runtime/runtime.js';
 import { dtypeInfo, roundingCode } from './dtype.js';
 import {
   checkDim,
@@ -15,6 +15,9 @@ import {
 import { decode, encode } from './serialize.js';
 
 const INTERNAL = Symbol('qwasm.QTensor.internal');
+
+/** Set by QTensor's static block: the raw fields of a live tensor (see rawTensor). */
+let rawFields;
 
 /** Reference-counted wasm allocation shared by a tensor and its views. */
 class Storage {
@@ -110,10 +113,11 @@ export class QTensor {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  /** @internal The raw fields, for js/ops.js: { storage, ptr, offset, shape, strides, dtype, quant }. */
-  static [Symbol.for('qwasm.raw')](t, where) {
-    const storage = t.#live(where);
-    return { storage, ptr: t.#ptr(), offset: t.#offset, shape: t.#shape, strides: t.#strides, dtype: t.#dtype, quant: t.#quant };
+  static {
+    rawFields = (t, where) => {
+      const storage = t.#live(where);
+      return { storage, ptr: t.#ptr(), offset: t.#offset, shape: t.#shape, strides: t.#strides, dtype: t.#dtype, quant: t.#quant };
+    };
   }
 
   #live(where) {
@@ -133,24 +137,17 @@ export class QTensor {
   }
 
   /** Runs fn(ptr) on a contiguous copy of the elements (or the storage itself when contiguous). */
-  #withContiguous(fn) {
+  #withContiguous(where, fn) {
     const b = this.#storage.backend;
     if (this.isContiguous()) return fn(this.#ptr());
     return b.withBuffers([this.numel() * this.#dtype.bytes], (tmp) => {
-      this.#copyStrided(this.#ptr(), this.#strides, tmp, contiguousStrides(this.#shape));
+      this.#copyStrided(where, this.#ptr(), this.#strides, tmp, contiguousStrides(this.#shape));
       return fn(tmp);
     });
   }
 
-  #copyStrided(src, srcStrides, dst, dstStrides) {
-    const b = this.#storage.backend;
-    const rank = this.#shape.length;
-    b.withBuffers([4 * rank, 4 * rank, 4 * rank], (pshape, ps, pd) => {
-      b.i32(pshape, rank).set(this.#shape);
-      b.i32(ps, rank).set(srcStrides);
-      b.i32(pd, rank).set(dstStrides);
-      b.call('qw_copy_strided', this.#dtype.bytes, rank, pshape, src, ps, dst, pd);
-    });
+  #copyStrided(where, src, srcStrides, dst, dstStrides) {
+    copyStrided(this.#storage.backend, where, this.#dtype.bytes, this.#shape, src, srcStrides, dst, dstStrides);
   }
 
   // ---- inspection --------------------------------------------------------------------------
@@ -231,7 +228,7 @@ export class QTensor {
     this.#live('intRepr');
     const n = this.numel();
     const b = this.#storage.backend;
-    return this.#withContiguous((ptr) => b.view(this.#dtype.IntArray, ptr, n).slice());
+    return this.#withContiguous('QTensor.intRepr', (ptr) => b.view(this.#dtype.IntArray, ptr, n).slice());
   }
 
   /** The real values scale * (q - zero_point), row-major, as a new Float32Array. */
@@ -240,16 +237,17 @@ export class QTensor {
     const n = this.numel();
     const b = this.#storage.backend;
     const q = this.#quant;
-    return this.#withContiguous((src) =>
+    const where = 'QTensor.dequantize';
+    return this.#withContiguous(where, (src) =>
       b.withBuffers([4 * n], (out) => {
         if (q.scheme === 'per_tensor_affine') {
-          b.call('qw_dequantize', n, src, out, this.#dtype.code, q.scale, q.zeroPoint);
+          b.call(where, 'qw_dequantize', n, src, out, this.#dtype.code, q.scale, q.zeroPoint);
         } else {
           const [outer, channels, inner] = channelBlocks(this.#shape, q.axis);
           b.withBuffers([8 * channels, 4 * channels], (ps, pz) => {
             b.view(Float64Array, ps, channels).set(q.scales);
             b.i32(pz, channels).set(q.zeroPoints);
-            b.call('qw_dequantize_per_channel', outer, channels, inner, src, out, this.#dtype.code, ps, pz);
+            b.call(where, 'qw_dequantize_per_channel', outer, channels, inner, src, out, this.#dtype.code, ps, pz);
           });
         }
         return b.f32(out, n).slice();
@@ -434,7 +432,7 @@ export class QTensor {
     const n = this.numel();
     const storage = new Storage(this.#storage.backend, n * this.#dtype.bytes);
     try {
-      this.#copyStrided(this.#ptr(), this.#strides, storage.ptr, contiguousStrides(this.#shape));
+      this.#copyStrided('QTensor.clone', this.#ptr(), this.#strides, storage.ptr, contiguousStrides(this.#shape));
     } catch (error) {
       storage.release();
       throw error;
@@ -448,12 +446,12 @@ export class QTensor {
    * (torch 1.13's copy_ instead copies the integers and adopts the source's qparams; see
    * docs/quantization.md.) options: { rounding: 'torch' | 'onnx' }.
    */
-  copyFrom(other, { rounding } = {}) {
+  copyFrom(other, options = {}) {
     this.#live('copyFrom');
     const where = 'QTensor.copyFrom';
     if (!(other instanceof QTensor)) throw new TypeError(`${where}: other must be a QTensor, got ${show(other)}`);
     other.#live('copyFrom (source)');
-    const mode = roundingCode(rounding, where);
+    const mode = roundingCode(options, where);
     if (other.#shape.length !== this.#shape.length || other.#shape.some((d, k) => d !== this.#shape[k])) {
       throw new RangeError(`${where}: shape ${show(other.#shape)} does not match ${show(this.#shape)}`);
     }
@@ -462,8 +460,8 @@ export class QTensor {
     const values = other.dequantize();
     b.withBuffers([4 * n, n * this.#dtype.bytes], (pf, pq) => {
       b.f32(pf, n).set(values);
-      quantizeInto(b, pf, pq, this.#shape, this.#dtype, this.#quant, mode);
-      this.#copyStrided(pq, contiguousStrides(this.#shape), this.#ptr(), this.#strides);
+      quantizeInto(b, where, pf, pq, this.#shape, this.#dtype, this.#quant, mode);
+      this.#copyStrided(where, pq, contiguousStrides(this.#shape), this.#ptr(), this.#strides);
     });
     return this;
   }
@@ -472,27 +470,27 @@ export class QTensor {
    * A new per-tensor tensor holding this tensor's values requantized to (scale, zeroPoint, dtype):
    * quantize(dequantize(q)) through the C core's fused qw_requantize. options: { rounding }.
    */
-  requantize(scale, zeroPoint, dtype = this.dtype, { rounding } = {}) {
+  requantize(scale, zeroPoint, dtype = this.dtype, options = {}) {
     this.#live('requantize');
     const where = 'QTensor.requantize';
     const info = dtypeInfo(dtype, where);
     checkScale(scale, where);
     checkZeroPoint(zeroPoint, info, where);
-    const mode = roundingCode(rounding, where);
+    const mode = roundingCode(options, where);
     const n = this.numel();
     const b = this.#storage.backend;
     const out = new Storage(b, n * info.bytes);
     try {
       const q = this.#quant;
       if (q.scheme === 'per_tensor_affine') {
-        this.#withContiguous((src) =>
-          b.call('qw_requantize', n, src, this.#dtype.code, q.scale, q.zeroPoint, out.ptr, info.code, scale, zeroPoint, mode),
+        this.#withContiguous(where, (src) =>
+          b.call(where, 'qw_requantize', n, src, this.#dtype.code, q.scale, q.zeroPoint, out.ptr, info.code, scale, zeroPoint, mode),
         );
       } else {
         const values = this.dequantize();
         b.withBuffers([4 * n], (pf) => {
           b.f32(pf, n).set(values);
-          b.call('qw_quantize', n, pf, out.ptr, info.code, mode, scale, zeroPoint);
+          b.call(where, 'qw_quantize', n, pf, out.ptr, info.code, mode, scale, zeroPoint);
         });
       }
     } catch (error) {
@@ -590,17 +588,17 @@ function formatNested(values, shape, fmt) {
 
 // ---- creation ------------------------------------------------------------------------------
 
-function quantizeInto(b, src, dst, shape, dtype, quant, mode) {
+function quantizeInto(b, where, src, dst, shape, dtype, quant, mode) {
   const n = numelOf(shape);
   if (quant.scheme === 'per_tensor_affine') {
-    b.call('qw_quantize', n, src, dst, dtype.code, mode, quant.scale, quant.zeroPoint);
+    b.call(where, 'qw_quantize', n, src, dst, dtype.code, mode, quant.scale, quant.zeroPoint);
     return;
   }
   const [outer, channels, inner] = channelBlocks(shape, quant.axis);
   b.withBuffers([4 * channels, 4 * channels], (ps, pz) => {
     b.f32(ps, channels).set(quant.scales); // torch casts each float64 scale to float for quantize
     b.i32(pz, channels).set(quant.zeroPoints);
-    b.call('qw_quantize_per_channel', outer, channels, inner, src, dst, dtype.code, mode, ps, pz);
+    b.call(where, 'qw_quantize_per_channel', outer, channels, inner, src, dst, dtype.code, mode, ps, pz);
   });
 }
 
@@ -612,7 +610,7 @@ function createQuantized(data, shape, dtype, quant, mode, where) {
   try {
     b.withBuffers([4 * n], (pf) => {
       b.f32(pf, n).set(data);
-      quantizeInto(b, pf, storage.ptr, shape, dtype, quant, mode);
+      quantizeInto(b, where, pf, storage.ptr, shape, dtype, quant, mode);
     });
   } catch (error) {
     storage.release();
@@ -625,22 +623,22 @@ function createQuantized(data, shape, dtype, quant, mode, where) {
  * torch.quantize_per_tensor: q = clamp(round(x / scale) + zeroPoint) with the chosen rounding rule
  * ('torch', the default: x * (1/scale); 'onnx': x / scale). data: numbers (float32 after conversion).
  */
-export function quantizePerTensor(data, shape, scale, zeroPoint, dtype, { rounding } = {}) {
+export function quantizePerTensor(data, shape, scale, zeroPoint, dtype, options = {}) {
   const where = 'quantizePerTensor';
   const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
   checkScale(scale, where);
   checkZeroPoint(zeroPoint, info, where);
-  return createQuantized(data, dims, info, perTensor(scale, zeroPoint), roundingCode(rounding, where), where);
+  return createQuantized(data, dims, info, perTensor(scale, zeroPoint), roundingCode(options, where), where);
 }
 
 /** torch.quantize_per_channel: one (scale, zero point) per index along `axis`. */
-export function quantizePerChannel(data, shape, scales, zeroPoints, axis, dtype, { rounding } = {}) {
+export function quantizePerChannel(data, shape, scales, zeroPoints, axis, dtype, options = {}) {
   const where = 'quantizePerChannel';
   const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
   const quant = checkPerChannel(scales, zeroPoints, axis, dims, info, where);
-  return createQuantized(data, dims, info, quant, roundingCode(rounding, where), where);
+  return createQuantized(data, dims, info, quant, roundingCode(options, where), where);
 }
 
 function createFromInts(ints, shape, dtype, quant, where) {
@@ -718,7 +716,26 @@ export function empty(shape, qparams) {
   return createFromInts(ints, dims, info, perTensor(qparams.scale, qparams.zeroPoint), where);
 }
 
-// ---- internal access for the operators (js/ops.js); not part of the public API ----------------
+// ---- internal access for the operators (js/ops/); not re-exported by index.js ------------------
+
+/**
+ * The raw fields of a live QTensor: { storage, ptr, offset, shape, strides, dtype, quant } (ptr: the wasm
+ * address of its first element). For the operators only; throws when the tensor was disposed.
+ */
+export function rawTensor(t, where) {
+  return rawFields(t, where);
+}
+
+/** Copies a strided view (element strides) of `shape` between wasm addresses, through qw_copy_strided. */
+export function copyStrided(b, where, elemBytes, shape, src, srcStrides, dst, dstStrides) {
+  const rank = shape.length;
+  b.withBuffers([4 * rank, 4 * rank, 4 * rank], (pshape, ps, pd) => {
+    b.i32(pshape, rank).set(shape);
+    b.i32(ps, rank).set(srcStrides);
+    b.i32(pd, rank).set(dstStrides);
+    b.call(where, 'qw_copy_strided', elemBytes, rank, pshape, src, ps, dst, pd);
+  });
+}
 
 /** Wraps raw tensor fields; shares `storage` (which the caller already holds one reference to). */
 export function wrapStorage(storage, offset, shape, strides, dtype, quant) {
@@ -735,7 +752,7 @@ export { contiguousStrides, perTensor, perChannel };
 /** The same storage viewed with other per-tensor qparams (zero copy): QOperator graphs carry a
  * tensor's qparams at its consumers. */
 export function withQParams(t, scale, zeroPoint) {
-  const r = QTensor[Symbol.for('qwasm.raw')](t, 'withQParams');
+  const r = rawFields(t, 'withQParams');
   checkScale(scale, 'withQParams');
   checkZeroPoint(zeroPoint, r.dtype, 'withQParams');
   return new QTensor(INTERNAL, r.storage.retain(), r.offset, r.shape.slice(), r.strides.slice(), r.dtype, perTensor(scale, zeroPoint));

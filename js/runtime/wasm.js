@@ -1,5 +1,6 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
+import { statusError } from './abi.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
 // Engines that validate it run the SIMD build (the same probe onnxruntime-web relies on).
@@ -16,8 +17,6 @@ export function simdSupported() {
     return false;
   }
 }
-
-const STATUS = ['QW_OK', 'QW_INVALID_ARGUMENT', 'QW_INVALID_QPARAMS', 'QW_UNSUPPORTED', 'QW_OUT_OF_MEMORY'];
 
 /** The instantiated module: typed views over its memory, allocation with accounting, status checks. */
 export class Backend {
@@ -83,7 +82,7 @@ export class Backend {
     const size = Math.max(1, bytes);
     const placed = this.#placement?.alloc(size);
     if (placed) return placed;
-    const ptr = this.#exports.qw_alloc(size);
+    const ptr = this.#exports.qw_alloc(size) >>> 0; // wasm returns pointers as signed i32
     if (ptr === 0) {
       throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
     }
@@ -114,16 +113,18 @@ export class Backend {
     }
   }
 
-  /** Calls an exported qw_* function and turns a non-zero qw_status into an Error. */
-  call(name, ...args) {
-    this.check(name, this.#exports[name](...args));
+  /**
+   * Calls the exported C function `name` for the public function `where`; a non-zero qw_status becomes the
+   * named error of runtime/abi.js statusError (RangeError, UnsupportedError, ...).
+   */
+  call(where, name, ...args) {
+    const status = this.#exports[name](...args);
+    if (status !== 0) throw statusError(status, where, name);
   }
 
-  /** Throws for a non-zero qw_status of `name` (for hot paths that call an export directly). */
-  check(name, status) {
-    if (status !== 0) {
-      throw new Error(`qwasm: ${name} returned ${STATUS[status] ?? status}`);
-    }
+  /** A size_t result of an exported function (wasm returns it as a signed i32). */
+  size(name, ...args) {
+    return this.#exports[name](...args) >>> 0;
   }
 
   memoryStats() {
@@ -139,8 +140,8 @@ export class Backend {
 function defaultUrl(simd) {
   // Literal new URL(..., import.meta.url) calls: the form Vite and webpack 5 rewrite into assets.
   return simd
-    ? new URL('../dist/qwasm-simd.wasm', import.meta.url)
-    : new URL('../dist/qwasm-scalar.wasm', import.meta.url);
+    ? new URL('../../dist/qwasm-simd.wasm', import.meta.url)
+    : new URL('../../dist/qwasm-scalar.wasm', import.meta.url);
 }
 
 function resolveUrl(wasmPaths, simd) {

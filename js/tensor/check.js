@@ -1,7 +1,9 @@
 // Argument checks shared by the public API. Every message names the function, the argument and
 // the offending value.
 
-export const MAX_RANK = 8; // QW_MAX_RANK in src/include/qwasm.h
+import { QW_MAX_RANK } from '../runtime/abi.js';
+
+export const MAX_RANK = QW_MAX_RANK;
 
 function show(value) {
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);

@@ -1,14 +1,15 @@
 // Choosing scale and zero point from an observed range, exactly as PyTorch 1.13's observers do
 // (torch/ao/quantization/observer.py _calculate_qparams). The arithmetic runs in the C core.
-import { backend } from './runtime.js';
+import { backend } from '../runtime/runtime.js';
 import { dtypeInfo } from './dtype.js';
 import { checkNumberArray, show } from './check.js';
+import { QW_QSCHEME } from '../runtime/abi.js';
 
 export const QSCHEMES = Object.freeze({
-  per_tensor_affine: 0,
-  per_tensor_symmetric: 1,
-  per_channel_affine: 2,
-  per_channel_symmetric: 3,
+  per_tensor_affine: QW_QSCHEME.QW_PER_TENSOR_AFFINE,
+  per_tensor_symmetric: QW_QSCHEME.QW_PER_TENSOR_SYMMETRIC,
+  per_channel_affine: QW_QSCHEME.QW_PER_CHANNEL_AFFINE,
+  per_channel_symmetric: QW_QSCHEME.QW_PER_CHANNEL_SYMMETRIC,
 });
 
 /** float32 machine epsilon, PyTorch's default eps. */
@@ -52,7 +53,7 @@ function resolveRange({ dtype = 'quint8', reduceRange = false, quantMin, quantMa
   }
   const b = backend();
   return b.withBuffers([8], (out) => {
-    b.call('qw_quant_range', info.code, reduceRange ? 1 : 0, custom ? 1 : 0, quantMin ?? 0, quantMax ?? 0, out, out + 4);
+    b.call(where, 'qw_quant_range', info.code, reduceRange ? 1 : 0, custom ? 1 : 0, quantMin ?? 0, quantMax ?? 0, out, out + 4);
     const [lo, hi] = b.i32(out, 2);
     return { quantMin: lo, quantMax: hi };
   });
@@ -102,7 +103,7 @@ export function chooseQParams(options) {
   if (!qscheme.startsWith('per_channel')) {
     checkMinMax(min, max, where);
     return b.withBuffers([8], (out) => {
-      b.call('qw_choose_qparams', min, max, info.code, schemeCode, quantMin, quantMax, custom ? 1 : 0, epsF, out, out + 4);
+      b.call(where, 'qw_choose_qparams', min, max, info.code, schemeCode, quantMin, quantMax, custom ? 1 : 0, epsF, out, out + 4);
       return { scale: b.f32(out, 1)[0], zeroPoint: b.i32(out + 4, 1)[0] };
     });
   }
@@ -118,7 +119,7 @@ export function chooseQParams(options) {
   return b.withBuffers([4 * n, 4 * n, 4 * n, 4 * n], (pmin, pmax, pscale, pzp) => {
     b.f32(pmin, n).set(min);
     b.f32(pmax, n).set(max);
-    b.call('qw_choose_qparams_per_channel', n, pmin, pmax, info.code, schemeCode, quantMin, quantMax, custom ? 1 : 0,
+    b.call(where, 'qw_choose_qparams_per_channel', n, pmin, pmax, info.code, schemeCode, quantMin, quantMax, custom ? 1 : 0,
       epsF, pscale, pzp);
     return { scales: b.f32(pscale, n).slice(), zeroPoints: b.i32(pzp, n).slice() };
   });

@@ -3,18 +3,12 @@
 // MovingAveragePerChannelMinMaxObserver, HistogramObserver, FixedQParamsObserver,
 // PlaceholderObserver, and the default qconfigs by backend name. The reductions and the histogram
 // run in the C core (src/observers/); scale and zero point come from chooseQParams.
-import { backend } from './runtime.js';
-import { DTYPES } from './dtype.js';
-import { checkShape, numelOf, show } from './check.js';
-import { FLOAT32_EPS, QSCHEMES, chooseQParams, quantRange } from './qparams.js';
+import { backend } from '../runtime/runtime.js';
+import { NotImplementedError } from '../errors.js';
+import { DTYPES } from '../tensor/dtype.js';
+import { checkShape, numelOf, show } from '../tensor/check.js';
+import { FLOAT32_EPS, QSCHEMES, chooseQParams, quantRange } from '../tensor/qparams.js';
 
-/** torch raises NotImplementedError for option combinations an observer class does not support. */
-export class NotImplementedError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'NotImplementedError';
-  }
-}
 
 const f32 = Math.fround;
 const PER_TENSOR = ['per_tensor_affine', 'per_tensor_symmetric'];
@@ -143,7 +137,7 @@ export class MinMaxObserver extends UniformObserver {
     const b = backend();
     return b.withBuffers([4 * x.length, 8], (px, out) => {
       b.f32(px, x.length).set(x);
-      b.call('qw_observe_minmax', x.length, px, out, out + 4);
+      b.call(`${this.name}.observe`, 'qw_observe_minmax', x.length, px, out, out + 4);
       const [lo, hi] = b.f32(out, 2);
       return [lo, hi];
     });
@@ -235,7 +229,7 @@ export class PerChannelMinMaxObserver extends UniformObserver {
     const b = backend();
     const [lo, hi] = b.withBuffers([4 * x.length, 4 * channels, 4 * channels], (px, pmin, pmax) => {
       b.f32(px, x.length).set(x);
-      b.call('qw_observe_minmax_per_channel', outer, channels, inner, px, pmin, pmax);
+      b.call(where, 'qw_observe_minmax_per_channel', outer, channels, inner, px, pmin, pmax);
       return [b.f32(pmin, channels).slice(), b.f32(pmax, channels).slice()];
     });
     if (this.minVal === null) {
@@ -326,7 +320,7 @@ export class HistogramObserver extends UniformObserver {
     if (x.length === 0) return this;
     const b = backend();
     const bins = this.bins;
-    const ws = Number(b.exports.qw_histogram_workspace_size(bins));
+    const ws = b.size('qw_histogram_workspace_size', bins);
     const ok = b.withBuffers([4 * x.length, 4 * bins, 8, ws], (px, ph, pmm, pws) => {
       b.f32(px, x.length).set(x);
       b.f32(ph, bins).set(this.histogram);
@@ -353,10 +347,10 @@ export class HistogramObserver extends UniformObserver {
     if (this.minVal === Infinity && this.maxVal === -Infinity) return null;
     const b = backend();
     const bins = this.bins;
-    const ws = Number(b.exports.qw_histogram_workspace_size(bins));
+    const ws = b.size('qw_histogram_workspace_size', bins);
     return b.withBuffers([4 * bins, 8, ws], (ph, out, pws) => {
       b.f32(ph, bins).set(this.histogram);
-      b.call('qw_histogram_search', bins, ph, this.minVal, this.maxVal, this.dstNbins, out, out + 4, pws);
+      b.call('HistogramObserver.calculateQparams', 'qw_histogram_search', bins, ph, this.minVal, this.maxVal, this.dstNbins, out, out + 4, pws);
       const [lo, hi] = b.f32(out, 2);
       return { min: lo, max: hi };
     });

@@ -1,43 +1,36 @@
-// Quantized operators on QTensors: linear, conv2d, matmul (and the packed-weight objects they reuse).
-// Convolutions compute channels-last (NHWC) internally; their outputs are NCHW-shaped tensors stored
-// channels-last (torch's channels_last memory format), so chained convolutions never transpose.
-import { backend } from './runtime.js';
-import { dtypeInfo } from './dtype.js';
-import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from './check.js';
-import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
-import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, pair, withChannelsLast } from './layout.js';
+// Quantized linear algebra on QTensors: linear, conv2d, matmul (and the packed-weight objects they reuse), and
+// ONNX's dynamic quantization ops. How an int32 accumulator becomes an 8-bit output is the requantization form
+// of the call's semantics (semantics.js), or `mode`. Convolutions compute channels-last (NHWC) internally; their
+// outputs are NCHW-shaped tensors stored channels-last (torch's channels_last memory format), so chained
+// convolutions never transpose.
+import { backend } from '../runtime/runtime.js';
+import { QW_REQUANT_MODE } from '../runtime/abi.js';
+import { semanticsOf } from '../semantics.js';
+import { dtypeInfo } from '../tensor/dtype.js';
+import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
+import { contiguousStrides, newStorage, perTensor, wrapStorage } from '../tensor/qtensor.js';
+import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
+import { activationOperand, newTensor, produce, raw, tensorOperand, withContiguous } from './op.js';
 
-const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
+/** Requantization modes and their C codes (qw_requant_mode): the forms of semantics.js's `requantization` family. */
+export const REQUANT_MODES = Object.freeze({
+  qnnpack: QW_REQUANT_MODE.QW_REQUANT_QNNPACK,
+  fbgemm: QW_REQUANT_MODE.QW_REQUANT_FBGEMM,
+  onnx: QW_REQUANT_MODE.QW_REQUANT_ONNX,
+  fixedpoint: QW_REQUANT_MODE.QW_REQUANT_FIXEDPOINT,
+  none: QW_REQUANT_MODE.QW_REQUANT_NONE,
+});
 
-/** Requantization modes (src/include/qwasm.h qw_requant_mode). */
-export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3, none: 4 });
-
-function modeCode(mode, where) {
-  if (typeof mode !== 'string' || !Object.hasOwn(REQUANT_MODES, mode)) {
-    throw new TypeError(`${where}: unknown mode ${show(mode)}; expected one of ${Object.keys(REQUANT_MODES).join(', ')}`);
-  }
-  return REQUANT_MODES[mode];
-}
-
-function checkQTensor(t, where, name) {
-  if (!(t instanceof QTensor)) throw new TypeError(`${where}: ${name} must be a QTensor, got ${show(t)}`);
-  return raw(t, where);
-}
-
-function checkActivation(t, where, name = 'input') {
-  const r = checkQTensor(t, where, name);
-  if (r.quant.scheme !== 'per_tensor_affine') {
-    throw new TypeError(`${where}: ${name} must be quantized per tensor, got ${r.quant.scheme}`);
-  }
-  if (r.dtype.name === 'qint32') throw new TypeError(`${where}: ${name} must be quint8 or qint8, got qint32`);
-  return r;
+/** The requantization form of a call: options.mode, or the form of options.semantics (default `defaultSemantics`). */
+function requantizationOf(options, where, defaultSemantics) {
+  return semanticsOf(options, where, defaultSemantics).form('requantization', options?.mode);
 }
 
 const INT32_OUTPUT = Object.freeze({ scale: 1, zeroPoint: 0, dtype: dtypeInfo('qint32', ''), clampMin: -Infinity, clampMax: Infinity, outputRange: null });
 
-/** Output qparams and fused clamp of an operator call ('none' mode: the raw int32 sums). */
-function outputSpec(options, where, defaultMode) {
-  if ((options?.mode ?? defaultMode) === 'none') return INT32_OUTPUT;
+/** Output qparams and fused clamp of an operator call in requantization form `mode` ('none': the raw int32 sums). */
+function outputSpec(options, where, mode) {
+  if (mode === 'none') return INT32_OUTPUT;
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be { scale, zeroPoint, ... }, got ${show(options)}`);
   }
@@ -57,6 +50,13 @@ function outputSpec(options, where, defaultMode) {
   return { scale, zeroPoint, dtype: info, clampMin: relu ? Math.max(clampMin, 0) : clampMin, clampMax, outputRange };
 }
 
+/** The requantization form and output spec of a call on packed weights: the call's own form, else the packing's. */
+function callSpec(options, weights, where) {
+  const overrides = options?.mode !== undefined || options?.semantics !== undefined;
+  const mode = overrides ? requantizationOf(options, where, 'pytorch-qnnpack') : weights.mode;
+  return { mode, out: outputSpec(options, where, mode) };
+}
+
 /**
  * Weight-side state shared by linear, conv2d and matmul: the packed bytes, the weight qparams, the
  * bias and the requantization mode, plus a cache of the last requantization blob (it depends on the
@@ -71,10 +71,9 @@ class PackedWeights {
   #workspaceBytes = 0;
 
   constructor(where, weight, bias, mode, channels, packFn) {
-    const w = checkQTensor(weight, where, 'weight');
+    const w = tensorOperand(weight, where, 'weight');
     if (w.dtype.name === 'qint32') throw new TypeError(`${where}: weight must be qint8 or quint8, got qint32`);
-    this.mode = mode ?? 'qnnpack';
-    this.modeCode = modeCode(this.mode, where);
+    this.mode = mode;
     this.channels = channels;
     this.weightDtype = w.dtype;
     // Scales stay float64, as torch keeps them; the C core rounds them where each mode does.
@@ -104,11 +103,11 @@ class PackedWeights {
     return this.#packed;
   }
 
-  /** The requantization blob for an input scale and output spec (cached for repeated calls). */
-  requantization(inScale, out, modeOverride, where) {
+  /** The requantization blob for an input scale, an output spec and a requantization form (cached for repeated calls). */
+  requantization(inScale, out, modeName, where) {
     void this.packedPtr; // throws once disposed, before anything is allocated
     const b = this.#backend;
-    const mode = modeOverride === undefined ? this.modeCode : modeCode(modeOverride, where);
+    const mode = REQUANT_MODES[modeName];
     if (mode === REQUANT_MODES.onnx && this.bias !== null && !(this.bias instanceof Int32Array)) {
       throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array)`);
     }
@@ -119,14 +118,14 @@ class PackedWeights {
       return this.#blob;
     }
     // The blob lives with the weights, not with the call: no part of a model run's memory plan.
-    return b.outsidePlan(() => this.#initRequantization(inScale, out, mode));
+    return b.outsidePlan(() => this.#initRequantization(inScale, out, mode, where));
   }
 
-  #initRequantization(inScale, out, mode) {
+  #initRequantization(inScale, out, mode, where) {
     const b = this.#backend;
     const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode, outputRange: out.outputRange };
     const n = this.channels;
-    const size = b.exports.qw_requantization_size(n);
+    const size = b.size('qw_requantization_size', n);
     if (this.#blob === 0) this.#blob = b.alloc(size);
     const ws = this.weightScales.length;
     const floatBias = this.bias instanceof Float32Array && mode !== REQUANT_MODES.onnx;
@@ -134,11 +133,11 @@ class PackedWeights {
       b.view(Float64Array, ps, ws).set(this.weightScales);
       b.i32(pz, ws).set(this.weightZeroPoints);
       if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
-      b.call('qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
+      b.call(where, 'qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
         floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
         out.clampMin, out.clampMax);
       // An integer clamp (an ONNX Clip with 8-bit bounds fused into the layer) narrows the output range exactly.
-      if (out.outputRange) b.call('qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
+      if (out.outputRange) b.call(where, 'qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
     });
     this.#blobKey = key;
     return this.#blob;
@@ -193,12 +192,12 @@ function checkBias(bias, channels, mode, where) {
 // ---- linear -------------------------------------------------------------------------------------
 
 /** Packs W[n][k] (row-major [n, k] in wasm memory) for the GEMM microkernels (src/gemm/gemm.h). */
-function packGemm(b, ptr, dtype, n, k, zeroPoints) {
+function packGemm(b, where, ptr, dtype, n, k, zeroPoints) {
   return b.withBuffers([4 * zeroPoints.length], (pz) => {
     b.i32(pz, zeroPoints.length).set(zeroPoints);
-    const packed = b.alloc(b.exports.qw_gemm_pack_size(n, k));
+    const packed = b.alloc(b.size('qw_gemm_pack_size', n, k));
     try {
-      b.call('qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, packed);
+      b.call(where, 'qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, packed);
     } catch (error) {
       b.free(packed);
       throw error;
@@ -211,98 +210,83 @@ function packGemm(b, ptr, dtype, n, k, zeroPoints) {
 class PackedGemm extends PackedWeights {
   constructor(where, weight, bias, mode, n, k) {
     if (n === 0 || k === 0 || k >= 32768) throw new RangeError(`${where}: a ${n} x ${k} weight is not supported (need n > 0 and 0 < K < 32768)`);
-    super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, r.ptr, r.dtype, n, k, zeroPoints));
+    super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, where, r.ptr, r.dtype, n, k, zeroPoints));
     this.n = n;
     this.k = k;
-    this.workspaceBytes = backend().exports.qw_gemm_workspace_size(n, k);
+    this.workspaceBytes = backend().size('qw_gemm_workspace_size', n, k);
   }
 }
 
 /** Weights of a fully-connected layer, packed once: y = x W^T + b. */
 export class PackedLinear extends PackedGemm {
-  constructor(weight, bias, mode) {
+  constructor(weight, bias, options) {
     const where = 'packLinear';
-    const w = checkQTensor(weight, where, 'weight');
+    const w = tensorOperand(weight, where, 'weight');
     if (w.shape.length !== 2) throw new RangeError(`${where}: weight must be [outFeatures, inFeatures], got shape ${show(w.shape)}`);
     const [n, k] = w.shape;
-    super(where, weight, bias, mode, n, k);
+    super(where, weight, bias, requantizationOf(options, where, 'pytorch-qnnpack'), n, k);
     this.outFeatures = n;
     this.inFeatures = k;
   }
 }
 
-/** Packs a [outFeatures, inFeatures] weight (qint8 / quint8, per tensor or per channel on axis 0). */
-export function packLinear(weight, bias = null, { mode } = {}) {
-  return new PackedLinear(weight, bias, mode);
+/**
+ * Packs a [outFeatures, inFeatures] weight (qint8 / quint8, per tensor or per channel on axis 0).
+ * options: { semantics = 'pytorch-qnnpack', mode } (mode: a requantization form, overriding the semantics').
+ */
+export function packLinear(weight, bias = null, options = {}) {
+  return new PackedLinear(weight, bias, options);
 }
 
-/** Returns [ptr, release] of a row-major contiguous copy of t (or t's own data when contiguous). */
-function contiguousData(t, where) {
-  const r = raw(t, where);
-  if (t.isContiguous()) return [r.ptr, () => {}];
-  const c = t.contiguous();
-  return [raw(c, where).ptr, () => c.dispose()];
-}
-
-function newOutput(shape, strides, out) {
-  const storage = newStorage(Math.max(1, numelOf(shape)) * out.dtype.bytes);
-  return wrapStorage(storage, 0, shape, strides, out.dtype, perTensor(out.scale, out.zeroPoint));
+/** Runs one GEMM: m rows of 8-bit activations at xp times packed weights, into y's storage. */
+function gemm(where, weights, blob, m, xp, xr, yp, yStride, ws = weights.workspace(weights.workspaceBytes)) {
+  const b = backend();
+  b.call(where, 'qw_gemm', m, weights.n, weights.k, xp, weights.k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, yp, yStride, ws);
 }
 
 /**
  * Quantized linear layer (torch.ao.nn.quantized.Linear): x [..., inFeatures] -> [..., outFeatures].
- * options: { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin, clampMax, mode }.
+ * options: { scale, zeroPoint, dtype = 'quint8', relu = false, clampMin, clampMax, semantics, mode }; without
+ * semantics / mode, the requantization form the weights were packed with.
  */
 export function linear(x, weights, options) {
   const where = 'linear';
-  const xr = checkActivation(x, where);
+  const xr = activationOperand(x, where);
   if (!(weights instanceof PackedLinear)) throw new TypeError(`${where}: weights must come from packLinear(), got ${show(weights)}`);
-  const out = outputSpec(options, where, weights.mode);
+  const { mode, out } = callSpec(options, weights, where);
   const k = weights.inFeatures;
   const n = weights.outFeatures;
   if (xr.shape.length === 0 || xr.shape[xr.shape.length - 1] !== k) {
     throw new RangeError(`${where}: input shape ${show(xr.shape)} must end in inFeatures = ${k}`);
   }
   const m = numelOf(xr.shape) / k;
-  const shape = [...xr.shape.slice(0, -1), n];
-  const y = newOutput(shape, contiguousStrides(shape), out);
-  const b = backend();
-  const [xp, release] = contiguousData(x, where);
-  try {
-    const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-    const ws = weights.workspace(weights.workspaceBytes);
-    b.check('qw_gemm', b.exports.qw_gemm(m, n, k, xp, k, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr,
-      n * out.dtype.bytes, ws));
-  } catch (error) {
-    y.dispose();
-    throw error;
-  } finally {
-    release();
-  }
-  return y;
+  const blob = weights.requantization(xr.quant.scale, out, mode, where);
+  return produce(newTensor([...xr.shape.slice(0, -1), n], out.dtype, out.scale, out.zeroPoint), (y) =>
+    withContiguous(x, where, (xp) => gemm(where, weights, blob, m, xp, xr, raw(y, where).ptr, n * out.dtype.bytes)));
 }
 
 // ---- conv2d -------------------------------------------------------------------------------------
 
 /** Weights of a 2-D convolution, packed once, with the convolution's geometry. */
 export class PackedConv2d extends PackedWeights {
-  constructor(weight, bias, { stride = 1, padding = 0, dilation = 1, groups = 1, mode } = {}) {
+  constructor(weight, bias, options = {}) {
     const where = 'packConv2d';
-    const w = checkQTensor(weight, where, 'weight');
+    const { stride = 1, padding = 0, dilation = 1, groups = 1 } = options ?? {};
+    const w = tensorOperand(weight, where, 'weight');
     if (w.shape.length !== 4) throw new RangeError(`${where}: weight must be [outChannels, inChannels / groups, kH, kW], got shape ${show(w.shape)}`);
     const geometry = convGeometry(w.shape, { stride, padding, dilation, groups }, where);
     const { outC, kh, kw } = geometry;
     const inCg = w.shape[1];
     if (outC === 0 || inCg === 0 || kh === 0 || kw === 0) throw new RangeError(`${where}: weight shape ${show(w.shape)} has an empty dimension`);
-    super(where, weight, bias, mode, outC, (b, r, zeroPoints) => {
+    super(where, weight, bias, requantizationOf(options, where, 'pytorch-qnnpack'), outC, (b, r, zeroPoints) => {
       // The packing needs channels and kernel only; the spatial size of a call comes later.
       const shape = convShapeStruct(geometry, 1, (kh - 1) * geometry.dilation[0] + 1, (kw - 1) * geometry.dilation[1] + 1);
       return b.withBuffers([64, 4 * zeroPoints.length], (ps, pz) => {
         b.i32(ps, 16).set(shape);
         b.i32(pz, zeroPoints.length).set(zeroPoints);
-        const ptr = b.alloc(b.exports.qw_conv2d_pack_size(ps));
+        const ptr = b.alloc(b.size('qw_conv2d_pack_size', ps));
         try {
-          b.call('qw_conv2d_pack', ps, r.ptr, r.dtype.code, pz, zeroPoints.length, ptr);
+          b.call(where, 'qw_conv2d_pack', ps, r.ptr, r.dtype.code, pz, zeroPoints.length, ptr);
         } catch (error) {
           b.free(ptr);
           throw error;
@@ -316,7 +300,7 @@ export class PackedConv2d extends PackedWeights {
 
 /**
  * Packs a convolution weight [outChannels, inChannels / groups, kH, kW]. options: { stride, padding
- * (number, [h, w] or [top, left, bottom, right]), dilation, groups, mode }.
+ * (number, [h, w] or [top, left, bottom, right]), dilation, groups, semantics, mode }.
  */
 export function packConv2d(weight, bias = null, options = {}) {
   return new PackedConv2d(weight, bias, options);
@@ -324,13 +308,16 @@ export function packConv2d(weight, bias = null, options = {}) {
 
 /**
  * Quantized 2-D convolution (torch.ao.nn.quantized.Conv2d): x [N, C, H, W] -> [N, outC, outH, outW],
- * returned stored channels-last. options: { scale, zeroPoint, dtype, relu, clampMin, clampMax, mode }.
+ * returned stored channels-last. options: { scale, zeroPoint, dtype, relu, clampMin, clampMax, semantics, mode }.
  */
 export function conv2d(x, weights, options) {
-  const where = 'conv2d';
-  const xr = checkActivation(x, where);
+  return conv2dAs('conv2d', x, weights, options);
+}
+
+function conv2dAs(where, x, weights, options) {
+  const xr = activationOperand(x, where);
   if (!(weights instanceof PackedConv2d)) throw new TypeError(`${where}: weights must come from packConv2d(), got ${show(weights)}`);
-  const out = outputSpec(options, where, weights.mode);
+  const { mode, out } = callSpec(options, weights, where);
   const g = weights.geometry;
   if (xr.shape.length !== 4 || xr.shape[1] !== g.inC) {
     throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xr.shape)}`);
@@ -344,18 +331,12 @@ export function conv2d(x, weights, options) {
     }
     const [oh, ow] = b.i32(po, 2);
     const shape = [batch, g.outC, oh, ow];
-    const y = newOutput(shape, channelsLastStrides(shape), out);
-    try {
-      withChannelsLast(xr, (xp) => {
-        const blob = weights.requantization(xr.quant.scale, out, options.mode, where);
-        const ws = weights.workspace(b.exports.qw_conv2d_workspace_size(ps));
-        b.call('qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
-      });
-    } catch (error) {
-      y.dispose();
-      throw error;
-    }
-    return y;
+    const blob = weights.requantization(xr.quant.scale, out, mode, where);
+    return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, channelsLastStrides(shape)), (y) =>
+      withChannelsLast(xr, where, (xp) => {
+        const ws = weights.workspace(b.size('qw_conv2d_workspace_size', ps));
+        b.call(where, 'qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
+      }));
   });
 }
 
@@ -363,9 +344,8 @@ export function conv2d(x, weights, options) {
 
 /** Weights of a matmul's right operand B [K, N], packed once. */
 export class PackedMatMul extends PackedGemm {
-  constructor(bMatrix, { mode = 'onnx' } = {}) {
-    const where = 'packMatMul';
-    const r = checkQTensor(bMatrix, where, 'b');
+  constructor(bMatrix, options = {}, where = 'packMatMul') {
+    const r = tensorOperand(bMatrix, where, 'b');
     if (r.shape.length !== 2) throw new RangeError(`${where}: b must be [K, N], got shape ${show(r.shape)}`);
     const [k, n] = r.shape;
     // Per-column qparams live on axis 1 of B; the kernels want them per output channel.
@@ -373,6 +353,7 @@ export class PackedMatMul extends PackedGemm {
     if (q.scheme === 'per_channel_affine' && q.axis !== 1) {
       throw new RangeError(`${where}: per-channel b must be quantized along axis 1 (columns), got axis ${q.axis}`);
     }
+    const mode = requantizationOf(options, where, 'onnx');
     const asOutputChannels = bMatrix.transpose(0, 1); // [N, K]: columns become output channels
     try {
       super(where, asOutputChannels, null, mode, n, k);
@@ -382,6 +363,7 @@ export class PackedMatMul extends PackedGemm {
   }
 }
 
+/** Packs a matmul's right operand b [K, N]. options: { semantics = 'onnx', mode }. */
 export function packMatMul(b, options = {}) {
   return new PackedMatMul(b, options);
 }
@@ -389,32 +371,34 @@ export function packMatMul(b, options = {}) {
 /**
  * Quantized matmul (ONNX QLinearMatMul): a [..., M, K] x b [..., K, N] -> [..., M, N] with numpy
  * broadcasting of the batch dimensions. b is a QTensor (packed per call) or a PackedMatMul (2-D).
- * options: { scale, zeroPoint, dtype, mode = 'onnx' }.
+ * options: { scale, zeroPoint, dtype, semantics = 'onnx', mode }.
  */
-export function matmul(a, bIn, options) {
-  const where = 'matmul';
-  const ar = checkActivation(a, where, 'a');
-  const out = outputSpec(options, where, bIn instanceof PackedMatMul ? bIn.mode : 'onnx');
+export function matmul(a, b, options) {
+  return matmulAs('matmul', a, b, options);
+}
+
+function matmulAs(where, a, bIn, options) {
+  const ar = activationOperand(a, where, 'a');
+  const packed = bIn instanceof PackedMatMul;
+  const overrides = options?.mode !== undefined || options?.semantics !== undefined;
+  const mode = packed && !overrides ? bIn.mode : requantizationOf(options, where, 'onnx');
+  const out = outputSpec(options, where, mode);
   if (ar.shape.length < 2) throw new RangeError(`${where}: a must have at least 2 dimensions, got shape ${show(ar.shape)}`);
-  const mode = options.mode ?? (bIn instanceof PackedMatMul ? bIn.mode : 'onnx');
   const [m, k] = ar.shape.slice(-2);
-  if (bIn instanceof PackedMatMul) {
+  if (packed) {
     if (bIn.k !== k) throw new RangeError(`${where}: a's K = ${k} does not match b's K = ${bIn.k}`);
-    const shape = [...ar.shape.slice(0, -1), bIn.n];
-    return runMatMul(a, ar, [bIn], shape, m, k, bIn.n, out, mode, where, () => 0);
+    return runMatMul(a, ar, [bIn], [...ar.shape.slice(0, -1), bIn.n], out, mode, where, () => 0);
   }
-  const br = checkQTensor(bIn, where, 'b');
+  const br = tensorOperand(bIn, where, 'b');
   if (br.shape.length < 2) throw new RangeError(`${where}: b must have at least 2 dimensions, got shape ${show(br.shape)}`);
   const [kb, n] = br.shape.slice(-2);
   if (kb !== k) throw new RangeError(`${where}: a [..., ${m}, ${k}] and b [..., ${kb}, ${n}] do not multiply`);
-  const aBatch = ar.shape.slice(0, -2);
   const bBatch = br.shape.slice(0, -2);
-  const batch = broadcastShape(aBatch, bBatch, where);
+  const batch = broadcastShape(ar.shape.slice(0, -2), bBatch, where);
   // One packed B per batch matrix of b; each output batch picks its a and b matrices by broadcasting.
-  const bCount = numelOf(bBatch);
   const packs = [];
   try {
-    for (let i = 0; i < bCount; i++) {
+    for (let i = 0; i < numelOf(bBatch); i++) {
       const idx = unravel(i, bBatch);
       let view = bIn;
       for (let d = 0; d < idx.length; d++) {
@@ -422,41 +406,34 @@ export function matmul(a, bIn, options) {
         if (view !== bIn) view.dispose();
         view = next;
       }
-      packs.push(new PackedMatMul(view, { mode }));
-      if (view !== bIn) view.dispose();
+      try {
+        packs.push(new PackedMatMul(view, { mode }, where));
+      } finally {
+        if (view !== bIn) view.dispose();
+      }
     }
-    const shape = [...batch, m, n];
-    return runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, (outIndex) => broadcastIndex(outIndex, batch, bBatch));
+    return runMatMul(a, ar, packs, [...batch, m, n], out, mode, where, (outIndex) => broadcastIndex(outIndex, batch, bBatch));
   } finally {
     for (const p of packs) p.dispose();
   }
 }
 
-function runMatMul(a, ar, packs, shape, m, k, n, out, mode, where, pickB) {
-  const b = backend();
+function runMatMul(a, ar, packs, shape, out, mode, where, pickB) {
   const batch = shape.slice(0, -2);
   const aBatch = ar.shape.slice(0, -2);
-  const y = newOutput(shape, contiguousStrides(shape), out);
-  const [ap, release] = contiguousData(a, where);
-  try {
-    const yp = raw(y, where).ptr;
-    const ws = packs[0].workspace(packs[0].workspaceBytes);
-    {
+  const [m, n] = shape.slice(-2);
+  const blobs = packs.map((p) => p.requantization(ar.quant.scale, out, mode, where));
+  const ws = packs[0].workspace(packs[0].workspaceBytes); // every pack has the same n and k
+  return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint), (y) =>
+    withContiguous(a, where, (ap) => {
+      const yp = raw(y, where).ptr;
+      const aBytes = m * packs[0].k * ar.dtype.bytes;
       for (let i = 0; i < numelOf(batch); i++) {
         const ai = batch.length === 0 ? 0 : broadcastIndex(i, batch, aBatch);
-        const p = packs[pickB(i)];
-        const blob = p.requantization(ar.quant.scale, out, mode, where);
-        b.check('qw_gemm', b.exports.qw_gemm(m, n, k, ap + ai * m * k * ar.dtype.bytes, k, ar.dtype.code, ar.quant.zeroPoint,
-          p.packedPtr, blob, yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws));
+        const p = pickB(i);
+        gemm(where, packs[p], blobs[p], m, ap + ai * aBytes, ar, yp + i * m * n * out.dtype.bytes, n * out.dtype.bytes, ws);
       }
-    }
-  } catch (error) {
-    y.dispose();
-    throw error;
-  } finally {
-    release();
-  }
-  return y;
+    }));
 }
 
 function unravel(i, shape) {
@@ -475,7 +452,6 @@ function broadcastIndex(i, full, src) {
   for (let d = 0; d < src.length; d++) flat = flat * src[d] + (src[d] === 1 ? 0 : idx[d]);
   return flat;
 }
-
 
 // ---- dynamic quantization (ONNX DynamicQuantizeLinear, MatMulInteger, ConvInteger) -------------
 
@@ -507,10 +483,10 @@ export function dynamicQuantizeLinear(data, shape) {
 
 /** ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1). */
 export function matmulInteger(a, b) {
-  return matmul(a, b, { mode: 'none' });
+  return matmulAs('matmulInteger', a, b, { mode: 'none' });
 }
 
 /** ONNX ConvInteger: the exact int32 sums as a qint32 tensor (scale 1); weights from packConv2d(w, null, { mode: 'none', ... }). */
 export function convInteger(x, weights) {
-  return conv2d(x, weights, { mode: 'none' });
+  return conv2dAs('convInteger', x, weights, { mode: 'none' });
 }

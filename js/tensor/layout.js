@@ -1,7 +1,8 @@
 // Shape helpers shared by the operators: [h, w] pairs, numpy broadcasting, and channels-last data.
-import { backend } from './runtime.js';
+import { backend } from '../runtime/runtime.js';
+import { QW_CONV2D_SHAPE, structValues } from '../runtime/abi.js';
 import { numelOf, show } from './check.js';
-import { contiguousStrides } from './qtensor.js';
+import { contiguousStrides, copyStrided } from './qtensor.js';
 
 /** A number or [h, w] of integers >= min, as [h, w]. */
 export function pair(v, name, where, min) {
@@ -38,10 +39,14 @@ export function convGeometry(weightShape, { stride = 1, padding = 0, dilation = 
   };
 }
 
-/** The int32[16] qw_conv2d_shape of a geometry for an input [batch, inC, inH, inW]. */
+/** The int32 values of the qw_conv2d_shape of a geometry for an input [batch, inC, inH, inW]. */
 export function convShapeStruct(g, batch, inH, inW) {
   const [pt, pl, pb, pr] = g.padding;
-  return [batch, inH, inW, g.inC, g.outC, g.kh, g.kw, g.stride[0], g.stride[1], pt, pl, pb, pr, g.dilation[0], g.dilation[1], g.groups];
+  return structValues(QW_CONV2D_SHAPE, {
+    batch, in_h: inH, in_w: inW, in_c: g.inC, out_c: g.outC, kernel_h: g.kh, kernel_w: g.kw, stride_h: g.stride[0],
+    stride_w: g.stride[1], pad_top: pt, pad_left: pl, pad_bottom: pb, pad_right: pr, dilation_h: g.dilation[0],
+    dilation_w: g.dilation[1], groups: g.groups,
+  });
 }
 
 /** For each element of `shape` (row-major), the flat index of the element of `srcShape` it broadcasts from. */
@@ -88,18 +93,14 @@ export function isChannelsLast(r) {
  * Runs fn(ptr) on channels-last (NHWC) data of an NCHW-shaped tensor's raw fields: its own storage
  * when it is stored so, else a transposed copy freed afterwards.
  */
-export function withChannelsLast(r, fn) {
+export function withChannelsLast(r, where, fn) {
   if (isChannelsLast(r)) return fn(r.ptr);
   const b = backend();
   const [n, c, h, w] = r.shape;
   const nhwc = [n, h, w, c];
   return b.withBuffers([Math.max(1, numelOf(r.shape)) * r.dtype.bytes], (tmp) => {
-    b.withBuffers([16, 16, 16], (pshape, psrc, pdst) => {
-      b.i32(pshape, 4).set(nhwc);
-      b.i32(psrc, 4).set([r.strides[0], r.strides[2], r.strides[3], r.strides[1]]);
-      b.i32(pdst, 4).set(contiguousStrides(nhwc));
-      b.call('qw_copy_strided', r.dtype.bytes, 4, pshape, r.ptr, psrc, tmp, pdst);
-    });
+    const srcStrides = [r.strides[0], r.strides[2], r.strides[3], r.strides[1]];
+    copyStrided(b, where, r.dtype.bytes, nhwc, r.ptr, srcStrides, tmp, contiguousStrides(nhwc));
     return fn(tmp);
   });
 }

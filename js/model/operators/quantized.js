@@ -1,0 +1,185 @@
+// The ONNX quantization operators: QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul and the dynamic
+// ones (DynamicQuantizeLinear, MatMulInteger, ConvInteger), on qwasm's integer kernels in the semantics of the
+// model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
+import { ModelFormatError, UnsupportedError } from '../../errors.js';
+import { conv2d, convInteger, dynamicQuantizeLinear, matmul, matmulInteger, packConv2d } from '../../ops/linear.js';
+import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
+import {
+  QDTYPE, dimsOf, floatData, host, outputQParams, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
+} from '../values.js';
+import { A } from './attributes.js';
+
+const where = (node) => `${node.opType} node "${node.name}"`;
+
+/** The attributes of a 2-D convolution (QLinearConv, ConvInteger), checked once. */
+export const CONV_ATTRIBUTES = Object.freeze({
+  auto_pad: A.string('NOTSET', ['NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID']),
+  dilations: A.ints([1, 1], (v) => v.every((d) => d >= 1)),
+  group: A.int(1, (g) => g >= 1),
+  kernel_shape: A.ints(undefined, (v) => v.every((d) => d >= 1)),
+  pads: A.ints([0, 0, 0, 0], (v) => v.every((p) => p >= 0)),
+  strides: A.ints([1, 1], (v) => v.every((s) => s >= 1)),
+});
+
+/** { stride, dilation, groups, padding } of an integer convolution: 2-D, explicit pads. */
+function integerConv(attrs, node, opset, label) {
+  if (attrs.auto_pad !== 'NOTSET') throw new UnsupportedError(`${label}: auto_pad ${attrs.auto_pad} is not supported; use explicit pads`);
+  if (attrs.pads.length !== 4 || attrs.strides.length !== 2 || attrs.dilations.length !== 2) {
+    throw new UnsupportedError(`${label}: only 2-D convolutions are supported (pads [${attrs.pads}], strides [${attrs.strides}], dilations [${attrs.dilations}])`);
+  }
+  return { ...attrs, conv: { stride: attrs.strides, dilation: attrs.dilations, groups: attrs.group, padding: attrs.pads.slice() } };
+}
+
+/** A fused integer Clip (passes/clip.js) narrows a layer's output range. */
+const OUTPUT_RANGE = { qwasm_output_range: A.ints(undefined, (v) => v.length === 2 && v[0] <= v[1]) };
+
+function withOutputRange(out, attrs) {
+  return attrs.qwasm_output_range ? { ...out, outputRange: attrs.qwasm_output_range } : out;
+}
+
+/** The axis of a per-axis Quantize / DequantizeLinear, normalized for a value of `rank` dimensions. */
+function quantAxis(axis, rank, label) {
+  const a = axis < 0 ? axis + rank : axis;
+  if (!(a >= 0 && a < rank)) throw new ModelFormatError(`${label}: axis ${axis} is out of range for a ${rank}-dimensional input`);
+  return a;
+}
+
+export const QUANTIZED_OPERATORS = {
+  QuantizeLinear: {
+    inputs: ['x', 'y_scale', 'y_zero_point?'],
+    attributes: { axis: A.int(1) },
+    uses: ['rounding'],
+    run(ctx, [x, s, z], attrs) {
+      const w = where(ctx.node);
+      const { scales, zps, perAxis, dtype } = qparamsOf(s, z, w);
+      const qd = QDTYPE[dtype];
+      if (!qd || qd === 'qint32') throw new UnsupportedError(`${w}: output type ${dtype} is not supported`);
+      const xd = floatData(x, w);
+      const options = { semantics: ctx.semantics };
+      if (perAxis) return [qvalue(quantizePerChannel(xd, x.dims, scales, zps, quantAxis(attrs.axis, x.dims.length, w), qd, options))];
+      return [qvalue(quantizePerTensor(xd, x.dims, scales[0], zps[0], qd, options))];
+    },
+  },
+
+  DequantizeLinear: {
+    inputs: ['x', 'x_scale', 'x_zero_point?'],
+    attributes: { axis: A.int(1) },
+    run(ctx, [x, s, z], attrs) {
+      const w = where(ctx.node);
+      const { scales, zps, perAxis } = qparamsOf(s, z, w);
+      const h = toHost(x);
+      const qd = QDTYPE[h.dtype];
+      if (!qd) throw new ModelFormatError(`${w}: expected 8-bit or int32 input, got ${h.dtype}`);
+      const t = perAxis
+        ? fromIntReprPerChannel(h.data, h.dims, scales, zps, quantAxis(attrs.axis, h.dims.length, w), qd)
+        : fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
+      try {
+        return [host('float32', h.dims.slice(), t.dequantize())];
+      } finally {
+        t.dispose();
+      }
+    },
+  },
+
+  /** QLinearConv: weights packed once (the first run), reused after. */
+  QLinearConv: {
+    inputs: ['x', 'x_scale', 'x_zero_point', 'w', 'w_scale', 'w_zero_point', 'y_scale', 'y_zero_point', 'B?'],
+    attributes: { ...CONV_ATTRIBUTES, ...OUTPUT_RANGE },
+    uses: ['requantization'],
+    prepare: integerConv,
+    run(ctx, [x, xs, xz, wv, ws, wz, ys, yz, b], attrs) {
+      const w = where(ctx.node);
+      const packed = ctx.prepare(() => {
+        if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+        const weight = weightTensor(wv, ws, wz, 0, w);
+        try {
+          const bias = b ? Int32Array.from(toHost(b).data) : null;
+          return packConv2d(weight, bias, { ...attrs.conv, semantics: ctx.semantics });
+        } finally {
+          weight.dispose();
+        }
+      });
+      const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
+      try {
+        return [qvalue(conv2d(xq, packed, withOutputRange(outputQParams(ys, yz, w), attrs)))];
+      } finally {
+        xq.dispose();
+      }
+    },
+  },
+
+  QLinearMatMul: {
+    inputs: ['a', 'a_scale', 'a_zero_point', 'b', 'b_scale', 'b_zero_point', 'y_scale', 'y_zero_point'],
+    attributes: OUTPUT_RANGE,
+    uses: ['requantization'],
+    run(ctx, [a, as, az, bv, bs, bz, ys, yz], attrs) {
+      const w = where(ctx.node);
+      const aq = toQ(a, scalar(as, w), scalar(az, w), w);
+      try {
+        const bq = weightTensor(bv, bs, bz, dimsOf(bv).length - 1, w);
+        try {
+          return [qvalue(matmul(aq, bq, { ...withOutputRange(outputQParams(ys, yz, w), attrs), semantics: ctx.semantics }))];
+        } finally {
+          bq.dispose();
+        }
+      } finally {
+        aq.dispose();
+      }
+    },
+  },
+
+  DynamicQuantizeLinear: {
+    inputs: ['x'],
+    run(ctx, [x]) {
+      const { y, scale, zeroPoint } = dynamicQuantizeLinear(floatData(x, where(ctx.node)), x.dims);
+      return [qvalue(y), host('float32', [], Float32Array.of(scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
+    },
+  },
+
+  MatMulInteger: {
+    inputs: ['A', 'B', 'a_zero_point?', 'b_zero_point?'],
+    run(ctx, [a, b, az, bz]) {
+      const w = where(ctx.node);
+      const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
+      try {
+        const bh = toHost(b);
+        const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
+        const bq = zps.length > 1
+          ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
+          : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+        try {
+          return [qvalue(matmulInteger(aq, bq))];
+        } finally {
+          bq.dispose();
+        }
+      } finally {
+        aq.dispose();
+      }
+    },
+  },
+
+  ConvInteger: {
+    inputs: ['x', 'w', 'x_zero_point?', 'w_zero_point?'],
+    attributes: CONV_ATTRIBUTES,
+    prepare: integerConv,
+    run(ctx, [x, wv, xz, wz], attrs) {
+      const w = where(ctx.node);
+      const packed = ctx.prepare(() => {
+        if (!ctx.isConstant(ctx.node.inputs[1])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+        const wh = toHost(wv);
+        const weight = fromIntRepr(wh.data, wh.dims, 1, wz ? scalar(wz, w) : 0, QDTYPE[wh.dtype]);
+        try {
+          return packConv2d(weight, null, { ...attrs.conv, mode: 'none' });
+        } finally {
+          weight.dispose();
+        }
+      });
+      const xq = toQ(x, 1, xz ? scalar(xz, w) : 0, w);
+      try {
+        return [qvalue(convInteger(xq, packed))];
+      } finally {
+        xq.dispose();
+      }
+    },
+  },
+};

@@ -1,0 +1,15 @@
+// The graph passes loadModel runs, in order, before the model is checked and planned.
+import { dropIdentityCasts, foldConstants, mergeDuplicateQdq } from './cleanup.js';
+import { fuseClips } from './clip.js';
+import { fuseFloatConvRelu } from './float-conv-relu.js';
+import { fuseQdq } from './qdq.js';
+
+/** Rewrites a decoded graph in place into what the operators run. */
+export function optimize(graph) {
+  foldConstants(graph);
+  dropIdentityCasts(graph);
+  mergeDuplicateQdq(graph);
+  fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
+  fuseClips(graph); // integer Clips after conv / gemm / matmul become the layer's output range
+  fuseFloatConvRelu(graph); // a float Conv applies the Relu that alone reads it, in wasm
+}

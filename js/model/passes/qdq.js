@@ -1,0 +1,240 @@
+// QDQ graphs (torch.onnx.export, onnxruntime's quantize_static) into integer operators, the way ONNX Runtime's
+// QDQ transformer does: DequantizeLinear -> op -> QuantizeLinear groups replaced by the op's integer form
+// (QLinearConv, QGemm, QLinearMatMul, QLinearAdd, QLinearAveragePool, QLinearSoftmax, ...), Q/DQ pairs around
+// layout ops (MaxPool, Reshape, Flatten, Transpose) removed. Everything else is left as it is and runs in float.
+// The fusions are a table of rules (RULES below): which op types a rule looks at, what it must find around the
+// node (match), and the nodes that replace the group (rewrite). docs/quantize-static.md: what quantize_static's
+// files need.
+import { quantizeOnnx } from '../../reference.js';
+
+/**
+ * The graph as the rules see it: producers, consumers and the Q/DQ questions the selectors ask, on the graph as it
+ * is before any rewrite (ORT's selectors also look at the original graph).
+ */
+function view(graph) {
+  const inits = graph.initializers;
+  const producer = new Map();
+  const consumers = new Map();
+  for (const n of graph.nodes) {
+    for (const o of n.outputs) producer.set(o, n);
+    for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
+  }
+  for (const o of graph.outputs) consumers.set(o.name, [...(consumers.get(o.name) ?? []), { opType: '__output__' }]);
+  // The element type of a DequantizeLinear's input or a QuantizeLinear's output: its zero point's.
+  const qtype = (n) => inits.get(n.inputs[2])?.dtype ?? ((n.opType === 'DequantizeLinear' && inits.get(n.inputs[0])?.dtype) || 'uint8');
+  const g = {
+    graph,
+    inits,
+    consumers,
+    /** The DequantizeLinear producing `name`, or null. */
+    dq: (name) => {
+      const n = producer.get(name);
+      return n && n.opType === 'DequantizeLinear' ? n : null;
+    },
+    /** The QuantizeLinear that alone consumes `name`, or null. */
+    singleQ: (name) => {
+      const cs = consumers.get(name) ?? [];
+      return cs.length === 1 && cs[0].opType === 'QuantizeLinear' ? cs[0] : null;
+    },
+    onlyConsumer: (name, node) => (consumers.get(name) ?? []).length === 1 && consumers.get(name)[0] === node,
+    isConstant: (name) => inits.has(name),
+    qtype,
+    sameTypes: (...ns) => ns.every((n) => qtype(n) === qtype(ns[0])),
+    sameQParams: (a, b) => {
+      const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
+      return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
+    },
+  };
+  return g;
+}
+
+/** The (dequantized input, scale, zero point) triple of a DequantizeLinear. */
+const triple = (d) => [d.inputs[0], d.inputs[1], d.inputs[2]];
+
+/**
+ * ONNX Runtime's QDQS8ToU8Transformer (optimizer/qdq_transformer/qdq_s8_to_u8.cc) runs before its QDQ fusion
+ * wherever int8 QDQ is not "allowed", i.e. everywhere but ARM, onnxruntime-web included, and qwasm does the same
+ * here, on the graph, once: the fusions then see ORT's types and their kernels get ORT's uint8 data.
+ * - An int8 QuantizeLinear -> DequantizeLinear pair becomes uint8 (both zero points + 128) when the Q feeds that one
+ *   DQ alone and is no graph output, and both zero points are equal scalar initializers. EnsureUniqueDQForNodeUnit
+ *   runs before it and gives a DQ with several consumers (or a consumer and a graph output) one copy per consumer,
+ *   so then the Q feeds several DQs and stays int8.
+ * The DequantizeLinear of an int8 constant stays int8 in onnxruntime-web 1.30 (the transformer's lone-DQ branch,
+ * which would convert constants with values outside [-64, 64], does not run there: measured,
+ * docs/quantize-static.md). Each fusion then requires the types ORT's selector requires (qdq_selectors.cc): equal
+ * types on all sides, and no int8 activation for Conv / MatMul. Where they differ the group stays
+ * DQ -> float op -> Q, as in ORT.
+ */
+export function convertS8ToU8(graph) {
+  const { inits, consumers } = view(graph);
+  const int8Zp = (name) => {
+    const t = name && inits.get(name);
+    return t && t.dtype === 'int8' && t.data.length === 1 ? Number(t.data[0]) : undefined;
+  };
+  for (const q of graph.nodes) {
+    if (q.opType !== 'QuantizeLinear' || q.domain !== '') continue;
+    const cs = consumers.get(q.outputs[0]) ?? [];
+    const d = cs[0];
+    if (cs.length !== 1 || d.opType !== 'DequantizeLinear' || d.domain !== '' || d.inputs[0] !== q.outputs[0]) continue;
+    const zq = int8Zp(q.inputs[2]);
+    if (zq === undefined || zq !== int8Zp(d.inputs[2])) continue;
+    const uses = consumers.get(d.outputs[0]) ?? [];
+    const nodes = uses.filter((u) => u.opType !== '__output__').length;
+    if (!(nodes === 0 || (nodes === 1 && uses.length === 1))) continue;
+    const zp = `${q.inputs[2]}/s8_to_u8`;
+    inits.set(zp, { dtype: 'uint8', dims: [], data: Uint8Array.of(zq + 128) });
+    q.inputs[2] = d.inputs[2] = zp;
+  }
+}
+
+/** Integer bounds of a Relu / Clip fused behind a layer, quantized with QuantizeLinear's rule at the output's qparams. */
+function activationBounds(g, act, q) {
+  const lo = act.opType === 'Clip' ? Number(g.inits.get(act.inputs[1])?.data[0] ?? act.attributes.min ?? -Infinity) : 0;
+  const hi = act.opType === 'Clip' ? Number(g.inits.get(act.inputs[2])?.data[0] ?? act.attributes.max ?? Infinity) : Infinity;
+  const scale = Number(g.inits.get(q.inputs[1]).data[0]);
+  const zp = g.inits.get(q.inputs[2]);
+  const [qmin, qmax] = zp.dtype === 'int8' ? [-128, 127] : [0, 255];
+  // Quantizing is monotonic, so Q(clip(x, lo, hi)) = clamp(Q(x), Q(lo), Q(hi)).
+  const round = (v) => quantizeOnnx(v, scale, Number(zp.data[0]), qmin, qmax);
+  const Arr = zp.dtype === 'int8' ? Int8Array : Uint8Array;
+  return [
+    { dtype: zp.dtype, dims: [], data: Arr.of(lo === -Infinity ? qmin : round(lo)) },
+    { dtype: zp.dtype, dims: [], data: Arr.of(hi === Infinity ? qmax : round(hi)) },
+  ];
+}
+
+const LINEAR_FORMS = {
+  Conv: { opType: 'QLinearConv', domain: '' },
+  Gemm: { opType: 'QGemm', domain: 'com.microsoft' },
+  MatMul: { opType: 'QLinearMatMul', domain: '' },
+};
+
+/** The unary ops fused into com.microsoft QLinear<op>, with the fused node's attributes. */
+const UNARY_QLINEAR = {
+  Softmax: (a, opset) => ({ axis: a.axis ?? (opset < 13 ? 1 : -1), opset }),
+  Sigmoid: () => ({}),
+  LeakyRelu: (a) => ({ alpha: a.alpha ?? 0.01 }),
+  AveragePool: (a) => ({ ...a, channels_last: 0 }),
+  GlobalAveragePool: (a) => ({ ...a, channels_last: 0 }),
+};
+
+/**
+ * The fusion rules. match(node, g) returns what the rewrite needs (and `consumed`: the nodes the group replaces
+ * besides the node itself), or null; rewrite(m, node, g) returns the nodes that take the group's place.
+ */
+const RULES = [
+  {
+    // DQ(x), DQ(w const)[, DQ(bias const)] -> Conv / Gemm / MatMul [-> Relu | Clip] -> Q: the integer layer, and the
+    // activation as an integer Clip at the output zero point (as ORT does).
+    ops: ['Conv', 'Gemm', 'MatMul'],
+    match(node, g) {
+      const op = node.opType;
+      const dx = g.dq(node.inputs[0]);
+      const dw = g.dq(node.inputs[1]);
+      const db = node.inputs[2] ? g.dq(node.inputs[2]) : null;
+      if (!dx || !dw || !g.isConstant(dw.inputs[0]) || (node.inputs[2] && (!db || !g.isConstant(db.inputs[0])))) return null;
+      const a = node.attributes;
+      if (op === 'Gemm' && ((a.transA ?? 0) !== 0 || (a.transB ?? 0) !== 1 || (a.alpha ?? 1) !== 1 || (a.beta ?? 1) !== 1)) return null;
+      const next = g.consumers.get(node.outputs[0]) ?? [];
+      const act = next.length === 1 && (next[0].opType === 'Relu' || next[0].opType === 'Clip') ? next[0] : null;
+      const q = g.singleQ((act ?? node).outputs[0]);
+      if (!q || (act && !g.onlyConsumer(node.outputs[0], act))) return null;
+      // ConvSelector / MatMulSelector: no int8 activation where int8 is not allowed; GemmSelector: int8 A with int8 B.
+      if (!g.sameTypes(dx, q) || (op !== 'Gemm' ? g.qtype(dx) === 'int8' : g.qtype(dx) === 'int8' && g.qtype(dw) !== 'int8')) return null;
+      return { dx, dw, db, act, q, consumed: [act, q].filter(Boolean) };
+    },
+    rewrite({ dx, dw, db, act, q }, node, g) {
+      const out = q.outputs[0];
+      const name = `${node.name}/quantized`;
+      const bias = db ? db.inputs[0] : '';
+      const { opType, domain } = LINEAR_FORMS[node.opType];
+      const inputs = node.opType === 'Conv' ? [...triple(dx), ...triple(dw), q.inputs[1], q.inputs[2], bias]
+        : node.opType === 'Gemm' ? [...triple(dx), ...triple(dw), bias, q.inputs[1], q.inputs[2]]
+          : [...triple(dx), ...triple(dw), q.inputs[1], q.inputs[2]];
+      const nodes = [{ name, opType, domain, inputs, outputs: [act ? `${out}/pre_activation` : out], attributes: { ...node.attributes } }];
+      if (act) {
+        const [lo, hi] = activationBounds(g, act, q);
+        g.inits.set(`${name}/relu_min`, lo);
+        g.inits.set(`${name}/relu_min/max`, hi);
+        nodes.push({ name: `${name}/activation`, opType: 'Clip', domain: '', inputs: [`${out}/pre_activation`, `${name}/relu_min`, `${name}/relu_min/max`], outputs: [out], attributes: {} });
+      }
+      return nodes;
+    },
+  },
+  {
+    // DQ -> layout op -> Q with the same qparams: the op runs on the integers.
+    ops: ['MaxPool', 'Reshape', 'Flatten', 'Transpose', 'Squeeze', 'Unsqueeze'],
+    match(node, g) {
+      const dx = g.dq(node.inputs[0]);
+      const q = g.singleQ(node.outputs[0]);
+      return dx && q && g.sameTypes(dx, q) && g.sameQParams(dx, q) ? { dx, q, consumed: [q] } : null;
+    },
+    rewrite: ({ dx, q }, node) => [{ ...node, inputs: [dx.inputs[0], ...node.inputs.slice(1)], outputs: [q.outputs[0]] }],
+  },
+  {
+    ops: ['Add', 'Mul'],
+    match(node, g) {
+      const da = g.dq(node.inputs[0]);
+      const db = g.dq(node.inputs[1]);
+      const q = g.singleQ(node.outputs[0]);
+      return da && db && q && g.sameTypes(da, db, q) ? { da, db, q, consumed: [q] } : null;
+    },
+    rewrite: ({ da, db, q }, node) => [{
+      name: `${node.name}/quantized`, opType: node.opType === 'Add' ? 'QLinearAdd' : 'QLinearMul', domain: 'com.microsoft',
+      inputs: [...triple(da), ...triple(db), q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: {},
+    }],
+  },
+  {
+    ops: ['Concat'],
+    match(node, g) {
+      const ds = node.inputs.map(g.dq);
+      const q = g.singleQ(node.outputs[0]);
+      return !ds.some((d) => !d) && q && g.sameTypes(...ds, q) ? { ds, q, consumed: [q] } : null;
+    },
+    rewrite: ({ ds, q }, node) => [{
+      name: `${node.name}/quantized`, opType: 'QLinearConcat', domain: 'com.microsoft',
+      inputs: [q.inputs[1], q.inputs[2], ...ds.flatMap(triple)], outputs: [q.outputs[0]], attributes: { axis: node.attributes.axis ?? 0 },
+    }],
+  },
+  {
+    // Unary groups become ONNX Runtime's com.microsoft QLinear<op> when the types agree (its UnaryNodeGroupSelector):
+    // Softmax (a table of exp), Sigmoid and LeakyRelu (tables that reproduce its float path exactly), AveragePool and
+    // GlobalAveragePool (whatever the output qparams; quantize_static gives GlobalAveragePool its own).
+    ops: Object.keys(UNARY_QLINEAR),
+    match(node, g) {
+      const dx = g.dq(node.inputs[0]);
+      const q = g.singleQ(node.outputs[0]);
+      return dx && q && g.sameTypes(dx, q) ? { dx, q, consumed: [q] } : null;
+    },
+    rewrite: ({ dx, q }, node, g) => [{
+      name: `${node.name}/quantized`, opType: `QLinear${node.opType}`, domain: 'com.microsoft',
+      inputs: [...triple(dx), q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
+      attributes: UNARY_QLINEAR[node.opType](node.attributes, g.graph.opsets?.get('') ?? 13),
+    }],
+  },
+];
+
+const RULE_OF = new Map(RULES.flatMap((rule) => rule.ops.map((op) => [op, rule])));
+
+/** Rewrites QDQ groups into integer operators (convertS8ToU8 first). Returns the number of groups fused. */
+export function fuseQdq(graph) {
+  convertS8ToU8(graph);
+  const g = view(graph);
+  const removed = new Set();
+  const added = new Map(); // replaced node -> new nodes
+  for (const node of graph.nodes) {
+    if (removed.has(node) || (node.domain && node.domain !== 'ai.onnx')) continue;
+    const rule = RULE_OF.get(node.opType);
+    const m = rule?.match(node, g);
+    if (!m) continue;
+    removed.add(node);
+    for (const n of m.consumed) removed.add(n);
+    added.set(node, rule.rewrite(m, node, g));
+  }
+  if (added.size === 0) return 0;
+  graph.nodes = graph.nodes.flatMap((n) => added.get(n) ?? (removed.has(n) ? [] : [n]));
+  // DequantizeLinear nodes nobody reads any more (those of weights and biases) go too.
+  const read = new Set([...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs.map((o) => o.name)]);
+  graph.nodes = graph.nodes.filter((n) => n.opType !== 'DequantizeLinear' || n.outputs.some((o) => read.has(o)));
+  return added.size;
+}

@@ -1,0 +1,76 @@
+// The values a model run passes between operators, two kinds:
+//   { kind: 'host', dtype, dims, data }  a JS typed array (float32, index and bool tensors, small things)
+//   { kind: 'q', q: QTensor }            8-bit / int32 data in wasm memory
+// QOperator graphs carry a tensor's qparams at its consumers (x_scale, x_zero_point inputs), so a 'q' value's
+// own qparams are nominal; each consumer views it with its own (zero copy).
+import { ModelFormatError } from '../errors.js';
+import { fromIntRepr, fromIntReprPerChannel, withQParams } from '../tensor/qtensor.js';
+
+/** ONNX element type -> qwasm quantized dtype, and back. */
+export const QDTYPE = Object.freeze({ uint8: 'quint8', int8: 'qint8', int32: 'qint32' });
+export const ONNX_OF = Object.freeze({ quint8: 'uint8', qint8: 'int8', qint32: 'int32' });
+/** Typed array of each ONNX element type qwasm handles on the host. */
+export const ARRAY = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
+
+export const host = (dtype, dims, data) => ({ kind: 'host', dtype, dims, data });
+export const qvalue = (q) => ({ kind: 'q', q });
+export const numel = (dims) => dims.reduce((a, b) => a * b, 1);
+
+export function dtypeOf(v) {
+  return v.kind === 'q' ? ONNX_OF[v.q.dtype] : v.dtype;
+}
+
+export function dimsOf(v) {
+  return v.kind === 'q' ? v.q.shape.slice() : v.dims;
+}
+
+/** A value's data on the host. */
+export function toHost(v) {
+  if (v.kind === 'host') return v;
+  return host(ONNX_OF[v.q.dtype], v.q.shape.slice(), v.q.intRepr());
+}
+
+/** A value as a QTensor with the given qparams (a view, or a copy into wasm memory). */
+export function toQ(v, scale, zeroPoint, where) {
+  if (v.kind === 'q') return withQParams(v.q, scale, zeroPoint);
+  if (!QDTYPE[v.dtype] || v.dtype === 'int32') throw new ModelFormatError(`${where}: expected uint8 or int8 data, got ${v.dtype}`);
+  return fromIntRepr(v.data, v.dims, scale, zeroPoint, QDTYPE[v.dtype]);
+}
+
+/** The one number of a one-element value. */
+export function scalar(v, where) {
+  const h = toHost(v);
+  if (h.data.length !== 1) throw new ModelFormatError(`${where}: expected a scalar, got ${h.data.length} values`);
+  return Number(h.data[0]);
+}
+
+/** A float32 value's data. */
+export function floatData(v, where) {
+  if (dtypeOf(v) !== 'float32') throw new ModelFormatError(`${where}: expected float32 data, got ${dtypeOf(v)}`);
+  return toHost(v).data;
+}
+
+/** Scale(s) and zero point(s) of a (possibly per-axis) quantization: { scales, zps, perAxis, dtype }. */
+export function qparamsOf(scaleV, zpV, where) {
+  const s = toHost(scaleV);
+  const z = zpV ? toHost(zpV) : null;
+  const scales = Array.from(s.data, Number);
+  const zps = z ? Array.from(z.data, Number) : scales.map(() => 0);
+  if (zps.length !== scales.length) throw new ModelFormatError(`${where}: ${scales.length} scales but ${zps.length} zero points`);
+  return { scales, zps, perAxis: s.dims.length === 1 && scales.length > 1, dtype: z ? z.dtype : 'uint8' };
+}
+
+/** An 8-bit weight value with its qparams as a QTensor (per axis along `axis` when there are several scales). */
+export function weightTensor(v, s, z, axis, where) {
+  const { scales, zps, perAxis } = qparamsOf(s, z, where);
+  const h = toHost(v);
+  const qd = QDTYPE[h.dtype];
+  if (qd !== 'quint8' && qd !== 'qint8') throw new ModelFormatError(`${where}: weights must be uint8 or int8, got ${h.dtype}`);
+  return perAxis ? fromIntReprPerChannel(h.data, h.dims, scales, zps, axis, qd) : fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
+}
+
+/** { scale, zeroPoint, dtype } of an operator's 8-bit output, from its y_scale / y_zero_point values. */
+export function outputQParams(s, z, where) {
+  const { scales, zps, dtype } = qparamsOf(s, z, where);
+  return { scale: scales[0], zeroPoint: zps[0], dtype: QDTYPE[dtype] };
+}

@@ -1,0 +1,321 @@
+// Elementwise quantized operators: add, mul, cat, and the unary ops (relu, relu6, hardtanh / clamp,
+// hardswish, sigmoid, leakyRelu). Each computes the form its semantics names (semantics.js); exact formulas:
+// docs/quantization.md.
+import { backend } from '../runtime/runtime.js';
+import { QW_STATUS, QW_UNARY_OP, statusError } from '../runtime/abi.js';
+import { semanticsOf } from '../semantics.js';
+import { f32, quantizeOnnx, quantizeTorch } from '../reference.js';
+import { DTYPES } from '../tensor/dtype.js';
+import { checkDim, numelOf, show } from '../tensor/check.js';
+import { contiguousStrides, copyStrided } from '../tensor/qtensor.js';
+import { broadcastShape } from '../tensor/layout.js';
+import { mlasLogistic } from './mlas.js';
+import {
+  activationOperand, broadcastIndices, newTensor, outputQParams, produce, raw, sameShape, withContiguous, withIndexLists,
+} from './op.js';
+
+/** Elements PyTorch's AVX2 kernels process per vector block (2 x 32 bytes); the rest is a scalar tail. */
+const TORCH_VECTOR_BLOCK = 64;
+
+/** Both operands of a binary op, checked: same 8-bit dtype, per tensor. */
+function binaryOperands(a, b, where) {
+  const ar = activationOperand(a, where, 'a');
+  const br = activationOperand(b, where, 'b');
+  if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
+  return [ar, br];
+}
+
+/**
+ * The strides of a and b when both are stored in one dense order other than row-major (the
+ * channels-last activations convolutions return): an elementwise op on same-shaped operands then
+ * runs over the storage as it is and writes its output in that order too, instead of copying both
+ * inputs to row-major (and the next convolution copying its output back). null otherwise.
+ */
+function sharedDenseOrder(ar, br) {
+  if (!sameShape(ar.shape, br.shape)) return null;
+  const dims = [];
+  for (let k = 0; k < ar.shape.length; k++) {
+    if (ar.shape[k] === 1) continue;
+    if (ar.strides[k] !== br.strides[k]) return null;
+    dims.push(k);
+  }
+  dims.sort((x, y) => ar.strides[x] - ar.strides[y]);
+  let expected = 1;
+  for (const k of dims) {
+    if (ar.strides[k] !== expected) return null;
+    expected *= ar.shape[k];
+  }
+  const rowMajor = contiguousStrides(ar.shape);
+  return dims.every((k) => ar.strides[k] === rowMajor[k]) ? null : ar.strides.slice();
+}
+
+/**
+ * Runs fn(pa, pb, y) for a binary op: the output allocated in the operands' shared storage order (or row-major),
+ * the operands' data as stored (shared order) or as row-major copies.
+ */
+function binary(a, b, ar, br, shape, out, where, fn) {
+  const order = sharedDenseOrder(ar, br);
+  const data = order ? (t, fn2) => fn2(raw(t, where).ptr) : (t, fn2) => withContiguous(t, where, fn2);
+  return produce(newTensor(shape, ar.dtype, out.scale, out.zeroPoint, order ?? undefined), (y) =>
+    data(a, (pa) => data(b, (pb) => fn(pa, pb, raw(y, where).ptr))));
+}
+
+/**
+ * Quantized add with numpy broadcasting. options: { scale, zeroPoint, relu = false, semantics = 'pytorch-qnnpack',
+ * mode }. The forms (semantics.js `add`): 'qnnpack' (torch.ops.quantized.add / add_relu on PyTorch's qnnpack engine:
+ * same-shaped quint8 / qint8 operands take its fixed-point kernels, QNNPACK / XNNPACK, broadcasting ones its float
+ * kernel); 'float' (also 'fbgemm': the x86 / fbgemm / onednn engines' kernel, dequantize, add, quantize, reproduced
+ * with its AVX2 vector blocks); 'onnx' (com.microsoft QLinearAdd as ONNX Runtime computes it:
+ * (a_s (a - za) + b_s (b - zb)) / y_s, clamped, then the zero point added and rounded half to even; no relu).
+ */
+export function add(a, b, options) {
+  const where = 'add';
+  const [ar, br] = binaryOperands(a, b, where);
+  const out = outputQParams(options, ar.dtype, where);
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('add', options.mode);
+  if (form === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of the 'onnx' add (QLinearAdd); clamp afterwards`);
+  const shape = broadcastShape(ar.shape, br.shape, where);
+  const n = numelOf(shape);
+  const be = backend();
+  return binary(a, b, ar, br, shape, out, where, (pa, pb, py) => {
+    if (form === 'qnnpack' && sameShape(ar.shape, br.shape)) {
+      const status = be.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale, br.quant.zeroPoint,
+        ar.dtype.code, py, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+      if (status === QW_STATUS.QW_UNSUPPORTED) {
+        throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
+      }
+      if (status !== QW_STATUS.QW_OK) throw statusError(status, where, 'qw_add');
+      return;
+    }
+    const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+    withIndexLists(n, ai, bi, (pai, pbi) => {
+      const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
+      if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
+      else be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK);
+    });
+  });
+}
+
+/**
+ * Length of the innermost dimension PyTorch's TensorIterator loops over for a broadcast of a and b
+ * to `shape`: size-1 dimensions dropped, neighbours merged while every operand stays contiguous
+ * across them.
+ */
+function innermostRun(shape, aShape, bShape) {
+  const rank = shape.length;
+  const stridesOf = (src) => {
+    const s = [...new Array(rank - src.length).fill(1), ...src];
+    return contiguousStrides(s).map((st, k) => (s[k] === 1 ? 0 : st));
+  };
+  const operands = [contiguousStrides(shape), stridesOf(aShape), stridesOf(bShape)];
+  const dims = [];
+  for (let k = 0; k < rank; k++) {
+    if (shape[k] === 1) continue;
+    const last = dims[dims.length - 1];
+    if (last && operands.every((st) => st[last.k] === st[k] * shape[k])) {
+      last.size *= shape[k];
+      last.k = k;
+    } else {
+      dims.push({ k, size: shape[k] });
+    }
+  }
+  return dims.length === 0 ? 1 : dims[dims.length - 1].size;
+}
+
+/**
+ * Quantized mul with numpy broadcasting. options: { scale, zeroPoint, relu, semantics = 'pytorch-qnnpack', mode }.
+ * Forms (semantics.js `mul`): 'pytorch' (torch.ops.quantized.mul / mul_relu:
+ * rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz); 'onnx' (com.microsoft QLinearMul as ONNX
+ * Runtime computes it).
+ */
+export function mul(a, b, options) {
+  const where = 'mul';
+  const [ar, br] = binaryOperands(a, b, where);
+  const out = outputQParams(options, ar.dtype, where);
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('mul', options.mode);
+  if (form === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of the 'onnx' mul (QLinearMul); clamp afterwards`);
+  const shape = broadcastShape(ar.shape, br.shape, where);
+  const n = numelOf(shape);
+  const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+  const be = backend();
+  return binary(a, b, ar, br, shape, out, where, (pa, pb, py) =>
+    withIndexLists(n, ai, bi, (pai, pbi) => {
+      const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
+      if (form === 'onnx') be.call(where, 'qw_mul_onnx', ...args);
+      else be.call(where, 'qw_mul', ...args, out.relu ? 1 : 0);
+    }));
+}
+
+/**
+ * Quantized cat (torch.ops.quantized.cat, ONNX Runtime's QLinearConcat): every input requantized to the output
+ * qparams (quantize(dequantize(q)) with the semantics' rounding rule), joined along dim. options: { scale,
+ * zeroPoint, semantics = 'pytorch-qnnpack' }, by default the first input's qparams (as torch).
+ */
+export function cat(tensors, dim, options = {}) {
+  const where = 'cat';
+  if (!Array.isArray(tensors) || tensors.length === 0) throw new TypeError(`${where}: tensors must be a non-empty array of QTensors`);
+  const rs = tensors.map((t, i) => activationOperand(t, where, `tensors[${i}]`));
+  const first = rs[0];
+  const d = checkDim(dim, first.shape.length, where, 'dim');
+  rs.forEach((r, i) => {
+    if (r.dtype !== first.dtype) throw new TypeError(`${where}: tensors[${i}] is ${r.dtype.name}, tensors[0] is ${first.dtype.name}`);
+    if (r.shape.length !== first.shape.length || r.shape.some((s, k) => k !== d && s !== first.shape[k])) {
+      throw new RangeError(`${where}: tensors[${i}] has shape ${show(r.shape)}, which does not match ${show(first.shape)} outside dim ${d}`);
+    }
+  });
+  const out = outputQParams({ scale: options?.scale ?? first.quant.scale, zeroPoint: options?.zeroPoint ?? first.quant.zeroPoint }, first.dtype, where);
+  const rounding = semanticsOf(options, where, 'pytorch-qnnpack').form('rounding');
+  const shape = first.shape.slice();
+  shape[d] = rs.reduce((s, r) => s + r.shape[d], 0);
+  const be = backend();
+  return produce(newTensor(shape, first.dtype, out.scale, out.zeroPoint), (y) => {
+    let offset = 0;
+    for (const t of tensors) {
+      const part = t.requantize(out.scale, out.zeroPoint, first.dtype.name, { rounding }); // contiguous, output qparams
+      const view = y.slice(d, offset, offset + t.shape[d]);
+      try {
+        const pr = raw(part, where);
+        const vr = raw(view, where);
+        copyStrided(be, where, pr.dtype.bytes, pr.shape, pr.ptr, pr.strides, vr.ptr, vr.strides);
+      } finally {
+        view.dispose();
+        part.dispose();
+      }
+      offset += t.shape[d];
+    }
+  });
+}
+
+// ---- unary ops: 256-entry tables over the input bytes -----------------------------------------------
+
+/** y[i] = table[byte of x[i]] (for qint8 the entry of q is at (uint8)q), with the output qparams given. */
+function applyTable(x, r, table, outScale, outZeroPoint, where) {
+  const be = backend();
+  return produce(newTensor(r.shape, r.dtype, outScale, outZeroPoint), (y) =>
+    withContiguous(x, where, (px) =>
+      be.withBuffers([256], (pt) => {
+        be.u8(pt, 256).set(table);
+        be.call(where, 'qw_lut8', numelOf(r.shape), px, pt, raw(y, where).ptr);
+      })));
+}
+
+/** The table of a per-value function on the integers of dtype: entry (uint8)q = fn(q) & 0xff. */
+function integerTable(dtype, fn) {
+  const table = new Uint8Array(256);
+  for (let byte = 0; byte < 256; byte++) table[byte] = fn(dtype.name === 'qint8' ? (byte << 24) >> 24 : byte) & 0xff;
+  return table;
+}
+
+/** The input integer of a real bound, by torch's rule with the input's qparams, saturated to the dtype. */
+function quantizeBound(value, r, where) {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new TypeError(`${where}: bounds must be numbers, got ${show(value)}`);
+  return quantizeTorch(value, r.quant.scale, r.quant.zeroPoint, r.dtype.min, r.dtype.max);
+}
+
+/**
+ * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with
+ * the INPUT's qparams (torch's rule); the output keeps the input's qparams. As in torch, minValue >
+ * maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003: with scale 0.0197434, 6.0 is
+ * 303.9 steps, so that upper bound saturates at 255.
+ */
+export function clamp(x, minValue = -Infinity, maxValue = Infinity) {
+  return clampInts(x, minValue, maxValue, 'clamp');
+}
+
+function clampInts(x, minValue, maxValue, where) {
+  const r = activationOperand(x, where);
+  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where);
+  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where);
+  return applyTable(x, r, integerTable(r.dtype, (q) => Math.min(Math.max(q, lo), hi)), r.quant.scale, r.quant.zeroPoint, where);
+}
+
+/** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. */
+export function hardtanh(x, minValue = -1, maxValue = 1) {
+  if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
+  return clampInts(x, minValue, maxValue, 'hardtanh');
+}
+/** relu: max(q, zero point), the input's qparams kept. */
+export const relu = (x) => clampInts(x, 0, Infinity, 'relu');
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
+export const relu6 = (x) => clampInts(x, 0, 6, 'relu6');
+
+/** QNNPACK's table of a unary op (quint8 only), made by the C core. */
+function qnnpackTable(op, r, outScale, outZeroPoint, where) {
+  if (r.dtype.name !== 'quint8') throw new TypeError(`${where}: only quint8 input is supported (PyTorch's qint8 path is a different, float kernel)`);
+  const be = backend();
+  return be.withBuffers([256], (pt) => {
+    be.call(where, 'qw_unary_table', op, r.dtype.code, r.quant.scale, r.quant.zeroPoint, outScale, outZeroPoint, 0, pt);
+    return be.u8(pt, 256).slice();
+  });
+}
+
+/**
+ * ONNX Runtime's table for com.microsoft QLinearSigmoid / QLinearLeakyRelu (qlinear_lookup_table.cc): each byte
+ * dequantized (x_scale * (x - x_zp), float32), the float function applied, then QuantizeLinear's rule.
+ */
+function ortTable(fn, r, outScale, outZeroPoint) {
+  const [qmin, qmax] = [r.dtype.min, r.dtype.max];
+  const xs = f32(r.quant.scale);
+  return integerTable(r.dtype, (q) => quantizeOnnx(fn(f32(xs * (q - r.quant.zeroPoint))), outScale, outZeroPoint, qmin, qmax));
+}
+
+/** Output { scale, zeroPoint } of a unary op: options' or the defaults given, checked for dtype. */
+function unaryOutput(options, r, defaults, where) {
+  return outputQParams({ scale: options?.scale ?? defaults.scale, zeroPoint: options?.zeroPoint ?? defaults.zeroPoint }, r.dtype, where);
+}
+
+/**
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, semantics }. Form 'qnnpack':
+ * QNNPACK's table, quint8.
+ */
+export function hardswish(x, options) {
+  const where = 'hardswish';
+  const r = activationOperand(x, where);
+  semanticsOf(options, where, 'pytorch-qnnpack').form('hardswish');
+  const out = outputQParams(options, DTYPES.quint8, where);
+  return applyTable(x, r, qnnpackTable(QW_UNARY_OP.QW_UNARY_HARDSWISH_QNNPACK, r, out.scale, out.zeroPoint, where), out.scale, out.zeroPoint, where);
+}
+
+/**
+ * Quantized sigmoid. Forms: 'qnnpack' (torch.sigmoid on quint8 with PyTorch's qnnpack engine: QNNPACK's table,
+ * output qparams fixed at (1/256, 0)); 'onnx' (com.microsoft QLinearSigmoid: MLAS's logistic, output qparams from
+ * options { scale, zeroPoint }). options: { semantics = 'pytorch-qnnpack', scale, zeroPoint }.
+ */
+export function sigmoid(x, options = {}) {
+  const where = 'sigmoid';
+  const r = activationOperand(x, where);
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('sigmoid');
+  if (form === 'onnx') {
+    const out = unaryOutput(options, r, {}, where);
+    return applyTable(x, r, ortTable(mlasLogistic, r, out.scale, out.zeroPoint), out.scale, out.zeroPoint, where);
+  }
+  return applyTable(x, r, qnnpackTable(QW_UNARY_OP.QW_UNARY_SIGMOID_QNNPACK, r, 1 / 256, 0, where), 1 / 256, 0, where);
+}
+
+/**
+ * Quantized leaky_relu: y = x > 0 ? x : x * negativeSlope, requantized to { scale, zeroPoint } (default: the
+ * input's). Forms: 'generic' (torch.ao.nn.quantized.LeakyReLU on every PyTorch engine: its generic CPU kernel on
+ * AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail without; exact for tensors of up
+ * to 32768 elements, beyond which PyTorch splits the loop across threads); 'onnx' (com.microsoft
+ * QLinearLeakyRelu's table). options: { scale, zeroPoint, semantics = 'pytorch-qnnpack' }.
+ */
+export function leakyRelu(x, negativeSlope = 0.01, options = {}) {
+  const where = 'leakyRelu';
+  const r = activationOperand(x, where);
+  if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
+    throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);
+  }
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('leakyRelu');
+  const out = unaryOutput(options, r, { scale: r.quant.scale, zeroPoint: r.quant.zeroPoint }, where);
+  if (form === 'onnx') {
+    const alpha = f32(negativeSlope);
+    return applyTable(x, r, ortTable((v) => (v >= 0 ? v : f32(alpha * v)), r, out.scale, out.zeroPoint), out.scale, out.zeroPoint, where);
+  }
+  const be = backend();
+  return produce(newTensor(r.shape, r.dtype, out.scale, out.zeroPoint), (y) =>
+    withContiguous(x, where, (px) =>
+      be.withBuffers([512], (pt) => {
+        be.call(where, 'qw_unary_table', QW_UNARY_OP.QW_UNARY_LEAKY_RELU, r.dtype.code, r.quant.scale, r.quant.zeroPoint, out.scale, out.zeroPoint, negativeSlope, pt);
+        be.call(where, 'qw_lut8_blocked', numelOf(r.shape), px, pt, TORCH_VECTOR_BLOCK, raw(y, where).ptr);
+      })));
+}

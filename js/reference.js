@@ -1,0 +1,188 @@
+// qwasm/reference: the per-element rules of quantized arithmetic in plain JavaScript, one value at a time,
+// written to read like the formulas in docs/quantization.md. They compute exactly what the wasm kernels compute
+// (tests/js/reference.test.js sweeps both, as QNNPACK's requantization tester does: exact powers of two,
+// INT32_MIN / INT32_MAX, ties), so a page or a test can show every step of an integer computation without a
+// second implementation. A leaf module: it needs no wasm and imports nothing.
+//
+// float32 arithmetic is written with Math.fround after every operation, as C evaluates it with
+// -ffp-contract=off (no FMA). Integers are plain numbers; int32 wrap-around is made explicit with wrapInt32.
+
+export const f32 = Math.fround;
+
+export const INT32_MIN = -2147483648;
+export const INT32_MAX = 2147483647;
+
+/** The integer range of each dtype, by PyTorch's and ONNX's names. */
+export const RANGES = Object.freeze({
+  quint8: Object.freeze([0, 255]), qint8: Object.freeze([-128, 127]), qint32: Object.freeze([INT32_MIN, INT32_MAX]),
+  uint8: Object.freeze([0, 255]), int8: Object.freeze([-128, 127]), int32: Object.freeze([INT32_MIN, INT32_MAX]),
+});
+
+/** An integer reduced modulo 2^32 to int32, as C's unsigned arithmetic and wasm's i32 wrap. */
+export function wrapInt32(v) {
+  return Number(BigInt.asIntN(32, BigInt(v)));
+}
+
+/** nearbyint under the default rounding mode: the nearest integer, ties to even. */
+export function roundHalfEven(x) {
+  const r = Math.round(x); // ties toward +infinity
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** C's round(): the nearest integer, ties away from zero. */
+export function roundHalfAway(x) {
+  return x < 0 ? -Math.round(-x) : Math.round(x);
+}
+
+const clamp = (v, lo, hi) => (v < lo ? lo : v > hi ? hi : v);
+
+/** A float32 value clamped to [qmin, qmax] as floats, to int32 (2^31, qint32's float qmax, saturates). */
+function clampedFloatToInt32(t) {
+  return t >= 2147483648 ? INT32_MAX : Math.trunc(t);
+}
+
+/**
+ * PyTorch's quantize (rounding 'torch'): q = clamp(zp + nearbyint(x * (1 / scale)), qmin, qmax), every step in
+ * float32: the reciprocal, the product, and the zero point added after rounding (visible for qint32 beyond 2^24).
+ * NaN gives the zero point (PyTorch 1.13 gives qmin through an int64 overflow; qwasm chooses not to).
+ */
+export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
+  const r = roundHalfEven(f32(f32(x) * f32(1 / f32(scale))));
+  if (Number.isNaN(r)) return zeroPoint;
+  const t = clamp(f32(r + f32(zeroPoint)), f32(qmin), f32(qmax));
+  return clampedFloatToInt32(t);
+}
+
+/** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
+export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
+  const r = roundHalfEven(f32(f32(x) / f32(scale)));
+  if (Number.isNaN(r)) return zeroPoint;
+  return clamp(clamp(r, -(2 ** 33), 2 ** 33) + zeroPoint, qmin, qmax);
+}
+
+/** real = scale * (q - zp): the subtraction exact in int32 (wrapping), one float32 rounding of the product. */
+export function dequantize(q, scale, zeroPoint) {
+  return f32(f32(scale) * wrapInt32(q - zeroPoint));
+}
+
+/** PyTorch's per-channel dequantize, with the channel's float64 scale: (float)((double)((float)q - (float)zp) * scale). */
+export function dequantizePerChannel(q, scale, zeroPoint) {
+  return f32(f32(f32(q) - f32(zeroPoint)) * scale);
+}
+
+// ---- requantization of int32 accumulators (linear / conv / matmul) -------------------------------------
+
+/** TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31) with m0 a Q31 integer in [2^30, 2^31). */
+export function quantizeMultiplier(m) {
+  if (!(m > 0)) return { m0: 0, shift: 0 };
+  // frexp: m = q * 2^e with q in [0.5, 1); dividing by a power of two is exact
+  let e = Math.floor(Math.log2(m)) + 1;
+  let q = m / 2 ** e;
+  while (q >= 1) { q /= 2; e++; }
+  while (q < 0.5) { q *= 2; e--; }
+  let m0 = roundHalfAway(q * 2 ** 31);
+  if (m0 === 2 ** 31) { m0 /= 2; e++; }
+  if (e < -31) return { m0: 0, shift: 0 };
+  if (e > 30) return { m0: INT32_MAX, shift: 30 }; // not representable: saturated, as TFLite does
+  return { m0, shift: e };
+}
+
+/** gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +infinity, saturated. */
+export function srdhm(a, b) {
+  if (a === INT32_MIN && b === INT32_MIN) return INT32_MAX;
+  const ab = BigInt(a) * BigInt(b);
+  const nudge = ab >= 0n ? 1n << 30n : 1n - (1n << 30n);
+  return Number((ab + nudge) / (1n << 31n)); // BigInt division truncates toward zero, as C's
+}
+
+/** gemmlowp's RoundingDivideByPOT: x / 2^e (0 <= e <= 31), rounded half away from zero. */
+export function rdbpot(x, e) {
+  const mask = Number((1n << BigInt(e)) - 1n) | 0;
+  const remainder = x & mask;
+  const threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+/**
+ * The per-channel constants of a requantization form (semantics.js: 'qnnpack', 'fbgemm', 'onnx', 'fixedpoint'),
+ * computed as qw_requantization_init computes them from PyTorch's float64 scales:
+ * { multiplier (float32), biasInt (int32 added to the accumulator), biasFloat (float32 added after it), m0, shift }.
+ * `bias` is the float bias (qnnpack / fbgemm / fixedpoint) or the int32 bias (onnx), or 0.
+ */
+export function requantizationParams(form, { inScale, weightScale, outScale, bias = 0 }) {
+  const [sIn, sW, sOut] = [f32(inScale), f32(weightScale), f32(outScale)];
+  switch (form) {
+    case 'qnnpack':
+    case 'fixedpoint': {
+      // PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale) in float32; the float bias
+      // quantized to int32 by torch's rule at scale (float)(w_scale * in_scale), that product in float64.
+      const biasInt = bias === 0 ? 0 : quantizeTorch(bias, f32(weightScale * inScale), 0, INT32_MIN, INT32_MAX);
+      const params = { multiplier: f32(f32(sW * sIn) * f32(1 / sOut)), biasInt, biasFloat: 0, m0: 0, shift: 0 };
+      if (form === 'fixedpoint') Object.assign(params, quantizeMultiplier((inScale * weightScale) / outScale));
+      return params;
+    }
+    case 'fbgemm': {
+      // FBGEMM: act_times_w_scale = in_scale * w_scale; the float bias enters as bias / act_times_w_scale.
+      const act = f32(sIn * sW);
+      return { multiplier: f32(act / sOut), biasInt: 0, biasFloat: bias === 0 ? 0 : f32(f32(bias) / act), m0: 0, shift: 0 };
+    }
+    case 'onnx':
+      return { multiplier: f32(f32(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
+    default:
+      throw new TypeError(`requantizationParams: unknown form ${JSON.stringify(form)}`);
+  }
+}
+
+/**
+ * One output of a requantization form: acc (the exact int32 sum of products) plus the bias, scaled, rounded,
+ * offset by the zero point and clamped to [qmin, qmax]. fp32 forms: v = ((float)x + biasFloat) * multiplier,
+ * q = clamp(nearbyint(v) + zp) in float32 (NaN gives the zero point). fixedpoint: two integer roundings,
+ * RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x << left, m0), right) + zp.
+ */
+export function requantize(form, acc, params, zeroPoint, qmin, qmax) {
+  const x = wrapInt32(acc + params.biasInt);
+  if (form === 'fixedpoint') {
+    const left = Math.max(params.shift, 0);
+    const right = Math.max(-params.shift, 0);
+    const scaled = rdbpot(srdhm(wrapInt32(x * 2 ** left), params.m0), right);
+    return clamp(scaled + zeroPoint, qmin, qmax);
+  }
+  const v = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
+  const t = roundHalfEven(v);
+  if (Number.isNaN(t)) return clamp(zeroPoint, qmin, qmax);
+  return clampedFloatToInt32(clamp(f32(t + f32(zeroPoint)), f32(qmin), f32(qmax)));
+}
+
+// ---- measuring quantization error ------------------------------------------------------------------------
+
+/**
+ * Signal-to-quantization-noise ratio, accumulated over any number of (reference, approximation) pairs:
+ * 10 log10(sum ref^2 / sum (ref - approx)^2) dB; Infinity without error, null before anything was added.
+ */
+export class Sqnr {
+  signal = 0;
+  noise = 0;
+  count = 0;
+
+  add(reference, approx) {
+    if (reference.length !== approx.length) throw new RangeError(`Sqnr.add: ${reference.length} reference values but ${approx.length} approximations`);
+    for (let i = 0; i < reference.length; i++) {
+      const r = Number(reference[i]);
+      const d = r - Number(approx[i]);
+      this.signal += r * r;
+      this.noise += d * d;
+    }
+    this.count += reference.length;
+    return this;
+  }
+
+  get db() {
+    if (this.count === 0) return null;
+    return this.noise === 0 ? Infinity : 10 * Math.log10(this.signal / this.noise);
+  }
+}
+
+/** SQNR in dB of one approximation of a reference. */
+export function sqnrDb(reference, approx) {
+  return new Sqnr().add(reference, approx).db;
+}
