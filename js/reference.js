@@ -60,9 +60,12 @@ export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
   return clamp(clamp(r, -(2 ** 33), 2 ** 33) + zeroPoint, qmin, qmax);
 }
 
-/** real = scale * (q - zp): the subtraction exact in int32 (wrapping), one float32 rounding of the product. */
+/**
+ * real = scale * (float)(q - zp): the subtraction exact in int32 (wrapping), then the difference converted to float32
+ * (inexact beyond 2^24, for qint32) and one float32 product.
+ */
 export function dequantize(q, scale, zeroPoint) {
-  return f32(f32(scale) * wrapInt32(q - zeroPoint));
+  return f32(f32(scale) * f32(wrapInt32(q - zeroPoint)));
 }
 
 /** PyTorch's per-channel dequantize, with the channel's float64 scale: (float)((double)((float)q - (float)zp) * scale). */

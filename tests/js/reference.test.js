@@ -1,0 +1,164 @@
+// qwasm/reference (js/reference.js) states every per-element rule in plain JS; here each rule is swept against the
+// wasm kernel that computes it, QNNPACK-requantization-tester style: exact powers of two, INT32_MIN / INT32_MAX,
+// exact ties, huge and tiny values, NaN / ±Inf / -0. The golden data of tests/fixtures proves the kernels right
+// against PyTorch and ONNX; this proves the page-level rules equal the kernels, so the demo can show them.
+import assert from 'node:assert/strict';
+import { afterEach, before, test } from 'node:test';
+import * as ref from '../../js/reference.js';
+import { DTYPE_RANGE, failOnLeaks, qwasm, using } from './helpers.js';
+import { mulberry32 } from '../../tools/bench/cases.mjs';
+
+failOnLeaks(before, afterEach);
+
+const f32 = Math.fround;
+
+/** Values around every tie and edge of (scale, zero point) for a dtype. */
+function sweepInputs(scale, rand) {
+  const xs = [0, -0, NaN, Infinity, -Infinity, 1e30, -1e30, 3e9, -3e9, 2 ** 24 + 1, 1e-30, -1e-30, f32(1.401298464324817e-45)];
+  for (let k = -300; k <= 300; k++) {
+    const tie = (k + 0.5) * scale;
+    xs.push(tie, f32(tie), tie * (1 + 2 ** -23), tie * (1 - 2 ** -23), k * scale);
+  }
+  for (let i = 0; i < 2000; i++) xs.push((rand() - 0.5) * 600 * scale, (rand() - 0.5) * 2 ** (rand() * 64 - 32));
+  return Float32Array.from(xs);
+}
+
+const SCALES = [1, 0.5, 2 ** -7, 2 ** 10, 0.00214854861, 0.1, 1 / 3, 0.0196078438, 3.0517578125e-5, 1e-30, 7.5e28];
+
+test('quantizeTorch and quantizeOnnx equal qw_quantize: every dtype, tie-prone and power-of-two scales', () => {
+  const rand = mulberry32(11);
+  let checked = 0;
+  for (const dtype of ['quint8', 'qint8', 'qint32']) {
+    const [qmin, qmax] = DTYPE_RANGE[dtype];
+    for (const scale of SCALES) {
+      const xs = sweepInputs(scale, rand);
+      for (const zp of dtype === 'quint8' ? [0, 128, 255, 3] : dtype === 'qint8' ? [0, -128, 127, -5] : [0, 7, -(2 ** 31), 2 ** 31 - 1]) {
+        for (const rounding of ['torch', 'onnx']) {
+          const rule = rounding === 'torch' ? ref.quantizeTorch : ref.quantizeOnnx;
+          using(qwasm.quantizePerTensor(xs, [xs.length], scale, zp, dtype, { rounding }))((q) => {
+            const ints = q.intRepr();
+            for (let i = 0; i < xs.length; i++) {
+              const want = rule(xs[i], scale, zp, qmin, qmax);
+              if (ints[i] !== want) assert.fail(`${rounding} ${dtype} scale ${scale} zp ${zp}: x = ${xs[i]} gives ${ints[i]} in wasm, ${want} in reference.js`);
+            }
+            checked += xs.length;
+          });
+        }
+      }
+    }
+  }
+  assert.ok(checked > 1e6, `${checked} values`);
+});
+
+test('dequantize and dequantizePerChannel equal the wasm kernels, qint32 wrap-around included', () => {
+  const ints = Int32Array.from([0, 1, -1, 127, -128, 255, 2 ** 31 - 1, -(2 ** 31), 2 ** 24 + 1, -(2 ** 24) - 3, 123456789]);
+  for (const scale of SCALES) {
+    for (const zp of [0, 5, -(2 ** 31), 2 ** 31 - 1]) {
+      using(qwasm.fromIntRepr(ints, [ints.length], scale, zp, 'qint32'))((q) => {
+        const got = q.dequantize();
+        ints.forEach((v, i) => assert.ok(Object.is(got[i], ref.dequantize(v, scale, zp)), `scale ${scale} zp ${zp} q ${v}: ${got[i]} vs ${ref.dequantize(v, scale, zp)}`));
+      });
+    }
+  }
+  const scales = [0.1, 1 / 3, 2 ** -20, 0.30000000000000004]; // float64 channel scales, as torch keeps them
+  const bytes = Int8Array.from({ length: 4 * 256 }, (_, i) => (i % 256) - 128);
+  using(qwasm.fromIntReprPerChannel(bytes, [4, 256], scales, [0, -3, 17, 127], 0, 'qint8'))((q) => {
+    const got = q.dequantize();
+    bytes.forEach((v, i) => {
+      const c = Math.floor(i / 256);
+      assert.ok(Object.is(got[i], ref.dequantizePerChannel(v, scales[c], [0, -3, 17, 127][c])), `channel ${c} q ${v}`);
+    });
+  });
+});
+
+/**
+ * Requantizes the int32 values `xs` through the GEMM's output stage: a 1-input linear layer whose input equals its
+ * zero point (so every accumulator is 0) and whose int32 bias of channel j is xs[j]; per-channel weight scales make
+ * one multiplier per channel. Returns the output integers.
+ */
+function requantizeInWasm(form, xs, { inScale, weightScales, outScale, outZeroPoint, dtype, floatBias }) {
+  const n = xs.length;
+  const w = qwasm.fromIntReprPerChannel(new Int8Array(n).fill(1), [n, 1], weightScales, new Array(n).fill(0), 0, 'qint8');
+  const bias = floatBias ? Float32Array.from(xs) : Int32Array.from(xs);
+  return using(w, qwasm.fromIntRepr([7], [1, 1], inScale, 7, 'quint8'))((weight, x) => {
+    const packed = qwasm.packLinear(weight, bias, { mode: form });
+    try {
+      return using(qwasm.linear(x, packed, { scale: outScale, zeroPoint: outZeroPoint, dtype }))((y) => y.intRepr());
+    } finally {
+      packed.dispose();
+    }
+  });
+}
+
+const EDGES = [0, 1, -1, 2, -2, 3, 127, 128, -129, 255, 2 ** 15, 2 ** 24 + 1, -(2 ** 24) - 1, 2 ** 30, -(2 ** 30), 2 ** 31 - 1, -(2 ** 31), 2 ** 31 - 2, -(2 ** 31) + 1, 123456789, -987654321];
+
+test('requantize equals the GEMM output stage for every form: ties, powers of two, INT32_MIN / INT32_MAX', () => {
+  const rand = mulberry32(5);
+  const xs = [...EDGES, ...Array.from({ length: 200 }, (_, i) => 2 * i + 1 - 200), ...Array.from({ length: 200 }, () => Math.floor((rand() - 0.5) * 2 ** 32))];
+  // multipliers: exact halves (ties on odd x), powers of two both ways, and arbitrary ones
+  const cases = [
+    { inScale: 1, weightScales: [1], outScale: 2 },
+    { inScale: 0.25, weightScales: [0.5], outScale: 0.125 },
+    { inScale: 2 ** -10, weightScales: [2 ** -8], outScale: 2 ** 3 },
+    { inScale: 0.0213, weightScales: [0.0041], outScale: 0.173 },
+    { inScale: 0.5, weightScales: [1e-6], outScale: 1e-3 },
+    { inScale: 3.1, weightScales: [7.7], outScale: 1e-4 },
+  ];
+  let checked = 0;
+  for (const form of ['qnnpack', 'fbgemm', 'onnx', 'fixedpoint']) {
+    for (const floatBias of form === 'onnx' ? [false] : [false, true]) {
+      for (const c of cases) {
+        for (const [dtype, zps] of [['quint8', [0, 128, 255]], ['qint8', [-128, 0, 127]]]) {
+          for (const zp of zps) {
+            const [qmin, qmax] = DTYPE_RANGE[dtype];
+            const weightScales = xs.map((_, j) => c.weightScales[j % c.weightScales.length]);
+            const got = requantizeInWasm(form, xs, { ...c, weightScales, outZeroPoint: zp, dtype, floatBias });
+            xs.forEach((x, j) => {
+              // an int32 bias goes in as it is; a float bias through the form's own bias rule
+              const params = ref.requantizationParams(form, { inScale: c.inScale, weightScale: weightScales[j], outScale: c.outScale, bias: floatBias ? f32(x) : 0 });
+              if (!floatBias) params.biasInt = x;
+              const want = ref.requantize(form, 0, params, zp, qmin, qmax);
+              if (got[j] !== want) assert.fail(`${form} ${floatBias ? 'float' : 'int32'} bias ${x}, ${JSON.stringify(c)}, ${dtype} zp ${zp}: wasm ${got[j]}, reference.js ${want}`);
+            });
+            checked += xs.length;
+          }
+        }
+      }
+    }
+  }
+  assert.ok(checked > 30000, `${checked} values`);
+});
+
+test('the fixed-point pieces: quantizeMultiplier, SRDHM and RDBPOT at their edges', () => {
+  assert.deepEqual(ref.quantizeMultiplier(0.5), { m0: 2 ** 30, shift: 0 });
+  assert.deepEqual(ref.quantizeMultiplier(1), { m0: 2 ** 30, shift: 1 });
+  assert.deepEqual(ref.quantizeMultiplier(0.75), { m0: 1610612736, shift: 0 });
+  assert.deepEqual(ref.quantizeMultiplier(1 - 2 ** -40), { m0: 2 ** 30, shift: 1 }); // rounds up to 2^31: halved, shift + 1
+  assert.deepEqual(ref.quantizeMultiplier(0), { m0: 0, shift: 0 });
+  assert.deepEqual(ref.quantizeMultiplier(2 ** -40), { m0: 0, shift: 0 });
+  assert.deepEqual(ref.quantizeMultiplier(2 ** 40), { m0: 2 ** 31 - 1, shift: 30 });
+  assert.equal(ref.srdhm(-(2 ** 31), -(2 ** 31)), 2 ** 31 - 1); // the one saturating case
+  assert.equal(ref.srdhm(2 ** 30, 2 ** 30), 2 ** 29);
+  assert.equal(ref.srdhm(1, 2 ** 30), 1); // 0.5 rounds toward +infinity
+  assert.equal(ref.srdhm(-1, 2 ** 30), 0); // -0.5 too
+  assert.equal(ref.rdbpot(5, 1), 3); // 2.5 -> 3: half away from zero
+  assert.equal(ref.rdbpot(-5, 1), -3);
+  assert.equal(ref.rdbpot(-(2 ** 31), 31), -1);
+  assert.equal(ref.rdbpot(2 ** 31 - 1, 31), 1);
+  assert.equal(ref.roundHalfEven(2.5), 2);
+  assert.equal(ref.roundHalfEven(-2.5), -2);
+  assert.equal(ref.roundHalfEven(-1.5), -2);
+  assert.equal(ref.roundHalfAway(-2.5), -3);
+  assert.equal(ref.wrapInt32(2 ** 31), -(2 ** 31));
+});
+
+test('SQNR accumulates over samples and says what it could not measure', () => {
+  const s = new ref.Sqnr();
+  assert.equal(s.db, null);
+  s.add([1, 2], [1, 2]);
+  assert.equal(s.db, Infinity);
+  s.add([3, 4], [3, 5]);
+  assert.equal(s.db, 10 * Math.log10((1 + 4 + 9 + 16) / 1));
+  assert.throws(() => s.add([1], [1, 2]), /1 reference values but 2 approximations/);
+  assert.equal(ref.sqnrDb([1, -1], [0.5, -0.5]), 10 * Math.log10(2 / 0.5));
+});
