@@ -12,6 +12,34 @@ export type QDtype = 'quint8' | 'qint8' | 'qint32';
  */
 export type Rounding = 'torch' | 'onnx';
 
+/**
+ * A semantics profile (js/semantics.js): which reference each operation reproduces. 'pytorch-qnnpack' (PyTorch's
+ * qnnpack engine), 'pytorch-fbgemm' (its x86 / fbgemm engine), 'onnx' (the ONNX specification and ONNX Runtime),
+ * 'tflite' (TensorFlow Lite's integer kernels; of its forms only the fixed-point requantization has kernels yet,
+ * the others throw UnsupportedError).
+ */
+export type Semantics = 'pytorch-qnnpack' | 'pytorch-fbgemm' | 'onnx' | 'tflite';
+
+/** The families of operations a profile fixes a form for. */
+export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu';
+
+/** What a form of a family computes, and whether qwasm lacks its kernel. */
+export interface SemanticsForm {
+  readonly does: string;
+  readonly missing?: true;
+}
+
+/** The profiles: per family, the name of its form (a key of SEMANTICS_FORMS[family]). Frozen. */
+export const SEMANTICS: Readonly<Record<Semantics, Readonly<Record<SemanticsFamily, string> & { reference: string }>>>;
+
+/** Every form of every family. Frozen. */
+export const SEMANTICS_FORMS: Readonly<Record<SemanticsFamily, Readonly<Record<string, SemanticsForm>>>>;
+
+/** The option every operator takes: the profile whose forms it computes (each operator's default is documented). */
+export interface SemanticsOptions {
+  semantics?: Semantics;
+}
+
 /** The quantization scheme of a QTensor: one (scale, zero point) for the tensor, or one per index along an axis. */
 export type QScheme = 'per_tensor_affine' | 'per_channel_affine';
 
@@ -223,9 +251,9 @@ export function chooseQParams(options: ChooseQParamsOptions | ChooseQParamsPerCh
 
 // ---- QTensor ---------------------------------------------------------------------------------
 
-/** Options of operations that quantize. */
-export interface RoundingOptions {
-  /** Default 'torch'. */
+/** Options of operations that quantize: a rounding rule, or the semantics whose rule applies (default 'pytorch-qnnpack'). */
+export interface RoundingOptions extends SemanticsOptions {
+  /** Default: the semantics' ('torch' for PyTorch). Overrides the semantics. */
   rounding?: Rounding;
 }
 
@@ -426,6 +454,17 @@ export const REQUANT_MODES: {
 /** How int32 accumulators become outputs: a key of REQUANT_MODES. */
 export type RequantMode = keyof typeof REQUANT_MODES;
 
+/** The requantization form of each profile. */
+export interface SemanticsRequantMode {
+  'pytorch-qnnpack': 'qnnpack';
+  'pytorch-fbgemm': 'fbgemm';
+  onnx: 'onnx';
+  tflite: 'fixedpoint';
+}
+
+/** The mode of packed weights: the mode given, else the semantics' requantization form. */
+type ModeOf<M extends RequantMode, S extends Semantics> = [M] extends [never] ? SemanticsRequantMode[S] : M;
+
 /** The modes that requantize to an 8-bit output (every mode but 'none'). */
 export type Int8RequantMode = Exclude<RequantMode, 'none'>;
 
@@ -459,6 +498,8 @@ export interface QuantizedOutputOptions<O extends ActivationDtype = ActivationDt
   outputRange?: readonly [number, number];
   /** Overrides the packed weights' mode for this call (matmul with an unpacked b: default 'onnx'). */
   mode?: Int8RequantMode;
+  /** Overrides the packed weights' mode with this profile's requantization form. */
+  semantics?: Semantics;
 }
 
 /** Options of a call that returns the exact int32 sums as a qint32 tensor (scale 1, zero point 0). */
@@ -496,13 +537,15 @@ export interface Conv2dGeometry {
 // ---- packed weights --------------------------------------------------------------------------
 
 /** Options of packLinear. */
-export interface PackLinearOptions<M extends RequantMode = RequantMode> {
-  /** The requantization mode of calls with these weights (a call may override it). Default 'qnnpack'. */
+export interface PackLinearOptions<M extends RequantMode = RequantMode, S extends Semantics = Semantics> {
+  /** The requantization mode of calls with these weights (a call may override it). Default: the semantics'. */
   mode?: M;
+  /** Default 'pytorch-qnnpack' (mode 'qnnpack'). */
+  semantics?: S;
 }
 
 /** Options of packConv2d: the convolution's geometry and mode. */
-export interface PackConv2dOptions<M extends RequantMode = RequantMode> {
+export interface PackConv2dOptions<M extends RequantMode = RequantMode, S extends Semantics = Semantics> {
   /** Default 1. */
   stride?: IntPair;
   /** Default 0. */
@@ -511,14 +554,18 @@ export interface PackConv2dOptions<M extends RequantMode = RequantMode> {
   dilation?: IntPair;
   /** A positive integer dividing outChannels. Default 1. */
   groups?: number;
-  /** The requantization mode of calls with these weights (a call may override it). Default 'qnnpack'. */
+  /** The requantization mode of calls with these weights (a call may override it). Default: the semantics'. */
   mode?: M;
+  /** Default 'pytorch-qnnpack' (mode 'qnnpack'). */
+  semantics?: S;
 }
 
 /** Options of packMatMul. */
-export interface PackMatMulOptions<M extends RequantMode = RequantMode> {
-  /** The requantization mode of calls with this b (a call may override it). Default 'onnx'. */
+export interface PackMatMulOptions<M extends RequantMode = RequantMode, S extends Semantics = Semantics> {
+  /** The requantization mode of calls with this b (a call may override it). Default: the semantics'. */
   mode?: M;
+  /** Default 'onnx' (mode 'onnx'). */
+  semantics?: S;
 }
 
 /**
@@ -585,37 +632,41 @@ export class PackedMatMul<M extends RequantMode = RequantMode> {
 
 /**
  * Packs a [outFeatures, inFeatures] weight (qint8 / quint8, per tensor or per channel on axis 0) for linear().
- * bias: one value per output feature, or null. options: { mode = 'qnnpack' }.
+ * bias: one value per output feature, or null. options: { semantics = 'pytorch-qnnpack', mode } (mode: a
+ * requantization form, by default the semantics').
  * Throws a TypeError for a non-QTensor or qint32 weight, an unknown mode, or a non-Int32Array bias in mode 'onnx';
  * a RangeError for a weight that is not 2-D, has an empty dimension or inFeatures >= 32768, is per channel on
  * another axis, or a bias of the wrong length.
  */
-export function packLinear<M extends RequantMode = 'qnnpack'>(
+export function packLinear<M extends RequantMode = never, S extends Semantics = 'pytorch-qnnpack'>(
   weight: QTensor<ActivationDtype>,
-  bias?: BiasFor<M> | null,
-  options?: PackLinearOptions<M>,
-): PackedLinear<NotInferred<M>>;
+  bias?: BiasFor<ModeOf<M, S>> | null,
+  options?: PackLinearOptions<M, S>,
+): PackedLinear<NotInferred<ModeOf<M, S>>>;
 
 /**
  * Packs a convolution weight [outChannels, inChannels / groups, kH, kW] (qint8 / quint8, per tensor or per channel
  * on axis 0) for conv2d(). bias: one value per output channel, or null. options: { stride = 1, padding = 0
- * (number, [h, w] or [top, left, bottom, right]), dilation = 1, groups = 1, mode = 'qnnpack' }.
+ * (number, [h, w] or [top, left, bottom, right]), dilation = 1, groups = 1, semantics = 'pytorch-qnnpack', mode }.
  * Throws a TypeError for a non-QTensor or qint32 weight, an unknown mode, or a non-Int32Array bias in mode 'onnx';
  * a RangeError for a weight that is not 4-D or has an empty dimension, a bad stride / padding / dilation / groups,
  * per-channel qparams on another axis, or a bias of the wrong length.
  */
-export function packConv2d<M extends RequantMode = 'qnnpack'>(
+export function packConv2d<M extends RequantMode = never, S extends Semantics = 'pytorch-qnnpack'>(
   weight: QTensor<ActivationDtype>,
-  bias?: BiasFor<M> | null,
-  options?: PackConv2dOptions<M>,
-): PackedConv2d<NotInferred<M>>;
+  bias?: BiasFor<ModeOf<M, S>> | null,
+  options?: PackConv2dOptions<M, S>,
+): PackedConv2d<NotInferred<ModeOf<M, S>>>;
 
 /**
  * Packs a matmul's right operand b [K, N] (qint8 / quint8, per tensor or per column on axis 1) for matmul().
- * options: { mode = 'onnx' }. Throws a TypeError for a non-QTensor or qint32 b or an unknown mode; a RangeError for
+ * options: { semantics = 'onnx', mode }. Throws a TypeError for a non-QTensor or qint32 b or an unknown mode; a RangeError for
  * a b that is not 2-D or is per channel on another axis.
  */
-export function packMatMul<M extends RequantMode = 'onnx'>(b: QTensor<ActivationDtype>, options?: PackMatMulOptions<M>): PackedMatMul<NotInferred<M>>;
+export function packMatMul<M extends RequantMode = never, S extends Semantics = 'onnx'>(
+  b: QTensor<ActivationDtype>,
+  options?: PackMatMulOptions<M, S>,
+): PackedMatMul<NotInferred<ModeOf<M, S>>>;
 
 // ---- linear, conv2d, matmul ------------------------------------------------------------------
 
@@ -638,11 +689,11 @@ export function linear<O extends ActivationDtype = 'quint8'>(
   weights: PackedLinear<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
 ): QTensor<NotInferred<O>>;
-/** Quantized linear layer with a requantizing mode given for the call (overriding the weights'). */
+/** Quantized linear layer with a requantizing mode or semantics given for the call (overriding the weights'). */
 export function linear<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedLinear,
-  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+  options: QuantizedOutputOptions<O> & ({ mode: Int8RequantMode } | { semantics: Semantics }),
 ): QTensor<NotInferred<O>>;
 /** Quantized linear layer whose mode is not known statically: qint32 when it is 'none'. */
 export function linear<O extends ActivationDtype = 'quint8'>(
@@ -671,11 +722,11 @@ export function conv2d<O extends ActivationDtype = 'quint8'>(
   weights: PackedConv2d<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
 ): QTensor<NotInferred<O>>;
-/** Quantized 2-D convolution with a requantizing mode given for the call (overriding the weights'). */
+/** Quantized 2-D convolution with a requantizing mode or semantics given for the call (overriding the weights'). */
 export function conv2d<O extends ActivationDtype = 'quint8'>(
   x: QTensor<ActivationDtype>,
   weights: PackedConv2d,
-  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+  options: QuantizedOutputOptions<O> & ({ mode: Int8RequantMode } | { semantics: Semantics }),
 ): QTensor<NotInferred<O>>;
 /** Quantized 2-D convolution whose mode is not known statically: qint32 when it is 'none'. */
 export function conv2d<O extends ActivationDtype = 'quint8'>(
@@ -708,11 +759,11 @@ export function matmul<O extends ActivationDtype = 'quint8'>(
   b: QTensor<ActivationDtype> | PackedMatMul<Int8RequantMode>,
   options: QuantizedOutputOptions<O>,
 ): QTensor<NotInferred<O>>;
-/** Quantized matmul with a requantizing mode given for the call (overriding b's). */
+/** Quantized matmul with a requantizing mode or semantics given for the call (overriding b's). */
 export function matmul<O extends ActivationDtype = 'quint8'>(
   a: QTensor<ActivationDtype>,
   b: PackedMatMul,
-  options: QuantizedOutputOptions<O> & { mode: Int8RequantMode },
+  options: QuantizedOutputOptions<O> & ({ mode: Int8RequantMode } | { semantics: Semantics }),
 ): QTensor<NotInferred<O>>;
 /** Quantized matmul whose mode is not known statically: qint32 when it is 'none'. */
 export function matmul<O extends ActivationDtype = 'quint8'>(
@@ -754,8 +805,8 @@ export function convInteger(x: QTensor<ActivationDtype>, weights: PackedConv2d):
 
 // ---- elementwise -----------------------------------------------------------------------------
 
-/** Output options of add and mul: the output qparams (zeroPoint in the inputs' dtype range) and a fused ReLU. */
-export interface ElementwiseOutputOptions extends QParams {
+/** Output options of add and mul: the output qparams (zeroPoint in the inputs' dtype range), a fused ReLU, the semantics. */
+export interface ElementwiseOutputOptions extends QParams, SemanticsOptions {
   /** add_relu / mul_relu. Default false. */
   relu?: boolean;
 }
@@ -768,20 +819,24 @@ export interface AddOptions extends ElementwiseOutputOptions {
    * engines (dequantize, add, quantize), with its AVX2 vector blocks. 'onnx': com.microsoft QLinearAdd as
    * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
-  mode?: 'qnnpack' | 'float' | 'onnx';
+  mode?: 'qnnpack' | 'float' | 'fbgemm' | 'onnx';
 }
 
 /**
  * Quantized add (torch.ops.quantized.add / add_relu, FloatFunctional.add) of a and b (same dtype, per tensor)
- * with numpy broadcasting. options: { scale, zeroPoint, relu = false, mode = 'qnnpack' }. Throws a TypeError for
+ * with numpy broadcasting. options: { scale, zeroPoint, relu = false, semantics = 'pytorch-qnnpack', mode } (mode
+ * 'fbgemm' is the 'float' form, the x86 / fbgemm engine's; semantics 'pytorch-fbgemm' picks it too). Throws a TypeError for
  * bad inputs, dtypes that differ, a bad relu or mode; a RangeError for shapes that do not broadcast, a bad scale or
  * zero point, or (fixed point) scale ratios a.scale / scale, b.scale / scale outside [2^-14, 2^8).
  */
 export function add<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInferred<D>>, options: AddOptions): QTensor<D>;
 
-/** Options of mul: 'qnnpack' (default) is PyTorch's kernel; 'onnx' is com.microsoft QLinearMul as ONNX Runtime computes it (no relu). */
+/**
+ * Options of mul: mode 'pytorch' (also 'qnnpack'; the default of every PyTorch semantics) is PyTorch's kernel; 'onnx'
+ * is com.microsoft QLinearMul as ONNX Runtime computes it (no relu).
+ */
 export interface MulOptions extends ElementwiseOutputOptions {
-  mode?: 'qnnpack' | 'onnx';
+  mode?: 'pytorch' | 'qnnpack' | 'onnx';
 }
 
 /**
@@ -798,7 +853,7 @@ export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInfe
  * TypeError for an empty array, a bad input or dtypes that differ; a RangeError for a bad dim, shapes that differ
  * outside dim, or a bad scale or zero point.
  */
-export function cat<D extends ActivationDtype>(tensors: readonly QTensor<D>[], dim: number, options?: Partial<QParams>): QTensor<D>;
+export function cat<D extends ActivationDtype>(tensors: readonly QTensor<D>[], dim: number, options?: Partial<QParams> & SemanticsOptions): QTensor<D>;
 
 /**
  * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's
@@ -824,10 +879,12 @@ export function relu6<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
  * Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8 only, QNNPACK's table. options: { scale, zeroPoint }
  * (zeroPoint in [0, 255]). Throws a TypeError for a bad or non-quint8 input; a RangeError for a bad scale or zero point.
  */
-export function hardswish(x: QTensor<'quint8'>, options: QParams): QTensor<'quint8'>;
+export function hardswish(x: QTensor<'quint8'>, options: QParams & SemanticsOptions): QTensor<'quint8'>;
 
 /** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). quint8 only. */
-export function sigmoid(x: QTensor<'quint8'>): QTensor<'quint8'>;
+export function sigmoid(x: QTensor<'quint8'>, options?: { semantics?: 'pytorch-qnnpack' }): QTensor<'quint8'>;
+/** com.microsoft QLinearSigmoid as ONNX Runtime computes it (MLAS's logistic in a table), to the given output qparams. */
+export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options: QParams & { semantics: 'onnx' }): QTensor<D>;
 
 /**
  * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x * negativeSlope
@@ -835,12 +892,12 @@ export function sigmoid(x: QTensor<'quint8'>): QTensor<'quint8'>;
  * kernel on AVX2; exact for tensors of up to 32768 elements. Throws a TypeError for a bad input or a non-finite
  * negativeSlope; a RangeError for a bad scale or zero point.
  */
-export function leakyRelu<D extends ActivationDtype>(x: QTensor<D>, negativeSlope?: number, options?: Partial<QParams>): QTensor<D>;
+export function leakyRelu<D extends ActivationDtype>(x: QTensor<D>, negativeSlope?: number, options?: Partial<QParams> & SemanticsOptions): QTensor<D>;
 
 // ---- pooling ---------------------------------------------------------------------------------
 
 /** Options of maxPool2d. */
-export interface MaxPool2dOptions {
+export interface MaxPool2dOptions extends SemanticsOptions {
   /** Required. */
   kernelSize: IntPair;
   /** Default kernelSize. */
@@ -854,16 +911,19 @@ export interface MaxPool2dOptions {
 }
 
 /** Options of avgPool2d. */
-export interface AvgPool2dOptions {
+export interface AvgPool2dOptions extends SemanticsOptions {
   /** Required. */
   kernelSize: IntPair;
-  /** Default kernelSize. */
+  /** Default kernelSize (semantics 'onnx': 1). */
   stride?: IntPair | null;
-  /** At most half the kernel. Default 0. */
-  padding?: IntPair;
+  /** At most half the kernel. Default 0. Semantics 'onnx' also takes [top, left, bottom, right]. */
+  padding?: IntPair | readonly [number, number, number, number];
+  /** Output qparams: semantics 'onnx' only (QLinearAveragePool's y_scale / y_zero_point); default the input's. */
+  scale?: number;
+  zeroPoint?: number;
   /** Default false. */
   ceilMode?: boolean;
-  /** Default true (ignored by the qnnpack form: quint8 without ceilMode). */
+  /** Default true (ONNX's 0 with semantics 'onnx'; ignored by the qnnpack form: quint8 without ceilMode). */
   countIncludePad?: boolean;
   /** A positive integer, or null for none (the default; ignored by the qnnpack form). */
   divisorOverride?: number | null;
@@ -895,14 +955,19 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
  * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point. Throws a TypeError
  * for a bad input; a RangeError for an input that is not 4-D or a bad outputSize.
  */
-export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair): QTensor<D>;
+export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair, options?: SemanticsOptions): QTensor<D>;
 
 /**
  * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3] (global average pooling, QNNPACK's), the
  * input's qparams kept: [N, C], or [N, C, 1, 1] (channels-last) with keepdim (default false). Throws a RangeError
  * for dims other than [2, 3] or an input that is not 4-D; a TypeError for a bad input.
  */
-export function mean<D extends ActivationDtype>(x: QTensor<D>, dims: readonly [2, 3], keepdim?: boolean): QTensor<D>;
+export function mean<D extends ActivationDtype>(
+  x: QTensor<D>,
+  dims: readonly [2, 3],
+  keepdim?: boolean,
+  options?: SemanticsOptions & Partial<QParams>,
+): QTensor<D>;
 
 // ---- observers (torch.ao.quantization) -------------------------------------------------------
 
@@ -1313,10 +1378,11 @@ export class UnsupportedError extends Error {}
 /** Options of loadModel. */
 export interface LoadModelOptions {
   /**
-   * The rounding rules to run with: 'onnx' (the ONNX specification) or 'pytorch-qnnpack' (PyTorch's qnnpack
-   * engine, as tools/export_torch.py records in the file's metadata "qwasm.semantics"). Default: the file's, else 'onnx'.
+   * The semantics to run with (a profile: 'onnx', 'pytorch-qnnpack', 'pytorch-fbgemm', 'tflite'). Default: the file's
+   * metadata entry "qwasm.semantics" (tools/export_torch.py records the PyTorch engine it reproduces), else 'onnx'.
+   * A node whose form in this semantics has no kernel fails the load with an UnsupportedError naming it.
    */
-  semantics?: 'onnx' | 'pytorch-qnnpack';
+  semantics?: Semantics;
 }
 
 /** A loaded ONNX model. */
@@ -1328,7 +1394,7 @@ export class Model {
   /** The file's metadata_props. */
   readonly metadata: Readonly<Record<string, string>>;
   /** The semantics the model runs with. */
-  readonly semantics: 'onnx' | 'pytorch-qnnpack';
+  readonly semantics: Semantics;
   /**
    * The most wasm memory a run has held for activations and scratch so far, in bytes (packed weights
    * excluded). Once planned, this is the arena's size.

@@ -966,7 +966,7 @@ async function models(): Promise<void> {
   void [db, file];
   model.dispose();
   // @ts-expect-error unknown semantics
-  await qwasm.loadModel('m.onnx', { semantics: 'tflite' });
+  await qwasm.loadModel('m.onnx', { semantics: 'pytorch' });
   // @ts-expect-error numbers are not models
   await qwasm.loadModel(42);
   // @ts-expect-error the constructor is internal
@@ -988,3 +988,47 @@ async function modelErrors(bytes: Uint8Array): Promise<string> {
   }
 }
 void modelErrors;
+
+// Semantics profiles: the packing's mode follows the semantics unless a mode is given.
+function semanticsTypes(w8: QTensor<'qint8'>, xu: QTensor<'quint8'>, xs: QTensor<'qint8'>) {
+  const pOnnx = packLinear(w8, Int32Array.of(1, 2), { semantics: 'onnx' });
+  assertType<Equal<typeof pOnnx, PackedLinear<'onnx'>>>(true);
+  // @ts-expect-error the onnx form takes an int32 bias only
+  packLinear(w8, [0.1, 0.2], { semantics: 'onnx' });
+  const pTflite = packLinear(w8, [0.1, 0.2], { semantics: 'tflite' });
+  assertType<Equal<typeof pTflite, PackedLinear<'fixedpoint'>>>(true);
+  const pFb = packConv2d(w8, null, { semantics: 'pytorch-fbgemm', stride: 2 });
+  assertType<Equal<typeof pFb, PackedConv2d<'fbgemm'>>>(true);
+  const pMode = packLinear(w8, null, { semantics: 'onnx', mode: 'qnnpack' });
+  assertType<Equal<typeof pMode, PackedLinear<'qnnpack'>>>(true);
+  const pm = packMatMul(w8, { semantics: 'pytorch-qnnpack' });
+  assertType<Equal<typeof pm, PackedMatMul<'qnnpack'>>>(true);
+  const y = linear(xu, pFb as unknown as PackedLinear, { scale: 0.1, zeroPoint: 0, semantics: 'onnx' });
+  assertType<Equal<typeof y, QTensor<'quint8'>>>(true);
+  add(xu, xu, { scale: 0.1, zeroPoint: 3, semantics: 'pytorch-fbgemm' });
+  add(xu, xu, { scale: 0.1, zeroPoint: 3, mode: 'fbgemm' });
+  // @ts-expect-error unknown semantics
+  add(xu, xu, { scale: 0.1, zeroPoint: 3, semantics: 'x86' });
+  mul(xs, xs, { scale: 0.1, zeroPoint: 3, mode: 'pytorch' });
+  const s8 = sigmoid(xs, { semantics: 'onnx', scale: 1 / 256, zeroPoint: -128 });
+  assertType<Equal<typeof s8, QTensor<'qint8'>>>(true);
+  // @ts-expect-error the qnnpack sigmoid is quint8 only
+  sigmoid(xs);
+  quantizePerTensor([1], [1], 0.1, 0, 'qint8', { semantics: 'onnx' });
+  mean(xu, [2, 3], true, { semantics: 'onnx', scale: 0.2, zeroPoint: 4 });
+  avgPool2d(xu, { kernelSize: 2, padding: [0, 1, 1, 0], semantics: 'onnx' });
+  const names: qwasm.Semantics[] = Object.keys(qwasm.SEMANTICS) as qwasm.Semantics[];
+  const does: string = qwasm.SEMANTICS_FORMS.add.float.does;
+  void [pOnnx, pTflite, pm, names, does];
+}
+void semanticsTypes;
+
+// qwasm/reference: the per-element rules, no init needed.
+import * as reference from '../../js/reference.js';
+const q8: number = reference.quantizeTorch(0.5, 0.1, 0, 0, 255);
+const params = reference.requantizationParams('fbgemm', { inScale: 0.1, weightScale: 0.01, outScale: 0.2, bias: 0.5 });
+const out8: number = reference.requantize('fbgemm', 1234, params, 128, 0, 255);
+// @ts-expect-error 'none' has no per-element rule
+reference.requantizationParams('none', { inScale: 1, weightScale: 1, outScale: 1 });
+const sq: number | null = new reference.Sqnr().add([1], [1]).db;
+void [q8, out8, sq];
