@@ -50,6 +50,20 @@ export function requantizationParams(
   form: RequantizationForm,
   scales: { inScale: number; weightScale: number; outScale: number; bias?: number },
 ): RequantizationParams;
+/** Every step of one requantized output (fixedpoint also gives left, right and high). */
+export interface RequantizationSteps {
+  /** acc + biasInt, wrapped to int32. */
+  x: number;
+  scaled: number;
+  rounded: number;
+  shifted: number;
+  result: number;
+  left?: number;
+  right?: number;
+  high?: number;
+}
+/** One output of a form with its intermediate values. */
+export function requantizeSteps(form: RequantizationForm, acc: number, params: RequantizationParams, zeroPoint: number, qmin: number, qmax: number): RequantizationSteps;
 /** One output: acc (the exact int32 sum) plus the bias, scaled, rounded, offset by the zero point, clamped. */
 export function requantize(form: RequantizationForm, acc: number, params: RequantizationParams, zeroPoint: number, qmin: number, qmax: number): number;
 

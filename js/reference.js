@@ -137,23 +137,33 @@ export function requantizationParams(form, { inScale, weightScale, outScale, bia
 }
 
 /**
- * One output of a requantization form: acc (the exact int32 sum of products) plus the bias, scaled, rounded,
- * offset by the zero point and clamped to [qmin, qmax]. fp32 forms: v = ((float)x + biasFloat) * multiplier,
- * q = clamp(nearbyint(v) + zp) in float32 (NaN gives the zero point). fixedpoint: two integer roundings,
- * RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x << left, m0), right) + zp.
+ * One output of a requantization form, every step kept (what a page shows): acc (the exact int32 sum of products)
+ * plus the int32 bias (x, wrapping), then
+ *   fp32 forms: scaled = ((float)x + biasFloat) * multiplier in float32, rounded = nearbyint(scaled) (ties to even),
+ *               shifted = rounded + zp in float32, result = clamp(shifted, qmin, qmax) (NaN gives the zero point);
+ *   fixedpoint: high = SaturatingRoundingDoublingHighMul(x << left, m0), scaled = RoundingDivideByPOT(high, right),
+ *               shifted = scaled + zp, result = clamp(shifted, qmin, qmax): two integer roundings, no float.
  */
-export function requantize(form, acc, params, zeroPoint, qmin, qmax) {
+export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
   const x = wrapInt32(acc + params.biasInt);
   if (form === 'fixedpoint') {
     const left = Math.max(params.shift, 0);
     const right = Math.max(-params.shift, 0);
-    const scaled = rdbpot(srdhm(wrapInt32(x * 2 ** left), params.m0), right);
-    return clamp(scaled + zeroPoint, qmin, qmax);
+    const high = srdhm(wrapInt32(x * 2 ** left), params.m0);
+    const scaled = rdbpot(high, right);
+    const shifted = scaled + zeroPoint;
+    return { x, left, right, high, scaled, rounded: scaled, shifted, result: clamp(shifted, qmin, qmax) };
   }
-  const v = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
-  const t = roundHalfEven(v);
-  if (Number.isNaN(t)) return clamp(zeroPoint, qmin, qmax);
-  return clampedFloatToInt32(clamp(f32(t + f32(zeroPoint)), f32(qmin), f32(qmax)));
+  const scaled = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
+  const rounded = roundHalfEven(scaled);
+  if (Number.isNaN(rounded)) return { x, scaled, rounded, shifted: NaN, result: clamp(zeroPoint, qmin, qmax) };
+  const shifted = f32(rounded + f32(zeroPoint));
+  return { x, scaled, rounded, shifted, result: clampedFloatToInt32(clamp(shifted, f32(qmin), f32(qmax))) };
+}
+
+/** One output of a requantization form: requantizeSteps(...).result. */
+export function requantize(form, acc, params, zeroPoint, qmin, qmax) {
+  return requantizeSteps(form, acc, params, zeroPoint, qmin, qmax).result;
 }
 
 // ---- measuring quantization error ------------------------------------------------------------------------

@@ -1,10 +1,9 @@
-// The model view's arithmetic, free of the DOM: which tensor carries which qparams, what each layer's
-// weights look like, and one output element of a linear / conv layer recomputed step by step in integers
-// (and float32 where the model's semantics use it), exactly as qwasm's kernels do
-// (src/operators/requantization-init.c, src/requantization/requantization.h, docs/quantization.md).
-
-const f32 = Math.fround;
-const RANGE = { uint8: [0, 255], int8: [-128, 127], int32: [-2147483648, 2147483647] };
+// The model view's bookkeeping, free of the DOM: which tensor carries which qparams, what each layer's weights
+// look like, and one output element of a linear / conv layer taken apart step by step. The arithmetic is
+// qwasm/reference's (js/reference.js: the same rules as the wasm kernels, tested against them) and the forms are
+// the model's semantics profile's (js/semantics.js): this file computes nothing of its own but sums of products.
+import { SEMANTICS } from './qwasm/js/index.js';
+import { RANGES, dequantize, requantizationParams, requantizeSteps, wrapInt32 } from './qwasm/js/reference.js';
 
 /** The layers the explainer can take apart. */
 export const LINEAR_OPS = new Set(['QLinearConv', 'QGemm', 'QLinearMatMul']);
@@ -45,7 +44,7 @@ export function dequantizeWeight(weight) {
   const channels = dims[axis];
   for (let i = 0; i < data.length; i++) {
     const c = scales.length > 1 ? Math.floor(i / inner) % channels : 0;
-    out[i] = f32(f32(scales[c]) * (data[i] - zeroPoints[zeroPoints.length > 1 ? c : 0]));
+    out[i] = dequantize(data[i], scales[c], zeroPoints[zeroPoints.length > 1 ? c : 0]);
   }
   return out;
 }
@@ -54,8 +53,7 @@ export function dequantizeWeight(weight) {
 export function dequantizeValue(tensor, qparams) {
   if (tensor.dtype === 'float32') return Float32Array.from(tensor.data);
   if (!qparams) return Float32Array.from(tensor.data, Number);
-  const s = f32(qparams.scale);
-  return Float32Array.from(tensor.data, (v) => f32(s * (Number(v) - qparams.zeroPoint)));
+  return Float32Array.from(tensor.data, (v) => dequantize(Number(v), qparams.scale, qparams.zeroPoint));
 }
 
 export function softmax(values) {
@@ -64,45 +62,6 @@ export function softmax(values) {
   const sum = e.reduce((a, b) => a + b, 0);
   return e.map((v) => v / sum);
 }
-
-/** nearbyint under the default rounding mode: half to even. */
-export function roundHalfEven(v) {
-  const r = Math.round(v);
-  return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
-
-/** TFLite's QuantizeMultiplier (src/operators/requantization-init.c): m = m0 * 2^-31 * 2^shift, m0 in [2^30, 2^31). */
-export function quantizeMultiplier(m) {
-  if (!(m > 0)) return { m0: 0, shift: 0 };
-  let e = Math.floor(Math.log2(m)) + 1;
-  let q = m / 2 ** e;
-  while (q >= 1) { q /= 2; e++; }
-  while (q < 0.5) { q *= 2; e--; }
-  let m0 = Math.round(q * 2 ** 31); // C round(): half away from zero (q > 0)
-  if (m0 === 2 ** 31) { m0 /= 2; e++; }
-  if (e < -31) return { m0: 0, shift: 0 };
-  if (e > 30) return { m0: 2147483647, shift: 30 };
-  return { m0, shift: e };
-}
-
-/** gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +infinity. */
-export function srdhm(a, b) {
-  if (a === b && a === -2147483648) return 2147483647;
-  const ab = BigInt(a) * BigInt(b);
-  const nudge = ab >= 0n ? 1n << 30n : 1n - (1n << 30n);
-  return Number((ab + nudge) / (1n << 31n)); // BigInt division truncates toward zero, as C's
-}
-
-/** gemmlowp's RoundingDivideByPOT: x / 2^e rounded half away from zero. */
-export function rdbpot(x, e) {
-  if (e === 0) return x;
-  const mask = 2 ** e - 1;
-  const remainder = Number(BigInt(x) & BigInt(mask));
-  const threshold = Math.floor(mask / 2) + (x < 0 ? 1 : 0);
-  return Math.floor(x / 2 ** e) + (remainder > threshold ? 1 : 0);
-}
-
-const wrap32 = (v) => Number(BigInt.asIntN(32, BigInt(v)));
 
 /** The output coordinates of a linear / conv layer's output, given its flat (row-major) index. */
 export function unravel(index, dims) {
@@ -165,42 +124,34 @@ export function explainElement(info, x, y, flat, semantics) {
     return null;
   }
   const wz = w.zeroPoints[w.zeroPoints.length > 1 ? channel : 0];
-  const ws = f32(w.scales[w.scales.length > 1 ? channel : 0]);
-  const xs = f32(input.scale);
-  const ys = f32(output.scale);
-  let acc = 0;
+  const ws = w.scales[w.scales.length > 1 ? channel : 0];
+  let sum = 0;
   for (const t of terms) {
     t.product = (t.x - input.zeroPoint) * (t.w - wz);
-    acc += t.product;
+    sum += t.product;
   }
-  acc = wrap32(acc);
+  const acc = wrapInt32(sum);
   const b = bias ? Number(bias.data[channel]) : 0;
   const biasDtype = bias ? bias.dtype : null;
-  const sum = wrap32(acc + b);
-  // the float32 multiplier exactly as requantization-init.c forms it for the model's mode
-  const multiplier = semantics === 'pytorch-qnnpack' ? f32(f32(ws * xs) * f32(1 / ys)) : f32(f32(xs * ws) / ys);
-  const exact = (xs * ws) / ys;
-  const scaled = f32(f32(sum) * multiplier);
-  const rounded = roundHalfEven(scaled);
   // the output range: the dtype's, narrowed by a Clip the loader fused into the layer (ReLU, ReLU6)
-  const [dmin, dmax] = RANGE[output.dtype] ?? RANGE.uint8;
+  const [dmin, dmax] = RANGES[output.dtype] ?? RANGES.uint8;
   const fused = layer.attributes.qwasm_output_range ?? null;
   const qmin = fused ? Math.max(dmin, fused[0]) : dmin;
   const qmax = fused ? Math.min(dmax, fused[1]) : dmax;
-  const shifted = rounded + output.zeroPoint;
-  const result = Math.min(Math.max(shifted, qmin), qmax);
-  // the integer-only form (gemmlowp / TFLite), for comparison
-  const { m0, shift } = quantizeMultiplier(exact);
-  const left = Math.max(shift, 0);
-  const right = Math.max(-shift, 0);
-  const high = srdhm(wrap32(sum * 2 ** left), m0);
-  const fixedScaled = rdbpot(high, right);
-  const fixedResult = Math.min(Math.max(fixedScaled + output.zeroPoint, qmin), qmax);
+  // the model's form, and the integer-only form for comparison; the file's bias is int32 in both
+  const scales = { inScale: input.scale, weightScale: ws, outScale: output.scale };
+  const form = SEMANTICS[semantics].requantization;
+  const params = { ...requantizationParams(form, scales), biasInt: b };
+  const steps = requantizeSteps(form, acc, params, output.zeroPoint, qmin, qmax);
+  const fixedParams = { ...requantizationParams('fixedpoint', scales), biasInt: b };
+  const fixed = requantizeSteps('fixedpoint', acc, fixedParams, output.zeroPoint, qmin, qmax);
   const kernel = Number(y.data[flat]);
   return {
-    opType: layer.opType, coords, channel, terms, xZero: input.zeroPoint, wZero: wz, xScale: xs, wScale: ws, yScale: ys,
-    yZero: output.zeroPoint, acc, bias: b, biasDtype, sum, multiplier, exact, scaled, rounded, shifted, qmin, qmax, fused,
-    result, m0, shift, right, left, high, fixedScaled, fixedResult, kernel, matches: result === kernel,
-    real: ys * (result - output.zeroPoint), semantics,
+    opType: layer.opType, coords, channel, terms, xZero: input.zeroPoint, wZero: wz, xScale: Math.fround(input.scale),
+    wScale: Math.fround(ws), yScale: Math.fround(output.scale), yZero: output.zeroPoint, acc, bias: b, biasDtype, sum: steps.x,
+    form, multiplier: params.multiplier, exact: (input.scale * ws) / output.scale, scaled: steps.scaled, rounded: steps.rounded,
+    shifted: steps.shifted, qmin, qmax, fused, result: steps.result, m0: fixedParams.m0, shift: fixedParams.shift,
+    right: fixed.right, left: fixed.left, high: fixed.high, fixedScaled: fixed.scaled, fixedResult: fixed.result, kernel,
+    matches: steps.result === kernel, real: Math.fround(output.scale) * (steps.result - output.zeroPoint), semantics,
   };
 }

@@ -51,17 +51,6 @@ export async function runFloat(ref, image, runs) {
   return { logits: activations[ref.outputName].data, latency: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2, activations };
 }
 
-/** Signal-to-quantization-noise ratio of `q` against the reference `f`, in dB: 10·log10(Σf² / Σ(f − q)²). */
-export function sqnrDb(f, q) {
-  let signal = 0;
-  let noise = 0;
-  for (let i = 0; i < f.length; i++) {
-    signal += f[i] * f[i];
-    noise += (f[i] - q[i]) ** 2;
-  }
-  return noise === 0 ? Infinity : 10 * Math.log10(signal / noise);
-}
-
 export function maxAbsDiff(a, b) {
   let m = 0;
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));

@@ -8,7 +8,8 @@
 import { createPad, paintDigit } from './model-canvas.js';
 import { h } from './dom.js';
 import { LINEAR_OPS, dequantizeValue, dequantizeWeight, describeLayers, explainElement, softmax } from './model-analysis.js';
-import { argmax, loadFloatReference, maxAbsDiff, runFloat, sqnrDb } from './model-float.js';
+import { argmax, loadFloatReference, maxAbsDiff, runFloat } from './model-float.js';
+import { sqnrDb } from './qwasm/js/reference.js';
 
 const DEFAULT = { model: 'models/digits.onnx', samples: 'models/digits.json', name: 'digits.onnx', floatModel: 'models/digits-float.onnx' };
 /** |ORT float logits − PyTorch float logits| below this counts as agreement (float kernels differ in the last bits). */
@@ -576,7 +577,7 @@ export async function mount(root, context) {
     const xd = x.dtype;
     const wd = info.weight.dtype;
     const outD = info.output.dtype;
-    const qnn = e.semantics === 'pytorch-qnnpack';
+    const qnn = e.form === 'qnnpack';
     const shown = 12;
     const terms = h('table', { class: 'mv-terms' },
       h('thead', {}, h('tr', {}, ...['where', 'x', 'w', '(x − zₓ)(w − z_w)'].map((t) => h('th', { text: t })))),
