@@ -17,12 +17,21 @@ import {
 /** Elements PyTorch's AVX2 kernels process per vector block (2 x 32 bytes); the rest is a scalar tail. */
 const TORCH_VECTOR_BLOCK = 64;
 
-/** Both operands of a binary op, checked: same 8-bit dtype, per tensor. */
-function binaryOperands(a, b, where) {
+/**
+ * What add and mul check and resolve alike: both operands (same 8-bit dtype, per tensor), the output qparams, the
+ * form of `family` in the call's semantics (ONNX Runtime's forms have no fused relu), the broadcast shape.
+ */
+function binaryCall(a, b, options, family, where) {
   const ar = activationOperand(a, where, 'a');
   const br = activationOperand(b, where, 'b');
   if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
-  return [ar, br];
+  const out = outputQParams(options, ar.dtype, where);
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form(family, options.mode);
+  if (form === 'onnx' && out.relu) {
+    throw new TypeError(`${where}: relu is not part of the 'onnx' ${family} (QLinear${family === 'add' ? 'Add' : 'Mul'}); clamp afterwards`);
+  }
+  const shape = broadcastShape(ar.shape, br.shape, where);
+  return { ar, br, out, form, shape, n: numelOf(shape) };
 }
 
 /**
@@ -70,12 +79,7 @@ function binary(a, b, ar, br, shape, out, where, fn) {
  */
 export function add(a, b, options) {
   const where = 'add';
-  const [ar, br] = binaryOperands(a, b, where);
-  const out = outputQParams(options, ar.dtype, where);
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('add', options.mode);
-  if (form === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of the 'onnx' add (QLinearAdd); clamp afterwards`);
-  const shape = broadcastShape(ar.shape, br.shape, where);
-  const n = numelOf(shape);
+  const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'add', where);
   const be = backend();
   return binary(a, b, ar, br, shape, out, where, (pa, pb, py) => {
     if (form === 'qnnpack' && sameShape(ar.shape, br.shape)) {
@@ -130,12 +134,7 @@ function innermostRun(shape, aShape, bShape) {
  */
 export function mul(a, b, options) {
   const where = 'mul';
-  const [ar, br] = binaryOperands(a, b, where);
-  const out = outputQParams(options, ar.dtype, where);
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('mul', options.mode);
-  if (form === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of the 'onnx' mul (QLinearMul); clamp afterwards`);
-  const shape = broadcastShape(ar.shape, br.shape, where);
-  const n = numelOf(shape);
+  const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'mul', where);
   const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
   const be = backend();
   return binary(a, b, ar, br, shape, out, where, (pa, pb, py) =>

@@ -8,7 +8,8 @@ import { add, cat, leakyRelu, mul, sigmoid } from '../../ops/elementwise.js';
 import { linear, packLinear } from '../../ops/linear.js';
 import { avgPool2d, avgPool2dChannelsLast, mean } from '../../ops/pooling.js';
 import { semanticsOf } from '../../semantics.js';
-import { dimsOf, host, outputQParams, qvalue, scalar, toHost, toQ, weightTensor } from '../values.js';
+import { dimsOf, host, outputQParams, qvalue, scalar, toHost, toQ } from '../values.js';
+import { packedConstantWeights } from './quantized.js';
 import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -151,15 +152,8 @@ export const CONTRIB_OPERATORS = {
     },
     run(ctx, [a, as, az, bv, bs, bz, c, ys, yz], attrs) {
       const w = where(ctx.node);
-      const packed = ctx.prepare(() => {
-        if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
-        const weight = weightTensor(bv, bs, bz, 0, w);
-        try {
-          return packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { semantics: ctx.semantics });
-        } finally {
-          weight.dispose();
-        }
-      });
+      const packed = packedConstantWeights(ctx, 3, [bv, bs, bz], (weight) =>
+        packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { semantics: ctx.semantics }));
       const aq = toQ(a, scalar(as, w), scalar(az, w), w);
       try {
         const out = outputQParams(ys, yz, w);

@@ -30,6 +30,23 @@ function integerConv(attrs, node, opset, label) {
   return { ...attrs, conv: { stride: attrs.strides, dilation: attrs.dilations, groups: attrs.group, padding: attrs.pads.slice() } };
 }
 
+/**
+ * The packed weights of the running node (ctx.node), made on its first run from the constant 8-bit weight input
+ * `index` with its qparams [w, w_scale, w_zero_point] (per channel along axis 0), and kept: pack(weight) packs.
+ */
+export function packedConstantWeights(ctx, index, [wv, ws, wz], pack, key) {
+  return ctx.prepare(() => {
+    const w = where(ctx.node);
+    if (!ctx.isConstant(ctx.node.inputs[index])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
+    const weight = weightTensor(wv, ws, wz, 0, w);
+    try {
+      return pack(weight);
+    } finally {
+      weight.dispose();
+    }
+  }, key);
+}
+
 /** A fused integer Clip (passes/clip.js) narrows a layer's output range. */
 const OUTPUT_RANGE = { qwasm_output_range: A.ints(undefined, (v) => v.length === 2 && v[0] <= v[1]) };
 
@@ -89,16 +106,8 @@ export const QUANTIZED_OPERATORS = {
     prepare: integerConv,
     run(ctx, [x, xs, xz, wv, ws, wz, ys, yz, b], attrs) {
       const w = where(ctx.node);
-      const packed = ctx.prepare(() => {
-        if (!ctx.isConstant(ctx.node.inputs[3])) throw new UnsupportedError(`${w}: weights that are not constant are not supported`);
-        const weight = weightTensor(wv, ws, wz, 0, w);
-        try {
-          const bias = b ? Int32Array.from(toHost(b).data) : null;
-          return packConv2d(weight, bias, { ...attrs.conv, semantics: ctx.semantics });
-        } finally {
-          weight.dispose();
-        }
-      });
+      const packed = packedConstantWeights(ctx, 3, [wv, ws, wz], (weight) =>
+        packConv2d(weight, b ? Int32Array.from(toHost(b).data) : null, { ...attrs.conv, semantics: ctx.semantics }));
       const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
       try {
         return [qvalue(conv2d(xq, packed, withOutputRange(outputQParams(ys, yz, w), attrs)))];
