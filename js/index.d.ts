@@ -898,11 +898,18 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
 export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair): QTensor<D>;
 
 /**
- * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3] (global average pooling, QNNPACK's), the
- * input's qparams kept: [N, C], or [N, C, 1, 1] (channels-last) with keepdim (default false). Throws a RangeError
- * for dims other than [2, 3] or an input that is not 4-D; a TypeError for a bad input.
+ * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3], the input's qparams kept: [N, C], or
+ * [N, C, 1, 1] (channels-last) with keepdim (default false). mode 'qnnpack' (default): PyTorch's qnnpack engine,
+ * QNNPACK's global average pool for quint8; 'generic': the x86 / fbgemm engines. qint8 (any mode) and quint8 in
+ * 'generic' average the raw integers, rint((float)sum(q) / n). Throws a RangeError for dims other than [2, 3] or
+ * an input that is not 4-D; a TypeError for a bad input or mode.
  */
-export function mean<D extends ActivationDtype>(x: QTensor<D>, dims: readonly [2, 3], keepdim?: boolean): QTensor<D>;
+export function mean<D extends ActivationDtype>(
+  x: QTensor<D>,
+  dims: readonly [2, 3],
+  keepdim?: boolean,
+  options?: { mode?: 'qnnpack' | 'generic' },
+): QTensor<D>;
 
 // ---- observers (torch.ao.quantization) -------------------------------------------------------
 

@@ -78,7 +78,8 @@ class PackedWeights {
     this.channels = channels;
     this.weightDtype = w.dtype;
     // Scales stay float64, as torch keeps them; the C core rounds them where each mode does.
-    if (w.quant.scheme === 'per_tensor_affine') {
+    this.perChannel = w.quant.scheme !== 'per_tensor_affine';
+    if (!this.perChannel) {
       this.weightScales = Float64Array.of(w.quant.scale);
       this.weightZeroPoints = Int32Array.of(w.quant.zeroPoint);
     } else {
@@ -136,7 +137,7 @@ class PackedWeights {
       if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
       b.call('qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
         floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
-        out.clampMin, out.clampMax);
+        out.clampMin, out.clampMax, this.perChannel ? 1 : 0);
       // An integer clamp (an ONNX Clip with 8-bit bounds fused into the layer) narrows the output range exactly.
       if (out.outputRange) b.call('qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
     });

@@ -8,7 +8,7 @@ import { channelsLastStrides, pair, withChannelsLast } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
-const AVG = { qnnpack: 0, generic: 1, genericChannelsLast: 2, adaptive: 3, adaptiveChannelsLast: 4 };
+const AVG = { qnnpack: 0, generic: 1, genericChannelsLast: 2, adaptive: 3, adaptiveChannelsLast: 4, mean: 5 };
 
 function input4d(x, where) {
   if (!(x instanceof QTensor)) throw new TypeError(`${where}: input must be a QTensor, got ${show(x)}`);
@@ -135,17 +135,26 @@ export function adaptiveAvgPool2d(x, outputSize) {
   });
 }
 
-/** Quantized mean over the spatial dimensions [2, 3] (global average pooling, QNNPACK's). */
-export function mean(x, dims, keepdim = false) {
+/**
+ * Quantized mean over the spatial dimensions [2, 3]. options.mode: 'qnnpack' (default: PyTorch's qnnpack
+ * engine, whose quint8 mean is QNNPACK's global average pool, zp + rint(sum(q - zp) * (s / (s * n))))
+ * or 'generic' (the other engines, x86 and fbgemm). qint8, and quint8 in 'generic', take ATen's
+ * qmean_inner_dim_kernel: rint((float)sum(q) / n), the zero point never subtracted. Input qparams kept.
+ */
+export function mean(x, dims, keepdim = false, { mode = 'qnnpack' } = {}) {
   const where = 'mean';
   const r = input4d(x, where);
   if (!Array.isArray(dims) || dims.length !== 2 || dims[0] !== 2 || dims[1] !== 3) {
     throw new RangeError(`${where}: only dims [2, 3] (global average pooling) are supported, got ${show(dims)}`);
   }
+  if (mode !== 'qnnpack' && mode !== 'generic') {
+    throw new TypeError(`${where}: unknown mode ${show(mode)}; expected 'qnnpack' or 'generic'`);
+  }
   const [, , h, w] = r.shape;
+  const form = mode === 'qnnpack' && r.dtype.name === 'quint8' ? AVG.qnnpack : AVG.mean;
   const y = pool(x, r, 1, 1, where, (be, ps, xp, yp) => {
     be.i32(ps, 14).set(poolShape(r, 1, 1, [h, w], [h, w], [0, 0], [1, 1]));
-    be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, AVG.qnnpack, 1, 0);
+    be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, form, 1, 0);
   });
   if (keepdim) return y;
   try {

@@ -157,7 +157,9 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  *   GENERIC_CHANNELS_LAST:   zp + rint((float)sum(q - zp) * (1 / d));
  *   ADAPTIVE:                adaptive windows, rint((float)sum(q) * (1 / n)), the zero point never
  *                            subtracted (PyTorch's non-QNNPACK adaptive_avg_pool2d);
- *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n)).
+ *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n));
+ *   MEAN:                    adaptive windows, rint((float)sum(q) / n), divided (PyTorch's
+ *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK).
  * The results saturate to the dtype's range. */
 enum {
   QW_AVG_POOL_QNNPACK = 0,
@@ -165,6 +167,7 @@ enum {
   QW_AVG_POOL_GENERIC_CHANNELS_LAST = 2,
   QW_AVG_POOL_ADAPTIVE = 3,
   QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST = 4,
+  QW_AVG_POOL_MEAN = 5,
 };
 QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
                                int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);
@@ -249,9 +252,11 @@ QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* s
  * (docs/quantization.md, "Requantization modes"):
  *   QW_REQUANT_QNNPACK:    PyTorch's qnnpack engine: float bias rounded to int32 at scale
  *                          w_scale * in_scale; requant_scale = w_scale * in_scale * (1 / out_scale).
- *   QW_REQUANT_FBGEMM:     PyTorch's fbgemm / x86 engine: bias stays float, added as
- *                          bias / (in_scale * w_scale) to the float accumulator; multiplier =
- *                          (in_scale * w_scale) / out_scale; lrintf.
+ *   QW_REQUANT_FBGEMM:     PyTorch's fbgemm / x86 engine (FBGEMM's x86 kernels): bias stays float,
+ *                          added to the float accumulator as bias * (float)(1.0 / (double)(in_scale *
+ *                          w_scale)) per tensor, bias / (in_scale * w_scale) per channel; multiplier =
+ *                          (in_scale * w_scale) / out_scale; nearest-even, and a scaled value beyond
+ *                          int32 (or NaN) gives the lower bound, as cvtps2dq's INT32_MIN does.
  *   QW_REQUANT_ONNX:       QLinearConv / QLinearMatMul: int32 bias (scale in_scale * w_scale) given;
  *                          multiplier = in_scale * w_scale / out_scale.
  *   QW_REQUANT_FIXEDPOINT: integer only (gemmlowp / TFLite): multiplier as a Q31 m0 and a shift,
@@ -271,7 +276,8 @@ QW_API size_t qw_requantization_size(size_t n);
 /* Fills a requantization blob (qw_requantization_size(n) bytes, 4-byte aligned) for n output
  * channels. Scales are given as PyTorch keeps them (double); each mode rounds them to float where its
  * reference does. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
- * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
+ * weights' dtype (quint8 or qint8); w_per_channel non-zero when the weights are quantized per channel
+ * (which a single output channel cannot tell from w_scale_count; FBGEMM takes their bias differently). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
  * int32. out_dtype quint8 or qint8 (qint32 with QW_REQUANT_NONE, where scales are ignored). [clamp_min, clamp_max] is a fused activation in real units
  * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU, which gives PyTorch's clamp at the output zero
  * point), quantized with the OUTPUT qparams by the mode's rounding rule. (PyTorch's standalone
@@ -280,7 +286,7 @@ QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mo
                                         const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
                                         qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,
                                         double out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
-                                        float clamp_max);
+                                        float clamp_max, int32_t w_per_channel);
 
 /* Narrows a blob's output range to the integers [lo, hi]: an integer Clip after the layer (ONNX Clip with
  * 8-bit bounds) fused into it, exactly: clamp(clamp(v, qmin, qmax), lo, hi). */

@@ -20,6 +20,7 @@ struct qw_requantization_params qw_requantization_params_at(const struct qw_requ
 struct qw_output_stage {
   const struct qw_requantization_params* params;
   int kernel;        /* QW_REQUANT_KERNEL_* */
+  int mode;          /* qw_requant_mode: which engine's arithmetic (FBGEMM's depthwise sums saturate) */
   int y_signed;      /* 8-bit outputs: qint8 */
   size_t elem_size;  /* 1, or 4 for int32 outputs */
 };

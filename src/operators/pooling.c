@@ -91,7 +91,7 @@ static void store_clamped(uint8_t* p, int32_t v, qw_dtype dtype) {
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
                         void* y, int form, int count_include_pad, int32_t divisor_override) {
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || (dtype != QW_QUINT8 && dtype != QW_QINT8) ||
-      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST || divisor_override < 0) {
+      (unsigned)form > QW_AVG_POOL_MEAN || divisor_override < 0) {
     return QW_INVALID_ARGUMENT;
   }
   if (!(isfinite(scale) && scale > 0.0f)) {
@@ -147,6 +147,9 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
               break;
             case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST:
               q = zero_point + (int32_t)nearbyintf((float)(sum - valid * zero_point) * (1.0f / (float)pool_size));
+              break;
+            case QW_AVG_POOL_MEAN:
+              q = (int32_t)nearbyintf((float)sum / (float)pool_size);
               break;
             default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
               q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));

@@ -6,6 +6,7 @@
  *
  * fp32 (PyTorch qnnpack, ONNX, PyTorch fbgemm):
  *   v = ((float)x + bias_f32[j]) * multiplier[j];  q = clamp(nearbyint(v) + zp, qmin, qmax)
+ *   (NaN gives clamp(zp); with overflow_to_min, as FBGEMM's cvtps2dq, |v| >= 2^31 or NaN gives qmin)
  *   qnnpack: int32 bias in bias, bias_f32 = 0, multiplier = (w_scale * in_scale) * (1 / out_scale);
  *   onnx:    int32 bias in bias, bias_f32 = 0, multiplier = (in_scale * w_scale) / out_scale;
  *   fbgemm:  bias = 0, bias_f32 = bias / (in_scale * w_scale), multiplier = (in_scale * w_scale) / out_scale.
@@ -34,6 +35,8 @@ struct qw_requantization_params {
   /* 1 when every bias_f32 is 0 and every multiplier finite: v = (float)x * multiplier is then never
    * NaN and the float bias adds nothing, so vector kernels may skip both (a hint, same results). */
   int32_t fp32_plain;
+  /* FBGEMM: a v beyond int32 (or NaN) gives qmin (cvtps2dq returns INT32_MIN). */
+  int32_t overflow_to_min;
 };
 
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
@@ -46,6 +49,9 @@ static inline int32_t qw_requant_input(int32_t acc, size_t j, const struct qw_re
 /* The fp32 rule for output j, saturating like the vector code (nearest, then clamp in float). */
 static inline int32_t qw_requantize_fp32_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
   const float v = ((float)x + p->bias_f32[j]) * p->multiplier[j];
+  if (p->overflow_to_min && !(fabsf(v) < 2147483648.0f)) {
+    return p->qmin;
+  }
   float t = nearbyintf(v);
   if (t != t) {
     return p->zero_point < p->qmin ? p->qmin : p->zero_point > p->qmax ? p->qmax : p->zero_point;

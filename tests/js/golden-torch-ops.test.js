@@ -183,6 +183,21 @@ describe('pooling equals torch (qnnpack engine)', () => {
     assert.ok(n >= 14, `${n} cases`);
   });
 
+  test("mean over [2, 3] of qint8 (any engine) and of quint8 in mode 'generic' (onednn): rint((float)sum(q) / n)", () => {
+    // tests/fixtures/torch/checks113.json (tools/golden/torch113_checks.py): sums on exact .5 steps, odd zero points.
+    const cases = fixture('torch/checks113.json').mean;
+    for (const c of cases) {
+      const x = qwasm.fromIntRepr(c.q, c.shape, c.scale, c.zero_point, c.dtype);
+      const y = qwasm.mean(x, [2, 3], true, { mode: c.engine === 'qnnpack' ? 'qnnpack' : 'generic' });
+      const label = `${c.engine} ${c.dtype} [${c.shape}] zp ${c.zero_point}`;
+      assertBitEqual(assert, y.intRepr(), c.output.q, label);
+      assert.equal(y.qZeroPoint(), c.output.zero_point, label);
+      x.dispose();
+      y.dispose();
+    }
+    assert.equal(cases.length, 15);
+  });
+
   test('mean over dims [2, 3] (global average pooling)', () => {
     const n = runCases('pooling', (op, c) => op === 'torch.mean' && c.params.dim.join() === '2,3', (c, track) => qwasm.mean(track(q(c.inputs[0])), c.params.dim, c.params.keepdim));
     assert.ok(n >= 8, `${n} cases`);

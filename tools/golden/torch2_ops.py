@@ -1,0 +1,526 @@
+"""Golden data from live PyTorch 2.13 (the PyPI CPU build: FBGEMM and oneDNN inside) on its x86 and fbgemm
+engines. Run with the venv's python (bash tools/setup-python.sh prints it):
+
+    build/venv/bin/python tools/golden/torch2_ops.py            # all families (~20 s)
+    build/venv/bin/python tools/golden/torch2_ops.py linear     # one family
+
+Writes tests/fixtures/torch2/<family>.json: linear, conv2d, elementwise, activations, pooling, dynamic, seed002
+and replay (1.13's committed quantize / qparams / observer / fake-quantize inputs run through 2.13: the cases
+whose results changed, with 2.13's, and how many did not). Tensors are {dtype, shape, scale, zero_point, q}
+(NCHW, q = int_repr flattened), as in tests/fixtures/torch/ops (tools/golden/torch_ops.py). Every call runs on
+both engines, twice each, and must reproduce. `output` is the fbgemm engine's result; a case where the x86 engine
+computes differently carries `x86: {path, q}` (its convolutions with symmetric weights go to oneDNN on hosts with
+AVX512-VNNI); otherwise both engines gave the same integers (asserted here).
+
+Every quantized output is also checked against the closed-form rules in the *_ref functions below (numpy); the
+number of disagreements is printed per family and must be 0. Results depend on the host: `cpu_capability` (ATen's
+dispatch level) and `fbgemm_isa` are recorded. On hosts without AVX512-VNNI, FBGEMM's GEMM adds pairs of u8 x s8
+products in saturating int16 (vpmaddubsw) and the x86 engine never takes oneDNN; see docs/pytorch2.md.
+"""
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+warnings.filterwarnings("ignore")  # torch.ao.quantization and quantized tensors are deprecated in 2.x
+
+from common import FIXTURES, write_fixture  # noqa: E402
+import torch_ops as T  # noqa: E402  (tensor helpers shared with the 1.13 generator)
+
+import torch.ao.nn.intrinsic.quantized as nniq  # noqa: E402
+import torch.ao.nn.quantized as nnq  # noqa: E402
+import torch.ao.nn.quantized.dynamic as nnqd  # noqa: E402
+import torch.ao.nn.quantized.functional as qF  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+GENERATOR = "tools/golden/torch2_ops.py"
+OUTDIR = os.path.join(FIXTURES, "torch2")
+ENGINES = ("fbgemm", "x86")
+F32 = np.float32
+qt, qw, rec, rec_weight, rec_meta = T.qt, T.qw, T.rec, T.rec_weight, T.rec_meta
+logu, rand_q, RANGE = T.logu, T.rand_q, T.RANGE
+INT32_FLOAT_MAX = F32(2147483520.0)  # the largest float below 2^31
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+FLAGS = cpu_flags()
+VNNI = "avx512_vnni" in FLAGS
+FBGEMM_ISA = "avx512_vnni" if VNNI else ("avx512" if "avx512bw" in FLAGS else "avx2")
+
+
+def fma32(a, b, c):
+    """float32 fma(a, b, c): one rounding of the exact a * b + c (exact in double for these magnitudes, then
+    corrected for double rounding by rounding to odd)."""
+    a, b, c = np.float64(F32(a)), np.float64(F32(b)), np.float64(F32(c))
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return F32(a * b + c)
+    p = a * b  # exact: 24 + 24 bits
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)  # TwoSum: s + e == p + c exactly
+    if e != 0:
+        bits = np.array([s]).view(np.uint64)[0]
+        if bits & np.uint64(1) == 0:  # round to odd, then to float32: correct rounding
+            s = np.nextafter(s, math.inf if e > 0 else -math.inf)
+    return F32(s)
+
+
+# --------------------------------------------------------------------------------------------
+# Reference rules (what the probes established; each family checks its outputs against them)
+
+def quantize_fbgemm_ref(x, scale, zp, dtype):
+    """torch.quantize_per_tensor on an FBGEMM build (x86): 8-bit types through FBGEMM's QuantizeAvx2
+    (LEGACY): fma(x, 1/s, zp) rounded once, min(., 2147483520) (so NaN and +Inf give qmax), cvtps2dq
+    (nearest even; -Inf and below -2^31 give INT32_MIN), clamp. qint32 through the scalar Quantize:
+    nearbyint((float)zp + (float)(x * (1/s))), two roundings."""
+    lo, hi = RANGE[dtype] if dtype != "qint32" else (-(2 ** 31), 2 ** 31 - 1)
+    inv = F32(F32(1) / F32(scale))
+    out = []
+    for v in np.asarray(x, dtype=F32).ravel():
+        if dtype == "qint32":
+            t = F32(F32(zp) + F32(v * inv))
+            r = np.rint(np.float64(t)) if math.isfinite(t) else (math.inf if t > 0 else -math.inf)
+            out.append(int(min(max(r, lo), hi)) if not math.isnan(t) else None)
+            continue
+        t = fma32(v, inv, zp)
+        t = INT32_FLOAT_MAX if (math.isnan(t) or t > INT32_FLOAT_MAX) else t
+        r = -(2 ** 31) if t < -(2.0 ** 31) else int(np.rint(np.float64(t)))
+        out.append(min(max(r, lo), hi))
+    return out
+
+
+def w_qparams(w, n):
+    if w["qscheme"] == "per_channel_affine":
+        return np.array(w["scales"], dtype=np.float64), np.array(w["zero_points"], dtype=np.int64)
+    return np.full(n, w["scale"], dtype=np.float64), np.full(n, w["zero_point"], dtype=np.int64)
+
+
+def fbgemm_requant(acc, xs, ws, per_channel, bias, os_, oz, relu, axis=1):
+    """FBGEMM's ReQuantizeOutput on x86 (requantizeOutputProcessingAvx2 / Avx512, every column):
+    act_times_w_scale = (float)x_s * (float)w_s, multiplier = act_times_w_scale / (float)y_s, a float bias
+    enters as bias * (float)(1.0 / (double)act_times_w_scale) per tensor, bias / act_times_w_scale per
+    channel; v = ((float)acc + bias') * multiplier; cvtps2dq (|v| >= 2^31 or NaN give INT32_MIN), + zp with
+    int16 saturation, clamp to [relu ? zp : 0, 255]."""
+    n = acc.shape[axis]
+    shp = [1] * acc.ndim
+    shp[axis] = -1
+    wsf = np.broadcast_to(np.asarray(ws, dtype=np.float64), (n,)).astype(F32)
+    atws = (F32(xs) * wsf).astype(F32)
+    mult = (atws / F32(os_)).astype(F32)
+    v = acc.astype(F32)
+    if bias is not None:
+        b = np.asarray(bias, dtype=F32)
+        bb = (b / atws).astype(F32) if per_channel else (b * F32(1.0 / np.float64(atws[0]))).astype(F32)
+        v = (v + bb.reshape(shp)).astype(F32)
+    v = (v * mult.reshape(shp)).astype(F32)
+    overflow = ~(np.abs(v) < 2.0 ** 31)
+    y = np.rint(np.where(overflow, 0, v)).astype(np.int64) + oz
+    lo = oz if relu else 0
+    y = np.clip(y, lo, 255)
+    y[overflow] = lo
+    return y
+
+
+def onednn_requant(acc, xs, ws, bias, os_, oz, relu):
+    """oneDNN's int8 convolution as PyTorch's x86 engine calls it (ideep passes reciprocal scales, oneDNN
+    inverts them back): S = 1.0f / (float)(1.0 / x_s), D = 1.0f / (float)(1.0 / y_s);
+    v = ((float)acc * S) * (float)w_s[c] + bias[c]; relu: max(v, 0); v = v * (1.0f / D);
+    y = clamp(nearbyint(v + (float)zp), 0, 255): the zero point is added before rounding. The same in the
+    brg_conv_fwd, brdgmm_dw and gemm_s8u8s32 implementations."""
+    n = acc.shape[1]
+    shp = [1, -1] + [1] * (acc.ndim - 2)
+    s = F32(1) / F32(1.0 / np.float64(xs))
+    w = np.broadcast_to(np.asarray(ws, dtype=np.float64), (n,)).astype(F32)
+    v = ((acc.astype(F32) * s).astype(F32) * w.reshape(shp)).astype(F32)
+    if bias is not None:
+        v = (v + np.asarray(bias, dtype=F32).reshape(shp)).astype(F32)
+    if relu:
+        v = np.maximum(v, F32(0))
+    d = F32(1) / F32(1.0 / np.float64(os_))
+    v = (v * (F32(1) / d)).astype(F32)
+    return np.clip(np.rint((v + F32(oz)).astype(F32)), 0, 255).astype(np.int64)
+
+
+def linear_acc(c):
+    x, w = c["inputs"][0], c["weight"]
+    xq = np.array(x["q"], dtype=np.int64).reshape(-1, x["shape"][-1])
+    wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
+    _, wz = w_qparams(w, wq.shape[0])
+    return (xq - x["zero_point"]) @ (wq - wz[:, None]).T
+
+
+def linear_ref(c):
+    x, w, p, o = c["inputs"][0], c["weight"], c["params"], c["output"]
+    ws, _ = w_qparams(w, w["shape"][0])
+    y = fbgemm_requant(linear_acc(c), x["scale"], ws, w["qscheme"] == "per_channel_affine", c.get("bias"),
+                       o["scale"], o["zero_point"], p["relu"])
+    return y.reshape(o["shape"])
+
+
+def conv_acc(c):
+    x, w, p = c["inputs"][0], c["weight"], c["params"]
+    xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"]) - x["zero_point"]
+    wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
+    cout, cg, kh, kw = wq.shape
+    _, wz = w_qparams(w, cout)
+    wq = wq - wz[:, None, None, None]
+    (sh, sw), (ph, pw), (dh, dw), g = p["stride"], p["padding"], p["dilation"], p["groups"]
+    n, _, h, wd = xq.shape
+    xp = np.pad(xq, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    acc = np.zeros((n, cout, oh, ow), dtype=np.int64)
+    per_group = cout // g
+    for co in range(cout):
+        gi = co // per_group
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dh, j * dw
+                patch = xp[:, gi * cg:(gi + 1) * cg, r0:r0 + sh * (oh - 1) + 1:sh, c0:c0 + sw * (ow - 1) + 1:sw]
+                acc[:, co] += np.einsum("nchw,c->nhw", patch, wq[co, :, i, j])
+    return acc
+
+
+def fbgemm_depthwise(p, cin, cout):
+    """FBGEMM's depthwise fast path (FbgemmConv.cc takeDepthWiseFastPath)."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), g = p["kernel_size"], p["stride"], p["padding"], p["dilation"], p["groups"]
+    return (g == cin and cout in (g, 2 * g) and g % 8 == 0 and kh == kw and kh in (3, 5, 7) and sh in (1, 2)
+            and sw in (1, 2) and dh == 1 and dw == 1 and ph == (kh - 1) // 2 and pw == (kw - 1) // 2)
+
+
+def depthwise_acc(c):
+    """The depthwise fast path's sums: raw uint8 inputs times raw int8 weights, the taps of each output
+    taken in row-major order in pairs (0, 1), (2, 3), ... (the last alone when odd) and each pair added in
+    saturating int16 (vpmaddubsw), padding reading the input zero point; then the exact corrections
+    - x_zp * (sum_t w - w_zp * taps) - w_zp * sum_t x."""
+    x, w, p = c["inputs"][0], c["weight"], c["params"]
+    xz = x["zero_point"]
+    xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"])
+    wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
+    cout, _, kh, kw = wq.shape
+    _, wz = w_qparams(w, cout)
+    n, cin, h, wd = xq.shape
+    (sh, sw), (ph, pw) = p["stride"], p["padding"]
+    xp = np.pad(xq, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=xz)
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+    acc = np.zeros((n, cout, oh, ow), dtype=np.int64)
+    rowsum = np.zeros_like(acc)
+    for co in range(cout):
+        ci = co // (cout // cin)
+        prods = []
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, ci, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                prods.append(patch * wq[co, 0, i, j])
+                rowsum[:, co] += patch
+        for t in range(0, len(prods), 2):
+            pair_sum = prods[t] + (prods[t + 1] if t + 1 < len(prods) else 0)
+            acc[:, co] += np.clip(pair_sum, -32768, 32767)
+    wsum = wq.reshape(cout, -1).sum(1)
+    return acc - (xz * (wsum - wz * kh * kw)).reshape(1, -1, 1, 1) - rowsum * wz.reshape(1, -1, 1, 1)
+
+
+def conv_ref(c, path="fbgemm"):
+    x, w, p, o = c["inputs"][0], c["weight"], c["params"], c["output"]
+    cout = w["shape"][0]
+    ws, _ = w_qparams(w, cout)
+    if path == "onednn":
+        return onednn_requant(conv_acc(c), x["scale"], ws, c.get("bias"), o["scale"], o["zero_point"], p["relu"])
+    acc = depthwise_acc(c) if fbgemm_depthwise(p, x["shape"][1], cout) else conv_acc(c)
+    return fbgemm_requant(acc, x["scale"], ws, w["qscheme"] == "per_channel_affine", c.get("bias"), o["scale"],
+                          o["zero_point"], p["relu"])
+
+
+# --------------------------------------------------------------------------------------------
+# Running both engines
+
+class Family:
+    def __init__(self, name):
+        self.name = name
+        self.cases = []
+        self.unsupported = []
+        self.checked = 0
+        self.mismatch = []
+        self.unchecked = 0
+
+    @staticmethod
+    def run(fn, engine):
+        torch.backends.quantized.engine = engine
+        y1, y2 = fn(), fn()
+        assert torch.equal(y1.int_repr(), y2.int_repr()) and y1.q_scale() == y2.q_scale(), "not reproducible"
+        return y1
+
+    def add(self, name, op, fn, inputs, params, weight=T.ABSENT, bias=T.ABSENT, ref=None, x86_path=None,
+            x86_ref=None):
+        """x86_path: None when the x86 engine must give the fbgemm engine's result, else the name of the path
+        it takes (its output is then recorded separately and checked with x86_ref)."""
+        outs = {}
+        for engine in ENGINES:
+            try:
+                outs[engine] = self.run(fn, engine)
+            except Exception as e:  # noqa: BLE001
+                outs[engine] = T.err_text(e)
+        if all(isinstance(v, str) for v in outs.values()):
+            entry = {"name": name, "op": op, "inputs": [rec_meta(t) for t in inputs], "params": params,
+                     "error": outs["fbgemm"]}
+            if outs["x86"] != outs["fbgemm"]:
+                entry["error_x86"] = outs["x86"]
+            self.unsupported.append(entry)
+            return None
+        assert not any(isinstance(v, str) for v in outs.values()), (name, outs)
+        case = {"name": name, "op": op, "inputs": [rec(t) for t in inputs]}
+        if weight is not T.ABSENT:
+            case["weight"] = rec_weight(weight)
+        if bias is not T.ABSENT:
+            case["bias"] = None if bias is None else [float(v) for v in bias.detach().numpy().astype(F32).ravel()]
+        case["params"] = params
+        case["output"] = rec(outs["fbgemm"])
+        x86 = rec(outs["x86"])
+        if x86_path is None:
+            assert x86 == case["output"], "%s: the x86 engine differs" % name
+        else:
+            case["x86"] = {"path": x86_path, "q": x86["q"]}
+        self.cases.append(case)
+        checks = [] if ref is None else [(ref, case["output"]["q"])]
+        if x86_path is not None and x86_ref is not None:
+            checks.append((x86_ref, x86["q"]))
+        if not checks:
+            self.unchecked += 1
+        for fn_ref, got in checks:
+            res = fn_ref(case)
+            ok = np.array_equal(np.asarray(res, dtype=np.int64).ravel(), np.asarray(got, dtype=np.int64))
+            self.checked += 1
+            if not ok:
+                self.mismatch.append(name)
+        return case
+
+    def write(self, extra=None):
+        hdr = {"generator": GENERATOR, "torch": torch.__version__, "engines": list(ENGINES),
+               "cpu_capability": torch.backends.cpu.get_cpu_capability(), "fbgemm_isa": FBGEMM_ISA}
+        hdr.update(extra or {})
+        sections = {"cases": self.cases}
+        if self.unsupported:
+            sections["unsupported"] = self.unsupported
+        return write_fixture(os.path.join(OUTDIR, self.name + ".json"), hdr, sections)
+
+
+def pick_out(yf, rng, zp=None, levels=None):
+    return T.pick_out_qparams(yf, rng, zp, levels)
+
+
+# --------------------------------------------------------------------------------------------
+# linear.json
+
+def gen_linear():
+    fam = Family("linear")
+    rng = np.random.default_rng(21001)
+
+    def case(name, xq, xs, xz, wq, ws, wz, per_channel, b, out, relu):
+        xq, wq = np.asarray(xq), np.asarray(wq)
+        k, n = xq.shape[-1], wq.shape[0]
+        x = qt(xq, xs, xz)
+        w = qw(wq, ws, wz, per_channel)
+        bt = None if b is None else torch.tensor(np.asarray(b, dtype=F32))
+        if out is None:
+            yf = (x.dequantize().numpy().astype(np.float64) @ w.dequantize().numpy().astype(np.float64).T
+                  + (0 if b is None else np.asarray(b, dtype=np.float64)))
+            out = pick_out(yf, rng)
+        os_, oz = out
+
+        def fn():
+            m = nniq.LinearReLU(k, n, bt is not None) if relu else nnq.Linear(k, n, bias_=bt is not None)
+            m.set_weight_bias(w, bt)
+            m.scale, m.zero_point = float(os_), int(oz)
+            return m(x)
+
+        op = "torch.ao.nn.intrinsic.quantized.LinearReLU" if relu else "torch.ao.nn.quantized.Linear"
+        return fam.add(name, op, fn, [x], {"relu": relu, "in_features": k, "out_features": n,
+                                           "output_scale": float(os_), "output_zero_point": int(oz)},
+                       weight=w, bias=bt, ref=linear_ref)
+
+    # A grid: K and N not multiples of 8, per tensor / per channel, non-zero weight zero points, bias or not.
+    shapes = [(1, 1, 1), (2, 3, 5), (3, 7, 9), (1, 13, 17), (4, 31, 3), (2, 40, 33), (3, 67, 8), (1, 100, 7),
+              (3, 17, 40), (2, 9, 65)]
+    i = 0
+    for m, k, n in shapes:
+        for per_channel in (False, True):
+            for wzn in (False, True):
+                relu = i % 5 == 3
+                has_bias = i % 4 != 1
+                xs, xz = logu(rng, 0.005, 0.5), T.ZPS[i % len(T.ZPS)]
+                nsc = n if per_channel else 1
+                ws = [logu(rng, 0.002, 0.05) for _ in range(nsc)]
+                wz = [int(v) for v in rng.integers(-20, 21, nsc)] if wzn else [0] * nsc
+                b = (rng.standard_normal(n) * xs * float(np.mean(ws)) * 70 * math.sqrt(k)).astype(F32) if has_bias else None
+                case("grid_M%d_K%d_N%d%s%s%s%s" % (m, k, n, "_pc" if per_channel else "", "_wzp" if wzn else "",
+                                                   "_bias" if has_bias else "", "_relu" if relu else ""),
+                     rand_q(rng, (m, k)), xs, xz, rand_q(rng, (n, k), "qint8"), ws, wz, per_channel, b, None, relu)
+                i += 1
+    # Full-range activations and weights: exact int32 sums here (AVX512-VNNI); AVX2 hosts saturate pairs.
+    case("extreme_products", [[255] * 8, [0] * 8, [255, 0] * 4], 0.02, 0,
+         [[127] * 8, [-128] * 8, [127, -128] * 4, [-128, -128, 127, 127] * 2], [0.01], [0], False, None, (0.5, 128),
+         False)
+    # Per-tensor bias on exact .5 steps after the float division: FBGEMM multiplies by the reciprocal of
+    # x_s * w_s (taken in double), per channel it divides; the two round apart on these.
+    k_ties = []
+    while len(k_ties) < 8:
+        xs, ws = F32(np.exp(rng.uniform(-5, -1))), F32(np.exp(rng.uniform(-6, -3)))
+        a = F32(xs * ws)
+        kk = int(rng.integers(-100, 100))
+        b = F32((kk + 0.5) * float(a))
+        if np.rint(F32(b / a)) != np.rint(F32(b * F32(1.0 / float(a)))):
+            k_ties.append((float(xs), float(ws), float(b)))
+    for j, (xs, ws, b) in enumerate(k_ties):
+        for per_channel in (False, True):
+            case("bias_rcp_tie_%d%s" % (j, "_pc" if per_channel else ""), [[100]], xs, 100, [[5]], [ws], [0],
+                 per_channel, [b], (float(F32(xs) * F32(ws)), 128), False)
+    # Products landing on .5: power-of-two scales, odd output zero points.
+    for j, (xs, ws, os_) in enumerate([(0.5, 0.25, 0.25), (0.25, 0.125, 0.125), (0.0625, 0.03125, 0.0078125)]):
+        m, k, n = [(3, 5, 8), (2, 13, 3), (7, 3, 5)][j]
+        xz = [128, 0, 77][j]
+        case("requant_ties_%d" % j, np.clip(xz + rng.integers(-12, 13, (m, k)), 0, 255), xs, xz,
+             rng.integers(-8, 9, (n, k)), [ws], [0], False,
+             None if j == 1 else (rng.integers(-20, 20, n) * xs * ws).astype(F32), (os_, [129, 101, 131][j]), False)
+    # Saturating outputs (zero points 0, 255, relu at 255) and scaled values beyond int32 (|v| >= 2^31 and
+    # NaN become INT32_MIN in cvtps2dq: the output is 0, or the zero point with relu).
+    for j, (oz, levels, relu) in enumerate([(0, 60, False), (255, 60, False), (255, 300, True), (128, 40, True)]):
+        xq, wq = rand_q(rng, (3, 11)), rand_q(rng, (5, 11), "qint8")
+        xs, ws = 0.05, 0.01
+        b = (rng.standard_normal(5) * xs * ws * 500).astype(F32)
+        yf = (xq - 128) * xs @ (wq * ws).T + b
+        case("saturate_oz%d%s" % (oz, "_relu" if relu else ""), xq, xs, 128, wq, [ws], [0], False, b,
+             pick_out(yf, rng, zp=oz, levels=levels), relu)
+    for j, bias in enumerate([1e9, 3e9, -3e9, 1e12, math.inf, -math.inf]):
+        for per_channel in (False, True):
+            for relu in (False, True):
+                case("bias_overflow_%d%s%s" % (j, "_pc" if per_channel else "", "_relu" if relu else ""),
+                     [[100, 7]], 0.5, 100, [[5, 1]], [0.25], [0], per_channel, [bias], (1.0, 10), relu)
+    return fam
+
+
+# --------------------------------------------------------------------------------------------
+# conv2d.json
+
+def gen_conv2d():
+    fam = Family("conv2d")
+    rng = np.random.default_rng(22002)
+
+    def case(name, n, cin, cout, hw, k, stride=1, padding=0, dilation=1, groups=1, bias=True, relu=False,
+             per_channel=False, wz_nonzero=False, xs=None, xz=None, out=None, xmax=255):
+        k, stride, padding, dilation = T.pair(k), T.pair(stride), T.pair(padding), T.pair(dilation)
+        xs = xs if xs is not None else logu(rng, 0.005, 0.3)
+        xz = xz if xz is not None else int(rng.integers(0, xmax + 1))
+        xq = rng.integers(0, xmax + 1, (n, cin) + tuple(hw))
+        wq = rand_q(rng, (cout, cin // groups, k[0], k[1]), "qint8")
+        nsc = cout if per_channel else 1
+        ws = [logu(rng, 0.002, 0.05) for _ in range(nsc)]
+        wz = [int(v) for v in rng.integers(-6, 7, nsc)] if wz_nonzero else [0] * nsc
+        if wz_nonzero and not any(wz):
+            wz[0] = 3
+        x = qt(xq, xs, xz)
+        w = qw(wq, ws, wz, per_channel)
+        bt = None
+        if bias:
+            mag = xs * float(np.mean(ws)) * 70.0 * math.sqrt(cin // groups * k[0] * k[1])
+            bt = torch.tensor((rng.standard_normal(cout) * mag).astype(F32))
+        if out is None:
+            yf = F.conv2d(x.dequantize(), w.dequantize(), bt, stride, padding, dilation, groups).numpy()
+            out = pick_out(yf, rng)
+        os_, oz = out
+
+        def fn():
+            cls = nniq.ConvReLU2d if relu else nnq.Conv2d
+            m = cls(cin, cout, k, stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
+            m.set_weight_bias(w, bt)
+            m.scale, m.zero_point = float(os_), int(oz)
+            return m(x)
+
+        params = {"in_channels": cin, "out_channels": cout, "kernel_size": k, "stride": stride, "padding": padding,
+                  "dilation": dilation, "groups": groups, "relu": relu, "output_scale": float(os_),
+                  "output_zero_point": int(oz)}
+        params["fbgemm_path"] = "depthwise" if fbgemm_depthwise(params, cin, cout) else "gemm"
+        onednn = VNNI and groups <= 100 and not wz_nonzero
+        return fam.add(name, "torch.ao.nn.intrinsic.quantized.ConvReLU2d" if relu else "torch.ao.nn.quantized.Conv2d",
+                       fn, [x], params, weight=w, bias=bt, ref=conv_ref,
+                       x86_path="onednn" if onednn else None, x86_ref=lambda c: conv_ref(c, "onednn"))
+
+    # groups = 1 over kernel / stride / padding / dilation; odd channel counts.
+    grid = [  # (n, cin, cout, hw, k, stride, pad, dil)
+        (1, 3, 5, (6, 7), 3, 1, 1, 1), (2, 1, 4, (5, 5), 1, 1, 0, 1), (1, 5, 3, (7, 7), 5, 2, 2, 1),
+        (1, 8, 17, (4, 5), 3, 2, 1, 1), (1, 17, 8, (5, 5), 3, 1, 0, 2), (1, 4, 6, (5, 6), (2, 3), (2, 1), (1, 0), 1),
+        (1, 16, 16, (3, 4), 1, 1, 0, 1), (1, 3, 8, (9, 7), 3, 2, 1, 2), (1, 6, 5, (4, 5), (3, 1), 1, (1, 0), 1),
+        (1, 2, 3, (6, 6), 4, 2, 1, 1),
+    ]
+    for j, (n, cin, cout, hw, k, s, p, d) in enumerate(grid):
+        for variant in range(3):
+            pc, wzn = variant == 1, variant == 2
+            case("g1_%d_%s" % (j, ["pt", "pc", "wzp"][variant]), n, cin, cout, hw, k, s, p, d, 1,
+                 bias=(j + variant) % 3 != 2, relu=(j + variant) % 4 == 1, per_channel=pc or (wzn and j % 2 == 1),
+                 wz_nonzero=wzn)
+    # Grouped and depthwise; channel counts for FBGEMM's depthwise fast path (groups % 8 == 0, 3x3 / 5x5 /
+    # 7x7, stride 1 or 2, same padding) and around it.
+    groups_cases = [  # (cin, cout, groups, hw, k, stride, pad, dil)
+        (4, 6, 2, (5, 6), 3, 1, 1, 1), (8, 8, 4, (4, 5), 3, 1, 1, 1), (6, 9, 3, (5, 4), 1, 1, 0, 1),
+        (16, 16, 2, (4, 5), 3, 2, 1, 1), (8, 8, 8, (6, 6), 3, 1, 1, 1), (16, 16, 16, (5, 5), 5, 2, 2, 1),
+        (8, 16, 8, (4, 5), 3, 1, 1, 1), (8, 8, 8, (5, 6), 7, 1, 3, 1), (8, 8, 8, (5, 5), 3, 1, 1, 2),
+        (8, 8, 8, (6, 6), 3, 1, 0, 1), (5, 5, 5, (5, 5), 3, 1, 1, 1), (3, 6, 3, (6, 7), 3, 2, 1, 1),
+        (32, 32, 32, (3, 3), 3, 2, 1, 1), (8, 8, 8, (7, 7), 5, 1, 2, 1),
+    ]
+    for j, (cin, cout, g, hw, k, s, p, d) in enumerate(groups_cases):
+        for variant in range(2):
+            pc, wzn = j % 2 == variant, variant == 1 and j % 3 == 0
+            case("grouped_%d_c%d_o%d_g%d_k%d_s%d_%s" % (j, cin, cout, g, k, s, ["a", "b"][variant]), 1 + (j % 4 == 0),
+                 cin, cout, hw, k, s, p, d, g, bias=j % 4 != 3, relu=(j + variant) % 3 == 1, per_channel=pc,
+                 wz_nonzero=wzn)
+    # The same depthwise shapes with 7-bit activations (reduce_range): no int16 pair ever saturates.
+    for j, (cin, cout, g, hw, k, s, p, d) in enumerate([groups_cases[4], groups_cases[5], groups_cases[7]]):
+        case("depthwise_7bit_%d" % j, 1, cin, cout, hw, k, s, p, d, g, per_channel=True, xmax=127)
+    # Saturating outputs and power-of-two scales (results on .5, odd zero points: oneDNN adds the zero point
+    # before rounding, FBGEMM after).
+    case("saturate_oz0", 1, 3, 5, (5, 5), 3, padding=1, out=(0.01, 0))
+    case("saturate_oz255", 1, 3, 5, (5, 5), 3, padding=1, out=(0.01, 255))
+    case("relu_oz255", 1, 3, 5, (5, 5), 3, padding=1, relu=True, out=(0.05, 255))
+    for j, oz in enumerate([129, 3]):
+        case("requant_ties_%d" % j, 1, 3, 4, (5, 5), 3, padding=1, xs=0.5, xz=128, bias=False, out=(2.0 ** -7, oz),
+             per_channel=j == 1)
+    return fam
+
+
+# --------------------------------------------------------------------------------------------
+# main
+
+FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d}
+
+
+def main(argv):
+    names = argv or list(FAMILIES)
+    bad = 0
+    print("%-14s %8s %6s %12s %8s %9s %10s" % ("family", "bytes", "cases", "unsupported", "checked", "mismatch",
+                                              "unchecked"))
+    for name in names:
+        fam = FAMILIES[name]()
+        size = fam.write()
+        print("%-14s %8d %6d %12d %8d %9d %10d" % (fam.name, size, len(fam.cases), len(fam.unsupported), fam.checked,
+                                                  len(fam.mismatch), fam.unchecked))
+        if fam.mismatch:
+            print("  reference disagrees on", fam.mismatch[:12])
+        bad += len(fam.mismatch)
+    print("torch %s, cpu capability %s, FBGEMM ISA %s" % (torch.__version__, torch.backends.cpu.get_cpu_capability(),
+                                                        FBGEMM_ISA))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
