@@ -9,7 +9,7 @@ export const DTYPES = Object.freeze({
 export const DTYPE_BY_CODE = [DTYPES.quint8, DTYPES.qint8, DTYPES.qint32];
 
 /** 'torch': x * (1/scale), PyTorch; 'onnx': x / scale, ONNX QuantizeLinear. Both ties-to-even. */
-export const ROUNDINGS = Object.freeze({ torch: 0, onnx: 1 });
+export const ROUNDINGS = Object.freeze({ torch: 0, onnx: 1, fbgemm: 2 });
 
 export function dtypeInfo(dtype, where) {
   const info = typeof dtype === 'string' ? DTYPES[dtype] : undefined;
@@ -22,7 +22,7 @@ export function dtypeInfo(dtype, where) {
 export function roundingCode(rounding, where) {
   if (rounding === undefined) return ROUNDINGS.torch;
   if (typeof rounding !== 'string' || !Object.hasOwn(ROUNDINGS, rounding)) {
-    throw new TypeError(`${where}: unknown rounding ${JSON.stringify(rounding)}; expected 'torch' or 'onnx'`);
+    throw new TypeError(`${where}: unknown rounding ${JSON.stringify(rounding)}; expected 'torch', 'onnx' or 'fbgemm'`);
   }
   return ROUNDINGS[rounding];
 }

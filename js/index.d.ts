@@ -7,10 +7,12 @@
 export type QDtype = 'quint8' | 'qint8' | 'qint32';
 
 /**
- * Rounding rule of quantize; both round half to even. 'torch' (the default): x * (1/scale), as PyTorch;
- * 'onnx': x / scale, as ONNX QuantizeLinear.
+ * Rounding rule of quantize; all round half to even. 'torch' (the default): zp + round(x * (1/scale)), as
+ * PyTorch 1.13 without FBGEMM; 'onnx': x / scale, as ONNX QuantizeLinear; 'fbgemm': as PyTorch 2.x's x86
+ * builds (FBGEMM inside), round(x * (1/scale) + zp) with the zero point added before rounding (one rounding
+ * per tensor for 8-bit types, two per channel and for qint32; docs/pytorch2.md).
  */
-export type Rounding = 'torch' | 'onnx';
+export type Rounding = 'torch' | 'onnx' | 'fbgemm';
 
 /** The quantization scheme of a QTensor: one (scale, zero point) for the tensor, or one per index along an axis. */
 export type QScheme = 'per_tensor_affine' | 'per_channel_affine';

@@ -16,7 +16,7 @@
 
 struct qw_kernels {
   const char* isa;
-  qw_quantize_ukernel quantize[2][3]; /* [qw_rounding][qw_dtype] */
+  qw_quantize_ukernel quantize[4][3]; /* [qw_rounding][qw_dtype] */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
   qw_gemm_ukernel gemm[4];                           /* [rows - 1]: a kernel for 1..4 rows */

@@ -54,10 +54,21 @@ typedef enum qw_dtype {
  *   QW_ROUND_ONNX:  q = saturate(round_half_even(x / scale) + zp), the addition exact (ONNX QuantizeLinear).
  * Non-finite input (both rules): NaN -> zero_point, +Inf -> qmax, -Inf -> qmin, and finite values
  * beyond the range saturate. (PyTorch 1.13 maps NaN, +-Inf and |x / scale| >= 2^63 to qmin through an
- * int64 conversion overflow; qwasm deliberately does not reproduce that.) */
+ * int64 conversion overflow; qwasm deliberately does not reproduce that.)
+ * PyTorch 2.x from PyPI on x86 (FBGEMM inside, its LEGACY Quantize) adds the zero point BEFORE rounding:
+ *   QW_ROUND_FBGEMM:        torch.quantize_per_tensor there. quint8 / qint8 (QuantizeAvx2):
+ *                           q = clamp(nearbyint(fmaf(x, 1.0f / scale, (float)zp))), one rounding of
+ *                           x / scale + zp; NaN and +Inf -> qmax, -Inf -> qmin. qint32, and every dtype
+ *                           per channel, as QW_ROUND_FBGEMM_SCALAR.
+ *   QW_ROUND_FBGEMM_SCALAR: FBGEMM's scalar Quantize (quantize_val: torch.quantize_per_channel, qint32,
+ *                           the scalar tails of the generic kernels): q = clamp(nearbyint((float)zp +
+ *                           x * (1.0f / scale))), two float roundings; NaN -> 0 (8-bit, the low byte of
+ *                           INT32_MIN) or qmin (qint32), +-Inf saturate. */
 typedef enum qw_rounding {
   QW_ROUND_TORCH = 0,
   QW_ROUND_ONNX = 1,
+  QW_ROUND_FBGEMM = 2,
+  QW_ROUND_FBGEMM_SCALAR = 3,
 } qw_rounding;
 
 /* The schemes of torch.ao.quantization observers. */

@@ -56,3 +56,44 @@ describe('linear and conv2d equal torch 2.13 (fbgemm and x86 engines)', () => {
     assert.ok(n >= 60, `${n} cases`);
   });
 });
+
+describe("quantize with rounding 'fbgemm' equals torch 2.13 on 1.13's inputs (zero point added before rounding)", () => {
+  const q113 = fixture('torch/quantize.json');
+  const replay = fixture('torch2/replay.json');
+  // The valid scales qwasm accepts (PyTorch checks none; docs/quantization.md "Which scales are accepted").
+  const validScale = (s) => Number.isFinite(Math.fround(s)) && Math.fround(s) > 0 && Number.isFinite(Math.fround(1 / Math.fround(s)));
+
+  test('quantize_per_tensor: every 1.13 case, with 2.13 results where they changed', () => {
+    const changed = new Map(replay.quantize_per_tensor.map((c) => [`${c.name} ${c.dtype} ${c.zero_point}`, c]));
+    let checked = 0, moved = 0;
+    for (const c of q113.per_tensor) {
+      if (!validScale(c.scale)) continue;
+      const key = `${c.name} ${c.dtype} ${c.zero_point}`;
+      const want = changed.get(key)?.q ?? c.q;
+      if (changed.has(key)) moved += changed.get(key).changed.length;
+      const t = qwasm.quantizePerTensor(c.input, [c.input.length], c.scale, c.zero_point, c.dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, t.intRepr(), want, key);
+      t.dispose();
+      checked++;
+    }
+    assert.ok(checked >= 110 && moved >= 280, `${checked} cases, ${moved} changed elements`);
+  });
+
+  test('quantize_per_channel (two float roundings) and requantize', () => {
+    const changed = new Map(replay.quantize_per_channel.map((c) => [`${c.name} ${c.dtype}`, c]));
+    for (const c of q113.per_channel) {
+      const t = qwasm.quantizePerChannel(c.input, c.shape, c.scales, c.zero_points, c.axis, c.dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, t.intRepr(), changed.get(`${c.name} ${c.dtype}`)?.q ?? c.q, `${c.name} ${c.dtype}`);
+      t.dispose();
+    }
+    assert.equal(changed.size + replay.unchanged.quantize_per_channel, q113.per_channel.length);
+    const reChanged = new Map(replay.requantize.map((c) => [c.name, c])); // requantize names are unique
+    for (const c of q113.requantize) {
+      const src = qwasm.fromIntRepr(c.q_in, [c.q_in.length], c.src_scale, c.src_zero_point, c.src_dtype);
+      const y = src.requantize(c.dst_scale, c.dst_zero_point, c.dst_dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, y.intRepr(), reChanged.get(c.name)?.q_out ?? c.q_out, c.name);
+      src.dispose();
+      y.dispose();
+    }
+  });
+});

@@ -499,14 +499,171 @@ def gen_conv2d():
 
 
 # --------------------------------------------------------------------------------------------
+# replay.json: 1.13's committed inputs through 2.13
+
+DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
+QS = {"per_tensor_affine": torch.per_tensor_affine, "per_tensor_symmetric": torch.per_tensor_symmetric,
+      "per_channel_affine": torch.per_channel_affine, "per_channel_symmetric": torch.per_channel_symmetric,
+      "per_channel_affine_float_qparams": torch.per_channel_affine_float_qparams}
+
+
+def fixture113(name):
+    import json
+    with open(os.path.join(FIXTURES, "torch", name)) as fh:
+        return json.load(fh, parse_constant=float)
+
+
+def floats_json(a):
+    return [v if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+            for v in (float(x) for x in np.asarray(a, dtype=F32).ravel())]
+
+
+def unjson(v):
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) if isinstance(v, str) else v
+
+
+def gen_replay():
+    """Each 1.13 case run again; the cases whose results changed are kept with 2.13's values."""
+    import base64
+    out = {"quantize_per_tensor": [], "quantize_per_channel": [], "requantize": [], "dequantize": [],
+           "qparams_per_tensor": [], "qparams_per_channel": [], "observers": [], "fakequant": []}
+    same = {k: 0 for k in out}
+    bad = []
+    q113 = fixture113("quantize.json")
+    torch.backends.quantized.engine = "x86"
+    for c in q113["per_tensor"]:
+        x = torch.tensor([unjson(v) for v in c["input"]], dtype=torch.float32)
+        y = torch.quantize_per_tensor(x, unjson(c["scale"]), c["zero_point"], DT[c["dtype"]])
+        q = y.int_repr().ravel().tolist()
+        if math.isfinite(unjson(c["scale"])) and quantize_fbgemm_ref(x.numpy(), c["scale"], c["zero_point"], c["dtype"]) != q:
+            bad.append("quantize_per_tensor " + c["name"])
+        if q == c["q"]:
+            same["quantize_per_tensor"] += 1
+            continue
+        changed = [i for i, (a, b) in enumerate(zip(q, c["q"])) if a != b]
+        out["quantize_per_tensor"].append({"name": c["name"], "dtype": c["dtype"], "scale": c["scale"],
+                                           "zero_point": c["zero_point"], "input": c["input"], "q": q,
+                                           "q_113": c["q"], "changed": changed})
+    for c in q113["per_channel"]:
+        x = torch.tensor([unjson(v) for v in c["input"]], dtype=torch.float32).reshape(c["shape"])
+        y = torch.quantize_per_channel(x, torch.tensor(c["scales"], dtype=torch.float64),
+                                       torch.tensor(c["zero_points"]), c["axis"], DT[c["dtype"]])
+        q = y.int_repr().ravel().tolist()
+        if q == c["q"]:
+            same["quantize_per_channel"] += 1
+            continue
+        out["quantize_per_channel"].append({k: c[k] for k in ("name", "dtype", "shape", "axis", "scales", "zero_points",
+                                                                "input")} | {"q": q, "q_113": c["q"]})
+    for c in q113["dequantize"]:
+        t = torch.tensor(c["q"], dtype={"quint8": torch.uint8, "qint8": torch.int8, "qint32": torch.int32}[c["dtype"]])
+        if c["qscheme"] == "per_tensor_affine":
+            t = torch._make_per_tensor_quantized_tensor(t, c["scale"], c["zero_point"])
+        else:
+            t = torch._make_per_channel_quantized_tensor(t.reshape(c["shape"]), torch.tensor(c["scales"], dtype=torch.float64),
+                                                         torch.tensor(c["zero_points"]), c["axis"])
+        d = floats_json(t.dequantize().numpy())
+        if d == c["dequant"]:
+            same["dequantize"] += 1
+        else:
+            out["dequantize"].append({"name": c["name"], "dequant": d})
+    for c in q113["requantize"]:
+        src = torch._make_per_tensor_quantized_tensor(
+            torch.tensor(c["q_in"], dtype={"quint8": torch.uint8, "qint8": torch.int8, "qint32": torch.int32}[c["src_dtype"]]),
+            c["src_scale"], c["src_zero_point"])
+        y = torch.quantize_per_tensor(src.dequantize(), c["dst_scale"], c["dst_zero_point"], DT[c["dst_dtype"]])
+        q = y.int_repr().ravel().tolist()
+        if q == c["q_out"]:
+            same["requantize"] += 1
+        else:
+            out["requantize"].append({"name": c["name"], "q_out": q})
+    import torch.ao.quantization.observer as O
+    qp = fixture113("qparams.json")
+    for section, cls in (("per_tensor", O.MinMaxObserver), ("per_channel", O.PerChannelMinMaxObserver)):
+        for c in qp[section]:
+            kw = {"dtype": DT[c["dtype"]], "qscheme": QS[c["qscheme"]], "reduce_range": c["reduce_range"]}
+            if c["quant_min"] is not None:
+                kw.update(quant_min=c["quant_min"], quant_max=c["quant_max"])
+            if c["eps"] is not None:
+                kw["eps"] = c["eps"]
+            if section == "per_channel":
+                kw["ch_axis"] = 0
+            obs = cls(**kw)
+            mn = torch.tensor([unjson(v) for v in np.atleast_1d(c["min"])], dtype=torch.float32)
+            mx = torch.tensor([unjson(v) for v in np.atleast_1d(c["max"])], dtype=torch.float32)
+            if section == "per_tensor":
+                mn, mx = mn[0], mx[0]
+            sc, zp = obs._calculate_qparams(mn, mx)
+            got = ([float(v) for v in sc.reshape(-1).tolist()], [int(v) for v in zp.reshape(-1).tolist()])
+            want = ((c["scales"], c["zero_points"]) if section == "per_channel" else ([c["scale"]], [c["zero_point"]]))
+            if got == tuple(want):
+                same["qparams_" + section] += 1
+            else:
+                out["qparams_" + section].append({"index": qp[section].index(c), "scales": got[0], "zero_points": got[1]})
+    ob = fixture113("observers.json")
+    seqs = [[np.frombuffer(base64.b64decode(i["data_b64"]), dtype="<f4").reshape(i["shape"]) for i in sq["inputs"]]
+            for sq in ob["sequences"]]
+    for idx, c in enumerate(ob["cases"]):
+        kw = {}
+        for k, v in c["options"].items():
+            kw[k] = DT[v] if k == "dtype" else (QS[v] if k == "qscheme" else v)
+        try:
+            obs = getattr(O, c["observer"])(**kw)
+            for x in seqs[c["sequence"]]:
+                obs(torch.from_numpy(x.copy()))
+            sc, zp = obs.calculate_qparams()
+        except Exception as e:  # noqa: BLE001
+            out["observers"].append({"index": idx, "observer": c["observer"], "options": c["options"],
+                                     "error": T.err_text(e)})
+            continue
+        got = ([float(v) for v in sc.reshape(-1).tolist()], [int(v) for v in zp.reshape(-1).tolist()])
+        entry = {"index": idx, "observer": c["observer"], "options": c["options"]}
+        if got != (c["scales"], c["zero_points"]):
+            entry.update(scales=got[0], zero_points=got[1])
+        if c["observer"] == "HistogramObserver" and floats_json(obs.histogram.numpy()) != floats_json(
+                np.frombuffer(base64.b64decode(c["histogram_b64"]), dtype="<f4")):
+            entry["histogram_changed"] = True
+        if len(entry) > 3:
+            out["observers"].append(entry)
+        else:
+            same["observers"] += 1
+    fq = fixture113("fakequant.json")
+    for idx, c in enumerate(fq["cases"]):
+        x = torch.from_numpy(np.frombuffer(base64.b64decode(c["x_b64"]), dtype="<f4").copy())
+        if c["kind"] == "per_tensor":
+            y = torch.fake_quantize_per_tensor_affine(x, c["scale"], c["zero_point"], c["quant_min"], c["quant_max"])
+        else:
+            x = x.reshape(c["shape"])
+            y = torch.fake_quantize_per_channel_affine(x, torch.tensor(c["scales"]), torch.tensor(c["zero_points"],
+                                                       dtype=torch.int32), c["axis"], c["quant_min"], c["quant_max"])
+        want = np.frombuffer(base64.b64decode(c["y_b64"]), dtype="<f4")
+        if np.array_equal(y.numpy().ravel().view(np.uint32), want.view(np.uint32)):
+            same["fakequant"] += 1
+        else:
+            diff = np.nonzero(y.numpy().ravel().view(np.uint32) != want.view(np.uint32))[0]
+            out["fakequant"].append({"index": idx, "changed": diff.tolist(), "y": floats_json(y.numpy().ravel()[diff])})
+    hdr = {"generator": GENERATOR, "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+           "fbgemm_isa": FBGEMM_ISA, "unchanged": same,
+           "note": "1.13's cases (tests/fixtures/torch/{quantize,qparams,observers,fakequant}.json) run on 2.13: "
+                   "only those whose results changed are listed, with 2.13's values"}
+    size = write_fixture(os.path.join(OUTDIR, "replay.json"), hdr, out)
+    print("replay.json %d bytes; unchanged %s; changed %s" % (size, same, {k: len(v) for k, v in out.items()}))
+    if bad:
+        print("  quantize reference disagrees on", bad[:10])
+    return len(bad)
+
+
+# --------------------------------------------------------------------------------------------
 # main
 
 FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d}
 
 
 def main(argv):
-    names = argv or list(FAMILIES)
+    names = argv or list(FAMILIES) + ["replay"]
     bad = 0
+    if "replay" in names:
+        names.remove("replay")
+        bad += gen_replay()
     print("%-14s %8s %6s %12s %8s %9s %10s" % ("family", "bytes", "cases", "unsupported", "checked", "mismatch",
                                               "unchecked"))
     for name in names:
