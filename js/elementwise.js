@@ -79,7 +79,9 @@ function sameShape(a, b) {
  * options: { scale, zeroPoint, relu = false, mode = 'qnnpack' }. mode 'qnnpack' is PyTorch's qnnpack
  * engine: same-shaped quint8 / qint8 operands take its fixed-point kernels (QNNPACK, XNNPACK),
  * broadcasting ones its float kernel; mode 'float' is the float kernel of the x86 / fbgemm / onednn
- * engines (dequantize, add, quantize), reproduced with its AVX2 vector blocks; mode 'onnx' is
+ * engines of PyTorch 1.13 (dequantize, add, quantize), reproduced with its AVX2 vector blocks; mode
+ * 'fbgemm' the same kernel in PyTorch 2.x's x86 builds, whose scalar tail adds the zero point before
+ * rounding (FBGEMM's quantize); mode 'onnx' is
  * com.microsoft QLinearAdd as ONNX Runtime computes it: ((a_s (a - za) + b_s (b - zb)) / y_s,
  * clamped, then the zero point added and rounded half to even (no relu).
  */
@@ -90,7 +92,9 @@ export function add(a, b, options) {
   if (ar.dtype !== br.dtype) throw new TypeError(`${where}: a is ${ar.dtype.name} but b is ${br.dtype.name}; they must match`);
   const out = outputQParams(options, ar.dtype, where);
   const mode = options.mode ?? 'qnnpack';
-  if (mode !== 'qnnpack' && mode !== 'float' && mode !== 'onnx') throw new TypeError(`${where}: mode must be 'qnnpack', 'float' or 'onnx', got ${show(mode)}`);
+  if (mode !== 'qnnpack' && mode !== 'float' && mode !== 'fbgemm' && mode !== 'onnx') {
+    throw new TypeError(`${where}: mode must be 'qnnpack', 'float', 'fbgemm' or 'onnx', got ${show(mode)}`);
+  }
   if (mode === 'onnx' && out.relu) throw new TypeError(`${where}: relu is not part of mode 'onnx' (QLinearAdd); clamp afterwards`);
   const shape = broadcastShape(ar.shape, br.shape, where);
   const fixedPoint = mode === 'qnnpack' && sameShape(ar.shape, br.shape);
@@ -117,7 +121,8 @@ export function add(a, b, options) {
           const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code,
             raw(y, where).ptr, out.scale, out.zeroPoint];
           if (mode === 'onnx') b_.call('qw_add_onnx', ...args);
-          else b_.call('qw_add_float', ...args, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK);
+          // 'fbgemm': PyTorch 2.x's x86 builds quantize the tail with FBGEMM's scalar rule (QW_ROUND_FBGEMM_SCALAR).
+          else b_.call('qw_add_float', ...args, out.relu ? 1 : 0, inner, TORCH_VECTOR_BLOCK, mode === 'fbgemm' ? 3 : 0);
         });
       }),
     );
@@ -209,8 +214,8 @@ export function mul(a, b, options) {
 
 /**
  * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams
- * (quantize(dequantize(q)), torch's rule), joined along dim. options: { scale, zeroPoint }, by default
- * the first input's.
+ * (quantize(dequantize(q)) by options.rounding, 'torch' by default; 'fbgemm' for PyTorch 2.x's x86
+ * builds), joined along dim. options: { scale, zeroPoint, rounding }, the qparams by default the first input's.
  */
 export function cat(tensors, dim, options = {}) {
   const where = 'cat';
@@ -237,7 +242,7 @@ export function cat(tensors, dim, options = {}) {
   try {
     const b = backend();
     for (const t of tensors) {
-      const part = t.requantize(out.scale, out.zeroPoint, first.dtype.name); // contiguous, output qparams
+      const part = t.requantize(out.scale, out.zeroPoint, first.dtype.name, { rounding: options?.rounding }); // contiguous, output qparams
       const view = y.slice(d, offset, offset + t.shape[d]);
       try {
         const pr = raw(part, where);

@@ -766,11 +766,12 @@ export interface ElementwiseOutputOptions extends QParams {
 export interface AddOptions extends ElementwiseOutputOptions {
   /**
    * 'qnnpack' (default): PyTorch's qnnpack engine: same shapes take its fixed-point kernels (QNNPACK for quint8,
-   * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of the x86 / fbgemm / onednn
-   * engines (dequantize, add, quantize), with its AVX2 vector blocks. 'onnx': com.microsoft QLinearAdd as
+   * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of PyTorch 1.13's x86 / fbgemm /
+   * onednn engines (dequantize, add, quantize), with its AVX2 vector blocks. 'fbgemm': that kernel in PyTorch
+   * 2.x's x86 builds, whose scalar tail adds the zero point before rounding. 'onnx': com.microsoft QLinearAdd as
    * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
-  mode?: 'qnnpack' | 'float' | 'onnx';
+  mode?: 'qnnpack' | 'float' | 'fbgemm' | 'onnx';
 }
 
 /**
@@ -796,11 +797,16 @@ export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInfe
 
 /**
  * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams (quantize(dequantize(q)),
- * torch's rule), joined along dim. options: { scale, zeroPoint }, each by default the first input's. Throws a
+ * by options.rounding, 'torch' by default), joined along dim. options: { scale, zeroPoint }, each by default the
+ * first input's. Throws a
  * TypeError for an empty array, a bad input or dtypes that differ; a RangeError for a bad dim, shapes that differ
  * outside dim, or a bad scale or zero point.
  */
-export function cat<D extends ActivationDtype>(tensors: readonly QTensor<D>[], dim: number, options?: Partial<QParams>): QTensor<D>;
+export function cat<D extends ActivationDtype>(
+  tensors: readonly QTensor<D>[],
+  dim: number,
+  options?: Partial<QParams> & { rounding?: Rounding },
+): QTensor<D>;
 
 /**
  * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's

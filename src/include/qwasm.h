@@ -201,11 +201,13 @@ QW_API qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_p
  * (relu,) quantize with the output qparams by torch's rule. Element i reads a[a_index[i]] and
  * b[b_index[i]] (NULL: i). PyTorch's vectorized kernel dequantizes with an FMA in whole blocks of
  * `block` elements (64 on AVX2) of its innermost dimension of `inner` elements, the tail without:
- * element i takes the FMA when i % inner < inner / block * block. */
+ * element i takes the FMA when i % inner < inner / block * block. The blocks quantize by torch's rule;
+ * the tail by tail_rounding: QW_ROUND_TORCH as PyTorch 1.13, QW_ROUND_FBGEMM_SCALAR as PyTorch 2.x's x86
+ * builds (FBGEMM's scalar Quantize: the zero point added before rounding). */
 QW_API qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
                               const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point,
                               qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner,
-                              size_t block);
+                              size_t block, qw_rounding tail_rounding);
 
 /* Quantized add as ONNX Runtime computes com.microsoft QLinearAdd (MLAS's portable kernel, used by
  * its wasm build): c = (a_s * (float)(a - za) + b_s * (float)(b - zb)) / y_s, clamped to

@@ -222,13 +222,15 @@ qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int3
 
 qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
                        const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
-                       void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner, size_t block) {
+                       void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner, size_t block,
+                       qw_rounding tail_rounding) {
   const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
                                         y_zero_point);
   if (status != QW_OK) {
     return status;
   }
-  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0)) {
+  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0) ||
+      (tail_rounding != QW_ROUND_TORCH && tail_rounding != QW_ROUND_FBGEMM_SCALAR)) {
     return QW_INVALID_ARGUMENT;
   }
   struct qw_quantize_params p;
@@ -239,7 +241,8 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
     const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
     float da, db;
-    if (i % inner < vector_part) {
+    const int vector = i % inner < vector_part;
+    if (vector) {
       da = fmaf(a_scale, (float)qa, a_premul);
       db = fmaf(b_scale, (float)qb, b_premul);
     } else {
@@ -250,7 +253,7 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     if (relu) {
       c = c > 0.0f ? c : 0.0f;
     }
-    store8(y, i, qw_quantize_torch(c, &p));
+    store8(y, i, vector || tail_rounding == QW_ROUND_TORCH ? qw_quantize_torch(c, &p) : qw_quantize_fbgemm_scalar(c, &p));
   }
   return QW_OK;
 }

@@ -97,3 +97,24 @@ describe("quantize with rounding 'fbgemm' equals torch 2.13 on 1.13's inputs (ze
     }
   });
 });
+
+describe('elementwise ops equal torch 2.13 (fbgemm and x86 engines, the same generic kernels)', () => {
+  const binary = (op, options) => (c, track) =>
+    qwasm[op](track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, ...options });
+
+  test("add / add_relu, mode 'fbgemm': vector blocks of 64, the scalar tail adds the zero point before rounding", () => {
+    const n = runCases('elementwise', (c) => /quantized\.add(_relu)?$/.test(c.op), binary('add', { mode: 'fbgemm' }));
+    assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test('mul / mul_relu (unchanged from 1.13)', () => {
+    const n = runCases('elementwise', (c) => /quantized\.mul(_relu)?$/.test(c.op), binary('mul', {}));
+    assert.ok(n >= 8, `${n} cases`);
+  });
+
+  test("cat of inputs with different qparams, rounding 'fbgemm' (quantize_per_tensor of the dequantized cat)", () => {
+    const n = runCases('elementwise', (c) => c.op.endsWith('quantized.cat'), (c, track) =>
+      qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale, zeroPoint: c.params.zero_point, rounding: 'fbgemm' }));
+    assert.ok(n >= 7, `${n} cases`);
+  });
+});

@@ -499,6 +499,105 @@ def gen_conv2d():
 
 
 # --------------------------------------------------------------------------------------------
+# elementwise.json
+
+VEC_BLOCK = 64  # the generic kernels' vector blocks (2 x 32 bytes), as PyTorch 1.13 on AVX2
+
+
+def quantize_scalar_ref(v, scale, zp, dtype):
+    """FBGEMM's scalar Quantize (LEGACY), PyTorch 2.x's quantize_val on x86: nearbyint((float)zp +
+    (float)(x * (1/s))), clamp."""
+    lo, hi = RANGE[dtype]
+    t = (F32(zp) + (np.asarray(v, dtype=F32) * (F32(1) / F32(scale))).astype(F32)).astype(F32)
+    return np.clip(np.rint(t), lo, hi).astype(np.int64)
+
+
+def generic_binary_ref(c, combine):
+    """The generic kernels on 2.13 x86: whole blocks of 64 along the innermost coalesced dimension dequantize
+    with fma(s, q, s * -zp) and quantize zp + nearbyint(x * (1/s)) (ATen's vectorized quantize); the tail
+    dequantizes (q - zp) * s and quantizes with FBGEMM's scalar rule (the zero point added before
+    rounding)."""
+    a, b, o = c["inputs"][0], c["inputs"][1], c["output"]
+    aq, bq = T.bcast_inputs(c)
+    m = T.vec_mask(o["shape"], a["shape"], b["shape"])
+    y = combine(T.dequant_pos_ref(aq, a["scale"], a["zero_point"], m), T.dequant_pos_ref(bq, b["scale"], b["zero_point"], m))
+    if c["params"]["relu"]:
+        y = np.maximum(y, F32(0))
+    vec = T.quantize_ref(y, o["scale"], o["zero_point"], o["dtype"]).reshape(o["shape"])
+    tail = quantize_scalar_ref(y, o["scale"], o["zero_point"], o["dtype"]).reshape(o["shape"])
+    return np.where(m, vec, tail)
+
+
+def add_ref(c):
+    return generic_binary_ref(c, lambda x, y: (x + y).astype(F32))
+
+
+def cat_ref(c):
+    """quantize_per_tensor(cat(dequantize(x) for x)) (contiguous NCHW inputs): FBGEMM's 8-bit quantize."""
+    o = c["output"]
+    parts = [T.dequant_ref(np.array(x["q"]).reshape(x["shape"]), x["scale"], x["zero_point"]) for x in c["inputs"]]
+    y = np.concatenate(parts, axis=c["params"]["dim"])
+    return quantize_fbgemm_ref(y, o["scale"], o["zero_point"], o["dtype"])
+
+
+def gen_elementwise():
+    fam = Family("elementwise")
+    rng = np.random.default_rng(23003)
+    ops = {("add", False): torch.ops.quantized.add, ("add", True): torch.ops.quantized.add_relu,
+           ("mul", False): torch.ops.quantized.mul, ("mul", True): torch.ops.quantized.mul_relu}
+
+    def binary(name, kind, relu, aq, as_, az, bq, bs, bz, os_, oz, dtype, ref):
+        a, b = qt(aq, as_, az, dtype), qt(bq, bs, bz, dtype)
+        op = ops[(kind, relu)]
+        return fam.add(name, "torch.ops.quantized.%s%s" % (kind, "_relu" if relu else ""),
+                       lambda: op(a, b, float(os_), int(oz)), [a, b],
+                       {"scale": float(os_), "zero_point": int(oz), "relu": relu}, ref=ref)
+
+    shapes = [((1, 3, 4, 5), (1, 3, 4, 5)), ((100,), (100,)), ((130,), (130,)), ((2, 3, 5, 7), (2, 3, 5, 7)),
+              ((64,), (64,)), ((4, 5), (5,)), ((1, 3, 2, 2), (1, 3, 1, 1)), ((7,), (1,)), ((2, 100), (1, 100)),
+              ((3, 70), (3, 1))]
+    qparams = [(0.1, 10, 0.05, 128, 0.12, 60), (0.02, 128, 0.03, 100, 0.04, 128), (0.5, 0, 0.5, 0, 1.0, 0),
+               (0.0625, 3, 0.125, 250, 0.1875, 21)]
+    for dtype in ("quint8", "qint8"):
+        off = 128 if dtype == "qint8" else 0
+        for i, (sa, sb) in enumerate(shapes):
+            for j, (as_, az, bs, bz, os_, oz) in enumerate(qparams):
+                if (i + j) % 2:
+                    continue
+                relu = (i + j) % 4 == 0
+                binary("add%s_%s_%d_%d" % ("_relu" if relu else "", dtype, i, j), "add", relu, rand_q(rng, sa, dtype),
+                       as_, az - off, rand_q(rng, sb, dtype), bs, bz - off, os_, oz - off, dtype, add_ref)
+    # Exact .5 results at odd zero points: power-of-two scales.
+    for j, n in enumerate([50, 64, 100, 200]):
+        binary("add_ties_%d" % j, "add", False, rand_q(rng, (n,)), 0.25, 3, rand_q(rng, (n,)), 0.25, 7, 0.5, 101,
+               "quint8", add_ref)
+    for j, (sa, sb) in enumerate(shapes[:8]):
+        dtype = "quint8" if j % 2 == 0 else "qint8"
+        off = 128 if dtype == "qint8" else 0
+        as_, bs = logu(rng, 0.01, 0.2), logu(rng, 0.01, 0.2)
+        binary("mul%s_%d" % ("_relu" if j % 3 == 1 else "", j), "mul", j % 3 == 1, rand_q(rng, sa, dtype), as_,
+               int(rng.integers(0, 256)) - off, rand_q(rng, sb, dtype), bs, int(rng.integers(0, 256)) - off,
+               as_ * bs * logu(rng, 20, 200), int(rng.integers(0, 256)) - off, dtype, T.mul_ref)
+    for j, (dtype, dim) in enumerate([("quint8", 0), ("quint8", 1), ("qint8", 1), ("quint8", 2)]):
+        off = 128 if dtype == "qint8" else 0
+        xs = [qt(rand_q(rng, (2, 3, 4) if d == 0 else (2, 3 + d, 4) if dim == 1 else (2, 3, 5 + d), dtype),
+                 logu(rng, 0.01, 0.5), int(rng.integers(0, 256)) - off, dtype) for d in range(3)]
+        if dim == 0:
+            xs = [qt(rand_q(rng, (1 + d, 3, 4), dtype), logu(rng, 0.01, 0.5), int(rng.integers(0, 256)) - off, dtype)
+                  for d in range(3)]
+        os_, oz = logu(rng, 0.01, 0.5), int(rng.integers(0, 256)) - off
+        fam.add("cat_%d" % j, "torch.ops.quantized.cat", lambda xs=xs, d=dim, s=os_, z=oz: torch.ops.quantized.cat(xs, d, s, z),
+                xs, {"dim": dim, "scale": os_, "zero_point": oz}, ref=cat_ref)
+    # Requantized values on exact .5 steps, odd output zero points: quantize_per_tensor(cat(dequantized)).
+    for j, (dtype, oz) in enumerate([("quint8", 3), ("qint8", -5), ("quint8", 128)]):
+        off = 128 if dtype == "qint8" else 0
+        xs = [qt(rand_q(rng, (1, 2, 3, 4), dtype), s, int(rng.integers(0, 256)) - off, dtype) for s in (0.5, 0.25, 1.0)]
+        fam.add("cat_ties_%d" % j, "torch.ops.quantized.cat", lambda xs=xs, z=oz: torch.ops.quantized.cat(xs, 1, 1.0, z),
+                xs, {"dim": 1, "scale": 1.0, "zero_point": oz}, ref=cat_ref)
+    return fam
+
+
+# --------------------------------------------------------------------------------------------
 # replay.json: 1.13's committed inputs through 2.13
 
 DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
@@ -655,7 +754,7 @@ def gen_replay():
 # --------------------------------------------------------------------------------------------
 # main
 
-FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d}
+FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_elementwise}
 
 
 def main(argv):
