@@ -1,7 +1,7 @@
 // Elementwise quantized operators with PyTorch semantics: add, mul, cat, and the unary ops
 // (relu, relu6, hardtanh / clamp, hardswish, sigmoid). Exact formulas: docs/quantization.md.
 import { backend } from './runtime.js';
-import { dtypeInfo } from './dtype.js';
+import { dtypeInfo, roundingCode } from './dtype.js';
 import { checkDim, checkScale, checkZeroPoint, numelOf, show } from './check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, wrapStorage } from './qtensor.js';
 import { broadcastShape, broadcastSourceIndex } from './layout.js';
@@ -289,13 +289,13 @@ export function applyTable(x, table, outScale, outZeroPoint, where) {
   return y;
 }
 
-/** The input integer of a real bound, by torch's rule with the input's qparams. */
-function quantizeBound(value, r, where) {
+/** The input integer of a real bound, by the rounding rule (torch's by default) with the input's qparams. */
+function quantizeBound(value, r, where, rounding) {
   if (typeof value !== 'number' || Number.isNaN(value)) throw new TypeError(`${where}: bounds must be numbers, got ${show(value)}`);
   const b = backend();
   return b.withBuffers([4, 4], (pf, pq) => {
     b.f32(pf, 1)[0] = value;
-    b.call('qw_quantize', 1, pf, pq, 2, 0, r.quant.scale, r.quant.zeroPoint);
+    b.call('qw_quantize', 1, pf, pq, 2, roundingCode(rounding, where), r.quant.scale, r.quant.zeroPoint);
     const q = b.i32(pq, 1)[0];
     return Math.min(Math.max(q, r.dtype.min), r.dtype.max);
   });
@@ -305,16 +305,17 @@ function quantizeBound(value, r, where) {
  * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with
  * the INPUT's qparams (torch's rule); the output keeps the input's qparams. As in torch, minValue >
  * maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003: with scale 0.0197434, 6.0 is
- * 303.9 steps, so that upper bound saturates at 255.
+ * 303.9 steps, so that upper bound saturates at 255. options.rounding quantizes the bounds ('fbgemm' for
+ * PyTorch 2.x's x86 builds, whose quantize_val adds the zero point before rounding).
  */
-export function clamp(x, minValue = -Infinity, maxValue = Infinity) {
-  return clampInts(x, minValue, maxValue, 'clamp');
+export function clamp(x, minValue = -Infinity, maxValue = Infinity, options = {}) {
+  return clampInts(x, minValue, maxValue, 'clamp', options?.rounding);
 }
 
-function clampInts(x, minValue, maxValue, where) {
+function clampInts(x, minValue, maxValue, where, rounding) {
   const r = activation(x, where);
-  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where);
-  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where);
+  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where, rounding);
+  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where, rounding);
   const table = new Uint8Array(256);
   for (let byte = 0; byte < 256; byte++) {
     const q = r.dtype.name === 'qint8' ? (byte << 24) >> 24 : byte;
@@ -324,14 +325,14 @@ function clampInts(x, minValue, maxValue, where) {
 }
 
 /** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. */
-export function hardtanh(x, minValue = -1, maxValue = 1) {
+export function hardtanh(x, minValue = -1, maxValue = 1, options = {}) {
   if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
-  return clampInts(x, minValue, maxValue, 'hardtanh');
+  return clampInts(x, minValue, maxValue, 'hardtanh', options?.rounding);
 }
 /** relu: max(q, zero point), the input's qparams kept. */
 export const relu = (x) => clampInts(x, 0, Infinity, 'relu');
-/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
-export const relu6 = (x) => clampInts(x, 0, 6, 'relu6');
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept; options.rounding as for clamp. */
+export const relu6 = (x, options = {}) => clampInts(x, 0, 6, 'relu6', options?.rounding);
 
 function qnnpackTable(op, x, outScale, outZeroPoint, where) {
   const r = activation(x, where);
@@ -346,39 +347,47 @@ function qnnpackTable(op, x, outScale, outZeroPoint, where) {
   return applyTable(x, table, outScale, outZeroPoint, where);
 }
 
-/** Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8, QNNPACK's table. options: { scale, zeroPoint }. */
+/**
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, mode }: mode 'qnnpack'
+ * (default; quint8) is QNNPACK's table; 'fbgemm' PyTorch 2.x's generic kernel on x86 (quint8 or qint8).
+ */
 export function hardswish(x, options) {
+  if (options?.mode === 'fbgemm') {
+    const r = activation(x, 'hardswish');
+    const out = outputQParams(options, r.dtype, 'hardswish');
+    return genericUnary(4, x, r, out.scale, out.zeroPoint, 0, 'hardswish');
+  }
+  checkMode(options?.mode, 'hardswish');
   const out = outputQParams(options, dtypeInfo('quint8', 'hardswish'), 'hardswish');
   return qnnpackTable(0, x, out.scale, out.zeroPoint, 'hardswish');
 }
 
-/** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). */
-export function sigmoid(x) {
+/**
+ * Quantized sigmoid (torch.sigmoid). options.mode 'qnnpack' (default; quint8): QNNPACK's table, output qparams
+ * fixed at (1/256, 0); 'fbgemm': PyTorch 2.x's generic kernel on x86, (1/256, 0) for quint8, (1/256, -128) for qint8.
+ */
+export function sigmoid(x, options = {}) {
+  if (options?.mode === 'fbgemm') {
+    const r = activation(x, 'sigmoid');
+    return genericUnary(5, x, r, 1 / 256, r.dtype.name === 'qint8' ? -128 : 0, 0, 'sigmoid');
+  }
+  checkMode(options?.mode, 'sigmoid');
   return qnnpackTable(1, x, 1 / 256, 0, 'sigmoid');
 }
 
+function checkMode(mode, where) {
+  if (mode !== undefined && mode !== 'qnnpack') throw new TypeError(`${where}: mode must be 'qnnpack' or 'fbgemm', got ${show(mode)}`);
+}
 
-/**
- * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x *
- * negativeSlope, requantized to { scale, zeroPoint } (default: the input's). Reproduces PyTorch's
- * generic CPU kernel on AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail
- * without; exact for tensors of up to 32768 elements (beyond, PyTorch splits the loop across threads).
- */
-export function leakyRelu(x, negativeSlope = 0.01, options) {
-  const where = 'leakyRelu';
-  options ??= {};
-  const r = activation(x, where);
-  if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
-    throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);
-  }
-  const out = outputQParams({ scale: options.scale ?? r.quant.scale, zeroPoint: options.zeroPoint ?? r.quant.zeroPoint }, r.dtype, where);
+/** A two-table generic kernel (qw_unary_table op >= 2) applied in PyTorch's vector blocks and tail. */
+function genericUnary(op, x, r, outScale, outZeroPoint, param, where) {
   const b = backend();
   const n = numelOf(r.shape);
-  const y = newTensor(r.shape, r.dtype, out.scale, out.zeroPoint);
+  const y = newTensor(r.shape, r.dtype, outScale, outZeroPoint);
   try {
     withData(x, where, (px) =>
       b.withBuffers([512], (pt) => {
-        b.call('qw_unary_table', 2, r.dtype.code, r.quant.scale, r.quant.zeroPoint, out.scale, out.zeroPoint, negativeSlope, pt);
+        b.call('qw_unary_table', op, r.dtype.code, r.quant.scale, r.quant.zeroPoint, outScale, outZeroPoint, param, pt);
         b.call('qw_lut8_blocked', n, px, pt, TORCH_VECTOR_BLOCK, raw(y, where).ptr);
       }),
     );
@@ -387,4 +396,27 @@ export function leakyRelu(x, negativeSlope = 0.01, options) {
     throw error;
   }
   return y;
+}
+
+
+/**
+ * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x *
+ * negativeSlope, requantized to { scale, zeroPoint } (default: the input's). Reproduces PyTorch's
+ * generic CPU kernel on AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail
+ * without; exact for tensors of up to 32768 elements (beyond, PyTorch splits the loop across threads).
+ * options.mode 'fbgemm': the same kernel in PyTorch 2.x's x86 builds (the tail adds the zero point before
+ * rounding).
+ */
+export function leakyRelu(x, negativeSlope = 0.01, options) {
+  const where = 'leakyRelu';
+  options ??= {};
+  const r = activation(x, where);
+  if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
+    throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);
+  }
+  if (options.mode !== undefined && options.mode !== 'float' && options.mode !== 'fbgemm') {
+    throw new TypeError(`${where}: mode must be 'float' or 'fbgemm', got ${show(options.mode)}`);
+  }
+  const out = outputQParams({ scale: options.scale ?? r.quant.scale, zeroPoint: options.zeroPoint ?? r.quant.zeroPoint }, r.dtype, where);
+  return genericUnary(options.mode === 'fbgemm' ? 3 : 2, x, r, out.scale, out.zeroPoint, negativeSlope, where);
 }

@@ -810,40 +810,65 @@ export function cat<D extends ActivationDtype>(
 
 /**
  * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's
- * qparams (torch's rule); the output keeps the input's qparams. Defaults -Infinity and Infinity. As in torch,
- * minValue > maxValue is allowed and gives quantize(maxValue) everywhere. Throws a TypeError for a bad input or a
- * bound that is not a number (or is NaN).
+ * qparams (by options.rounding, torch's rule by default; 'fbgemm' for PyTorch 2.x's x86 builds); the output keeps
+ * the input's qparams. Defaults -Infinity and Infinity. As in torch, minValue > maxValue is allowed and gives
+ * quantize(maxValue) everywhere. Throws a TypeError for a bad input or a bound that is not a number (or is NaN).
  */
-export function clamp<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+export function clamp<D extends ActivationDtype>(
+  x: QTensor<D>,
+  minValue?: number,
+  maxValue?: number,
+  options?: { rounding?: Rounding },
+): QTensor<D>;
 
 /**
  * hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required (RangeError
  * otherwise). Defaults -1 and 1.
  */
-export function hardtanh<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+export function hardtanh<D extends ActivationDtype>(
+  x: QTensor<D>,
+  minValue?: number,
+  maxValue?: number,
+  options?: { rounding?: Rounding },
+): QTensor<D>;
 
 /** relu: max(q, zero point), the input's qparams kept. */
 export function relu<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
 
-/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
-export function relu6<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept; options.rounding as for clamp. */
+export function relu6<D extends ActivationDtype>(x: QTensor<D>, options?: { rounding?: Rounding }): QTensor<D>;
+
+/** Which PyTorch kernel an activation reproduces: 'qnnpack' (default) or 'fbgemm' (PyTorch 2.x's x86 builds). */
+export interface ActivationModeOptions {
+  mode?: 'qnnpack' | 'fbgemm';
+}
 
 /**
- * Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8 only, QNNPACK's table. options: { scale, zeroPoint }
- * (zeroPoint in [0, 255]). Throws a TypeError for a bad or non-quint8 input; a RangeError for a bad scale or zero point.
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, mode }. mode 'qnnpack'
+ * (default): quint8 only, QNNPACK's table; 'fbgemm': PyTorch 2.x's generic kernel on x86 (quint8 or qint8, vector
+ * blocks of 64). Throws a TypeError for a bad input (non-quint8 in 'qnnpack'); a RangeError for a bad scale or zero
+ * point.
  */
-export function hardswish(x: QTensor<'quint8'>, options: QParams): QTensor<'quint8'>;
+export function hardswish<D extends ActivationDtype>(x: QTensor<D>, options: QParams & ActivationModeOptions): QTensor<D>;
 
-/** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). quint8 only. */
-export function sigmoid(x: QTensor<'quint8'>): QTensor<'quint8'>;
+/**
+ * Quantized sigmoid (torch.sigmoid). mode 'qnnpack' (default): quint8 only, QNNPACK's table, output qparams
+ * (1/256, 0); 'fbgemm': PyTorch 2.x's generic kernel on x86, (1/256, 0) for quint8 and (1/256, -128) for qint8.
+ */
+export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options?: ActivationModeOptions): QTensor<D>;
 
 /**
  * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x * negativeSlope
  * (default 0.01), requantized to { scale, zeroPoint } (each by default the input's). Reproduces PyTorch's generic CPU
- * kernel on AVX2; exact for tensors of up to 32768 elements. Throws a TypeError for a bad input or a non-finite
- * negativeSlope; a RangeError for a bad scale or zero point.
+ * kernel on AVX2; exact for tensors of up to 32768 elements. mode 'float' (default): PyTorch 1.13's; 'fbgemm':
+ * PyTorch 2.x's x86 builds (the tail adds the zero point before rounding). Throws a TypeError for a bad input or a
+ * non-finite negativeSlope; a RangeError for a bad scale or zero point.
  */
-export function leakyRelu<D extends ActivationDtype>(x: QTensor<D>, negativeSlope?: number, options?: Partial<QParams>): QTensor<D>;
+export function leakyRelu<D extends ActivationDtype>(
+  x: QTensor<D>,
+  negativeSlope?: number,
+  options?: Partial<QParams> & { mode?: 'float' | 'fbgemm' },
+): QTensor<D>;
 
 // ---- pooling ---------------------------------------------------------------------------------
 

@@ -234,9 +234,14 @@ typedef enum qw_unary_op {
   QW_UNARY_SIGMOID_QNNPACK = 1,   /* quint8: QNNPACK's table, lrintf(clamp(256 / (1 + exp(-x)))) + yz */
   QW_UNARY_LEAKY_RELU = 2,        /* quint8 / qint8, param = negative slope: PyTorch's generic kernel, two
                                      tables (block / tail dequantization), apply with qw_lut8_blocked */
+  /* PyTorch 2.x's x86 builds (fbgemm / x86 engines): the generic kernel, two tables as for
+   * QW_UNARY_LEAKY_RELU, the tail quantized by FBGEMM's scalar rule (zero point added before rounding). */
+  QW_UNARY_LEAKY_RELU_FBGEMM = 3,
+  QW_UNARY_HARDSWISH_FBGEMM = 4,  /* x * min(max(x + 3, 0), 6), times 1/6 in the blocks, / 6 in the tail */
+  QW_UNARY_SIGMOID_FBGEMM = 5,    /* 1 / (1 + exp(-x)); output (1/256, 0) for quint8, (1/256, -128) for qint8 */
 } qw_unary_op;
 
-/* Fills table[256] (table[512] for QW_UNARY_LEAKY_RELU) for an op with the given qparams. */
+/* Fills table[256] (table[512] for the two-table ops) for an op with the given qparams. */
 QW_API qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point,
                                 float out_scale, int32_t out_zero_point, float param, uint8_t* table);
 

@@ -118,3 +118,27 @@ describe('elementwise ops equal torch 2.13 (fbgemm and x86 engines, the same gen
     assert.ok(n >= 7, `${n} cases`);
   });
 });
+
+describe('activations equal torch 2.13 (generic kernels: vector blocks of 64, FBGEMM-rounded tails)', () => {
+  const x0 = (c, track) => track(q(c.inputs[0]));
+  const ops = {
+    relu: (c, x) => qwasm.relu(x),
+    relu6: (c, x) => qwasm.relu6(x, { rounding: 'fbgemm' }),
+    hardtanh: (c, x) => qwasm.hardtanh(x, c.params.min_val, c.params.max_val, { rounding: 'fbgemm' }),
+    clamp: (c, x) => qwasm.clamp(x, c.params.min_val, c.params.max_val, { rounding: 'fbgemm' }),
+    hardswish: (c, x) => qwasm.hardswish(x, { scale: c.params.scale, zeroPoint: c.params.zero_point, mode: 'fbgemm' }),
+    leaky_relu: (c, x) => qwasm.leakyRelu(x, c.params.negative_slope, { scale: c.params.scale, zeroPoint: c.params.zero_point, mode: 'fbgemm' }),
+    sigmoid: (c, x) => qwasm.sigmoid(x, { mode: 'fbgemm' }),
+  };
+  for (const [name, fn] of Object.entries(ops)) {
+    test(`${name}, quint8 and qint8`, () => {
+      const n = runCases('activations', (c) => c.name.replace(/_(ties_)?\d.*$/, '') === name, (c, track) => {
+        const y = fn(c, x0(c, track));
+        assert.equal(Math.fround(y.qScale()), Math.fround(c.output.scale), `${c.name}: output scale`);
+        assert.equal(y.qZeroPoint(), c.output.zero_point, `${c.name}: output zero point`);
+        return y;
+      });
+      assert.ok(n >= 3, `${n} cases`);
+    });
+  }
+});

@@ -598,6 +598,96 @@ def gen_elementwise():
 
 
 # --------------------------------------------------------------------------------------------
+# activations.json
+
+def generic_unary_ref(c, fn, out=None):
+    """A generic unary kernel on 2.13 x86: blocks of 64 dequantize with the fma and quantize zp + round;
+    the tail dequantizes (q - zp) * s and quantizes with FBGEMM's scalar rule. fn(x, vector) -> y."""
+    x = c["inputs"][0]
+    o = out or c["output"]
+    q = np.array(x["q"], dtype=np.int64)
+    m = T.vec_mask(x["shape"]).ravel()
+    d = T.dequant_pos_ref(q, x["scale"], x["zero_point"], m)
+    y = np.where(m, fn(d, True), fn(d, False)).astype(F32)
+    vec = T.quantize_ref(y, o["scale"], o["zero_point"], o["dtype"])
+    tail = quantize_scalar_ref(y, o["scale"], o["zero_point"], o["dtype"])
+    return np.where(m, vec, tail)
+
+
+def leaky_ref(c):
+    slope = F32(c["params"]["negative_slope"])
+    return generic_unary_ref(c, lambda d, v: np.where(d > 0, d, (d * slope).astype(F32)))
+
+
+def hardswish_ref(c):
+    def hs(d, vector):
+        c6 = (d * np.minimum(np.maximum((d + F32(3)).astype(F32), F32(0)), F32(6))).astype(F32)
+        return (c6 * (F32(1) / F32(6))).astype(F32) if vector else (c6 / F32(6)).astype(F32)
+    return generic_unary_ref(c, hs)
+
+
+def sigmoid_ref(c):
+    """1 / (1 + exp(-x)) in float32 with exp correctly rounded (what both code paths give on these inputs)."""
+    return generic_unary_ref(c, lambda d, v: (F32(1) / (F32(1) + np.exp(-d.astype(np.float64)).astype(F32))).astype(F32))
+
+
+def clamp_scalar_ref(c):
+    """relu6 / hardtanh / clamp: integer clamp to the bounds quantize_val gives (FBGEMM's scalar rule)."""
+    x, p = c["inputs"][0], c["params"]
+    q = np.array(x["q"], dtype=np.int64)
+    lo = quantize_scalar_ref([p["min_val"]], x["scale"], x["zero_point"], x["dtype"])[0] if p.get("min_val") is not None else RANGE[x["dtype"]][0]
+    hi = quantize_scalar_ref([p["max_val"]], x["scale"], x["zero_point"], x["dtype"])[0] if p.get("max_val") is not None else RANGE[x["dtype"]][1]
+    return np.minimum(np.maximum(q, lo), hi)
+
+
+def gen_activations():
+    fam = Family("activations")
+    rng = np.random.default_rng(24004)
+    perm = rng.permutation(256).reshape(1, 4, 8, 8)  # every integer once, all in vector blocks
+
+    def x_of(s, z, dtype="quint8", shape=None):
+        q = perm - (128 if dtype == "qint8" else 0)
+        if shape is not None:
+            q = q.ravel()[:int(np.prod(shape))].reshape(shape)
+        return qt(q, s, z, dtype)
+
+    def act(name, op, fn, x, params, ref):
+        return fam.add(name, op, lambda: fn(x), [x], params, ref=ref)
+
+    in_qp = [(0.019743409007787704, 0), (0.05, 128), (0.1, 255), (0.013, 77), (0.25, 200), (0.004, 31)]
+    out_qp = [(0.05, 10), (0.02, 128), (0.1, 0), (0.0078125, 255), (0.03, 65), (0.2, 201)]
+    shapes = [None, (1, 1, 7, 9), (1, 1, 10, 10)]  # all blocks, all tail (63), mixed (64 + 36)
+    for j, (s, z) in enumerate(in_qp):
+        shape = shapes[j % 3]
+        for dtype in ("quint8", "qint8"):
+            zz = z - (128 if dtype == "qint8" else 0)
+            x = x_of(s, zz, dtype, shape)
+            tag = "%d_%s" % (j, dtype)
+            act("relu_" + tag, "torch.nn.functional.relu", F.relu, x, {}, T.relu_ref)
+            act("relu6_" + tag, "torch.nn.functional.relu6", F.relu6, x, {"min_val": 0.0, "max_val": 6.0},
+                clamp_scalar_ref)
+            lo, hi = [(-1.0, 1.0), (-0.5, 2.0), (0.37, 0.91), (-3.0, 3.0), (0.0, 6.0), (-10.0, 10.0)][j]
+            act("hardtanh_" + tag, "torch.ao.nn.quantized.functional.hardtanh",
+                lambda x, lo=lo, hi=hi: qF.hardtanh(x, lo, hi), x, {"min_val": lo, "max_val": hi}, clamp_scalar_ref)
+            os_, oz = out_qp[j]
+            oz -= 128 if dtype == "qint8" else 0
+            act("hardswish_" + tag, "torch.ao.nn.quantized.Hardswish", nnq.Hardswish(os_, oz), x,
+                {"scale": os_, "zero_point": oz}, hardswish_ref)
+            slope = [0.01, 0.1, 0.2, 0.5, 0.07, 1.5][j]
+            act("leaky_relu_" + tag, "torch.ao.nn.quantized.LeakyReLU", nnq.LeakyReLU(os_, oz, slope), x,
+                {"negative_slope": slope, "scale": os_, "zero_point": oz}, leaky_ref)
+            act("sigmoid_" + tag, "torch.sigmoid", torch.sigmoid, x, {}, sigmoid_ref)
+    # Bounds on exact .5 steps of the input scale, odd zero points: quantize_val adds the zero point first.
+    for j, (lo, hi) in enumerate([(-0.25, 0.75), (0.125, 1.375), (-1.125, 0.375)]):
+        x = x_of(0.25, 101 + 2 * j)
+        act("hardtanh_ties_%d" % j, "torch.ao.nn.quantized.functional.hardtanh",
+            lambda x, lo=lo, hi=hi: qF.hardtanh(x, lo, hi), x, {"min_val": lo, "max_val": hi}, clamp_scalar_ref)
+        act("clamp_ties_%d" % j, "torch.clamp", lambda x, lo=lo, hi=hi: torch.clamp(x, lo, hi), x,
+            {"min_val": lo, "max_val": hi}, clamp_scalar_ref)
+    return fam
+
+
+# --------------------------------------------------------------------------------------------
 # replay.json: 1.13's committed inputs through 2.13
 
 DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
@@ -754,7 +844,8 @@ def gen_replay():
 # --------------------------------------------------------------------------------------------
 # main
 
-FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_elementwise}
+FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_elementwise,
+            "activations": gen_activations}
 
 
 def main(argv):
