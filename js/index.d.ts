@@ -872,6 +872,13 @@ export function leakyRelu<D extends ActivationDtype>(
 
 // ---- pooling ---------------------------------------------------------------------------------
 
+/**
+ * Which PyTorch engine's pooling kernels to reproduce: 'qnnpack' (default; QNNPACK for quint8 where PyTorch's qnnpack
+ * engine takes it), 'generic' (PyTorch 1.13's other engines) or 'fbgemm' (PyTorch 2.x's x86 builds: the generic
+ * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding).
+ */
+export type PoolMode = 'qnnpack' | 'generic' | 'fbgemm';
+
 /** Options of maxPool2d. */
 export interface MaxPool2dOptions {
   /** Required. */
@@ -884,6 +891,8 @@ export interface MaxPool2dOptions {
   dilation?: IntPair;
   /** Default false. */
   ceilMode?: boolean;
+  /** Default 'qnnpack'. */
+  mode?: PoolMode;
 }
 
 /** Options of avgPool2d. */
@@ -900,6 +909,8 @@ export interface AvgPool2dOptions {
   countIncludePad?: boolean;
   /** A positive integer, or null for none (the default; ignored by the qnnpack form). */
   divisorOverride?: number | null;
+  /** Default 'qnnpack'. */
+  mode?: PoolMode;
 }
 
 /**
@@ -928,20 +939,24 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
  * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point. Throws a TypeError
  * for a bad input; a RangeError for an input that is not 4-D or a bad outputSize.
  */
-export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair): QTensor<D>;
+export function adaptiveAvgPool2d<D extends ActivationDtype>(
+  x: QTensor<D>,
+  outputSize: IntPair,
+  options?: { mode?: PoolMode },
+): QTensor<D>;
 
 /**
  * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3], the input's qparams kept: [N, C], or
  * [N, C, 1, 1] (channels-last) with keepdim (default false). mode 'qnnpack' (default): PyTorch's qnnpack engine,
- * QNNPACK's global average pool for quint8; 'generic': the x86 / fbgemm engines. qint8 (any mode) and quint8 in
- * 'generic' average the raw integers, rint((float)sum(q) / n). Throws a RangeError for dims other than [2, 3] or
+ * QNNPACK's global average pool for quint8; 'generic' / 'fbgemm': the x86 / fbgemm engines. qint8 (any mode) and
+ * quint8 outside 'qnnpack' average the raw integers, rint((float)sum(q) / n). Throws a RangeError for dims other than [2, 3] or
  * an input that is not 4-D; a TypeError for a bad input or mode.
  */
 export function mean<D extends ActivationDtype>(
   x: QTensor<D>,
   dims: readonly [2, 3],
   keepdim?: boolean,
-  options?: { mode?: 'qnnpack' | 'generic' },
+  options?: { mode?: PoolMode },
 ): QTensor<D>;
 
 // ---- observers (torch.ao.quantization) -------------------------------------------------------

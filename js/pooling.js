@@ -8,7 +8,22 @@ import { channelsLastStrides, pair, withChannelsLast } from './layout.js';
 
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
-const AVG = { qnnpack: 0, generic: 1, genericChannelsLast: 2, adaptive: 3, adaptiveChannelsLast: 4, mean: 5 };
+const AVG = {
+  qnnpack: 0, generic: 1, genericChannelsLast: 2, adaptive: 3, adaptiveChannelsLast: 4, mean: 5,
+  genericChannelsLastFbgemm: 6, adaptiveChannelsLastFbgemm: 7,
+};
+
+/**
+ * Which PyTorch engine's pooling kernels to reproduce: 'qnnpack' (default; QNNPACK for quint8 where it
+ * takes the call), 'generic' (PyTorch 1.13's other engines) or 'fbgemm' (PyTorch 2.x's x86 builds: the
+ * generic kernels, whose channels-last scalar loop adds the zero point before rounding).
+ */
+function poolMode(mode, where) {
+  if (mode !== 'qnnpack' && mode !== 'generic' && mode !== 'fbgemm') {
+    throw new TypeError(`${where}: unknown mode ${show(mode)}; expected 'qnnpack', 'generic' or 'fbgemm'`);
+  }
+  return mode;
+}
 
 function input4d(x, where) {
   if (!(x instanceof QTensor)) throw new TypeError(`${where}: input must be a QTensor, got ${show(x)}`);
@@ -51,9 +66,10 @@ function poolShape(r, outH, outW, k, s, p, d) {
  * Quantized max_pool2d. options: { kernelSize, stride = kernelSize, padding = 0, dilation = 1,
  * ceilMode = false }. Without ceilMode on quint8, PyTorch's qnnpack engine reads window positions
  * outside the input as the nearest edge pixel (visible only when dilation > 1 meets padding); qwasm
- * does the same there, and skips them elsewhere, as PyTorch's generic kernel does.
+ * does the same there, and skips them elsewhere, as PyTorch's generic kernel does (always, in modes
+ * 'generic' and 'fbgemm').
  */
-export function maxPool2d(x, { kernelSize, stride, padding = 0, dilation = 1, ceilMode = false } = {}) {
+export function maxPool2d(x, { kernelSize, stride, padding = 0, dilation = 1, ceilMode = false, mode = 'qnnpack' } = {}) {
   const where = 'maxPool2d';
   const r = input4d(x, where);
   const k = pair(kernelSize, 'kernelSize', where, 1);
@@ -63,7 +79,7 @@ export function maxPool2d(x, { kernelSize, stride, padding = 0, dilation = 1, ce
   const b = backend();
   const oh = outputSize(b, where, r.shape[2], k[0], s[0], p[0], d[0], ceilMode, 'H');
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], d[1], ceilMode, 'W');
-  const qnnpack = r.dtype.name === 'quint8' && !ceilMode;
+  const qnnpack = poolMode(mode, where) === 'qnnpack' && r.dtype.name === 'quint8' && !ceilMode;
   return pool(x, r, oh, ow, where, (be, ps, xp, yp) => {
     const shape = poolShape(r, oh, ow, k, s, p, d);
     be.i32(ps, 14).set(shape);
@@ -90,7 +106,7 @@ export function avgPool2dChannelsLast(x, options = {}) {
   return avgPool2dAs(x, options, true);
 }
 
-function avgPool2dAs(x, { kernelSize, stride, padding = 0, ceilMode = false, countIncludePad = true, divisorOverride = null } = {}, channelsLast) {
+function avgPool2dAs(x, { kernelSize, stride, padding = 0, ceilMode = false, countIncludePad = true, divisorOverride = null, mode = 'qnnpack' } = {}, channelsLast) {
   const where = 'avgPool2d';
   const r = input4d(x, where);
   const k = pair(kernelSize, 'kernelSize', where, 1);
@@ -104,7 +120,9 @@ function avgPool2dAs(x, { kernelSize, stride, padding = 0, ceilMode = false, cou
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], 1, ceilMode, 'W');
   const [, c, h, w] = r.shape;
   // A tensor with C == 1 or H * W == 1 is channels-last as well as contiguous; PyTorch then takes that kernel.
-  const form = r.dtype.name === 'quint8' && !ceilMode ? AVG.qnnpack : channelsLast || c === 1 || h * w === 1 ? AVG.genericChannelsLast : AVG.generic;
+  const m = poolMode(mode, where);
+  const lastForm = m === 'fbgemm' ? AVG.genericChannelsLastFbgemm : AVG.genericChannelsLast;
+  const form = m === 'qnnpack' && r.dtype.name === 'quint8' && !ceilMode ? AVG.qnnpack : channelsLast || c === 1 || h * w === 1 ? lastForm : AVG.generic;
   return pool(x, r, oh, ow, where, (be, ps, xp, yp) => {
     be.i32(ps, 14).set(poolShape(r, oh, ow, k, s, p, [1, 1]));
     be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, form, countIncludePad ? 1 : 0, divisorOverride ?? 0);
@@ -116,20 +134,22 @@ function avgPool2dAs(x, { kernelSize, stride, padding = 0, ceilMode = false, cou
  * as a QNNPACK average pool (quint8); others as PyTorch's generic kernel, which averages the raw
  * integers without subtracting the zero point.
  */
-export function adaptiveAvgPool2d(x, outputSize) {
+export function adaptiveAvgPool2d(x, outputSize, { mode = 'qnnpack' } = {}) {
   const where = 'adaptiveAvgPool2d';
+  const m = poolMode(mode, where);
   const r = input4d(x, where);
   const [oh, ow] = pair(outputSize, 'outputSize', where, 1);
   const [, c, h, w] = r.shape;
   const divides = h % oh === 0 && w % ow === 0;
   const k = [h / oh, w / ow];
   return pool(x, r, oh, ow, where, (be, ps, xp, yp) => {
-    if (divides && r.dtype.name === 'quint8') {
+    if (m === 'qnnpack' && divides && r.dtype.name === 'quint8') {
       be.i32(ps, 14).set(poolShape(r, oh, ow, k, k, [0, 0], [1, 1]));
       be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, AVG.qnnpack, 1, 0);
     } else {
       be.i32(ps, 14).set(poolShape(r, oh, ow, [1, 1], [1, 1], [0, 0], [1, 1]));
-      const form = c === 1 || h * w === 1 ? AVG.adaptiveChannelsLast : AVG.adaptive;
+      const lastForm = m === 'fbgemm' ? AVG.adaptiveChannelsLastFbgemm : AVG.adaptiveChannelsLast;
+      const form = c === 1 || h * w === 1 ? lastForm : AVG.adaptive;
       be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, form, 1, 0);
     }
   });
@@ -138,7 +158,7 @@ export function adaptiveAvgPool2d(x, outputSize) {
 /**
  * Quantized mean over the spatial dimensions [2, 3]. options.mode: 'qnnpack' (default: PyTorch's qnnpack
  * engine, whose quint8 mean is QNNPACK's global average pool, zp + rint(sum(q - zp) * (s / (s * n))))
- * or 'generic' (the other engines, x86 and fbgemm). qint8, and quint8 in 'generic', take ATen's
+ * or 'generic' / 'fbgemm' (the other engines, x86 and fbgemm). qint8, and quint8 outside 'qnnpack', take ATen's
  * qmean_inner_dim_kernel: rint((float)sum(q) / n), the zero point never subtracted. Input qparams kept.
  */
 export function mean(x, dims, keepdim = false, { mode = 'qnnpack' } = {}) {
@@ -147,11 +167,8 @@ export function mean(x, dims, keepdim = false, { mode = 'qnnpack' } = {}) {
   if (!Array.isArray(dims) || dims.length !== 2 || dims[0] !== 2 || dims[1] !== 3) {
     throw new RangeError(`${where}: only dims [2, 3] (global average pooling) are supported, got ${show(dims)}`);
   }
-  if (mode !== 'qnnpack' && mode !== 'generic') {
-    throw new TypeError(`${where}: unknown mode ${show(mode)}; expected 'qnnpack' or 'generic'`);
-  }
   const [, , h, w] = r.shape;
-  const form = mode === 'qnnpack' && r.dtype.name === 'quint8' ? AVG.qnnpack : AVG.mean;
+  const form = poolMode(mode, where) === 'qnnpack' && r.dtype.name === 'quint8' ? AVG.qnnpack : AVG.mean;
   const y = pool(x, r, 1, 1, where, (be, ps, xp, yp) => {
     be.i32(ps, 14).set(poolShape(r, 1, 1, [h, w], [h, w], [0, 0], [1, 1]));
     be.call('qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, form, 1, 0);

@@ -170,7 +170,10 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  *                            subtracted (PyTorch's non-QNNPACK adaptive_avg_pool2d);
  *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n));
  *   MEAN:                    adaptive windows, rint((float)sum(q) / n), divided (PyTorch's
- *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK).
+ *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK);
+ *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernel's scalar channel
+ *                            loop in PyTorch 2.x's x86 builds: m = (s / s) / d, then quantize_val(1 / m, zp,
+ *                            sum(q - zp)): nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))).
  * The results saturate to the dtype's range. */
 enum {
   QW_AVG_POOL_QNNPACK = 0,
@@ -179,6 +182,8 @@ enum {
   QW_AVG_POOL_ADAPTIVE = 3,
   QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST = 4,
   QW_AVG_POOL_MEAN = 5,
+  QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM = 6,
+  QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM = 7,
 };
 QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
                                int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);

@@ -142,3 +142,31 @@ describe('activations equal torch 2.13 (generic kernels: vector blocks of 64, FB
     });
   }
 });
+
+describe("pooling equals torch 2.13 (mode 'fbgemm': the generic kernels, never QNNPACK)", () => {
+  const pick = (v) => (Array.isArray(v) ? v : [v, v]);
+  test('max_pool2d: window positions outside the input skipped (dilation meets padding)', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('max_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.maxPool2d(track(q(c.inputs[0])), { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), dilation: pick(p.dilation), ceilMode: p.ceil_mode, mode: 'fbgemm' });
+    });
+    assert.ok(n >= 14, `${n} cases`);
+  });
+
+  test('avg_pool2d: count_include_pad and divisor_override honoured; C == 1 takes the channels-last scalar loop', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('.avg_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.avgPool2d(track(q(c.inputs[0])), {
+        kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), ceilMode: p.ceil_mode,
+        countIncludePad: p.count_include_pad, divisorOverride: p.divisor_override, mode: 'fbgemm',
+      });
+    });
+    assert.ok(n >= 16, `${n} cases`);
+  });
+
+  test('adaptive_avg_pool2d and mean over [2, 3]', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('adaptive_avg_pool2d'), (c, track) => qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size, { mode: 'fbgemm' }));
+    const m = runCases('pooling', (c) => c.op === 'torch.mean', (c, track) => qwasm.mean(track(q(c.inputs[0])), [2, 3], true, { mode: 'fbgemm' }));
+    assert.ok(n >= 10 && m >= 8, `${n} adaptive, ${m} mean cases`);
+  });
+});

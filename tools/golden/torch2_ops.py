@@ -688,6 +688,132 @@ def gen_activations():
 
 
 # --------------------------------------------------------------------------------------------
+# pooling.json
+
+def maxpool_ref(c):
+    """Max over the valid window positions (the generic kernel skips positions outside the input)."""
+    c2 = dict(c, inputs=[dict(c["inputs"][0], dtype="qint8_generic")])
+    return T.maxpool_ref(c2)
+
+
+def nhwc_scalar_q(acc, d, z):
+    """The channels-last kernel's scalar channel loop (every channel when C == 1): multiplier =
+    (s / s) / d in float, then quantize_val(1.0f / multiplier, zp, acc): FBGEMM's scalar rule with
+    inv_scale = 1.0f / (float)(1.0f / multiplier)."""
+    m = F32(F32(1) / F32(d))
+    inv = F32(F32(1) / F32(F32(1) / m))
+    return np.rint((F32(z) + (acc.astype(F32) * inv).astype(F32)).astype(F32)).astype(np.int64)
+
+
+def avgpool_ref(c):
+    """The generic kernels (no QNNPACK outside the qnnpack engine): NCHW rint(sum(q - zp) * (1 / d) + zp); C == 1
+    or H * W == 1 take the channels-last kernel's scalar loop (nhwc_scalar_q); d by count_include_pad /
+    divisor_override."""
+    p = c["params"]
+    q, s, z = T.pool_in(c)
+    (kh, kw), (sh, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
+    n, ch, h, w = q.shape
+    ceil = p["ceil_mode"]
+    oh, ow = T.out_size(h, kh, sh, ph, 1, ceil), T.out_size(w, kw, sw, pw, 1, ceil)
+    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
+    xc = q - z
+    for i in range(oh):
+        for j in range(ow):
+            hs, ws = i * sh - ph, j * sw - pw
+            he, we = min(hs + kh, h + ph), min(ws + kw, w + pw)
+            pool = (he - hs) * (we - ws)
+            hs0, ws0, he0, we0 = max(hs, 0), max(ws, 0), min(he, h), min(we, w)
+            acc = xc[:, :, hs0:he0, ws0:we0].sum(axis=(2, 3))
+            d = p["divisor_override"] or (pool if p["count_include_pad"] else (he0 - hs0) * (we0 - ws0))
+            if ch == 1 or h * w == 1:
+                y[:, :, i, j] = nhwc_scalar_q(acc, d, z)
+            else:
+                y[:, :, i, j] = np.rint((acc.astype(F32) * F32(1.0 / d)).astype(F32) + F32(z))
+    lo, hi = RANGE[c["inputs"][0]["dtype"]]
+    return np.clip(y, lo, hi)
+
+
+def adaptive_ref(c):
+    """Generic adaptive average pool: rint((float)sum(q) * (1 / n)) (the zero point never subtracted), or the
+    channels-last kernel's scalar loop (nhwc_scalar_q) when C == 1 or H * W == 1."""
+    q, s, z = T.pool_in(c)
+    oh, ow = c["params"]["output_size"]
+    n, ch, h, w = q.shape
+    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
+    for i in range(oh):
+        hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
+            d = (he - hs) * (we - ws)
+            blk = q[:, :, hs:he, ws:we]
+            if ch == 1 or h * w == 1:
+                y[:, :, i, j] = nhwc_scalar_q((blk - z).sum(axis=(2, 3)), d, z)
+            else:
+                y[:, :, i, j] = np.rint(blk.sum(axis=(2, 3)).astype(F32) * F32(1.0 / d))
+    lo, hi = RANGE[c["inputs"][0]["dtype"]]
+    return np.clip(y, lo, hi)
+
+
+def mean_ref(c):
+    q, s, z = T.pool_in(c)
+    n = q.shape[2] * q.shape[3]
+    return np.rint(q.sum(axis=(2, 3)).astype(F32) / F32(n)).astype(np.int64)
+
+
+def gen_pooling():
+    fam = Family("pooling")
+    rng = np.random.default_rng(25005)
+
+    def pin(shape, dtype="quint8", z=None):
+        off = 128 if dtype == "qint8" else 0
+        z = z if z is not None else T.ZPS[len(fam.cases) % 8] - off
+        return qt(rand_q(rng, shape, dtype), logu(rng, 0.01, 0.5), z, dtype)
+
+    for j, (shape, k, s, p, d, ceil) in enumerate([
+            ((1, 3, 7, 9), 2, 2, 0, 1, False), ((2, 8, 5, 5), 3, 1, 1, 1, False), ((1, 5, 9, 9), 3, 2, 1, 2, False),
+            ((1, 16, 5, 7), (3, 2), (1, 2), (1, 1), (2, 1), True), ((1, 1, 1, 12), (1, 3), 1, (0, 1), (1, 2), False),
+            ((1, 3, 9, 9), 5, 1, 2, 2, False), ((2, 4, 7, 8), (2, 3), (1, 2), (1, 1), (3, 2), False)]):
+        for dtype in ("quint8", "qint8"):
+            x = pin(shape, dtype)
+            k2, s2, p2, d2 = T.pair(k), T.pair(s), T.pair(p), T.pair(d)
+            fam.add("max_pool2d_%d_%s" % (j, dtype), "torch.nn.functional.max_pool2d",
+                    lambda x=x, k=k2, s=s2, p=p2, d=d2, c=ceil: F.max_pool2d(x, k, s, p, d, c), [x],
+                    {"kernel_size": k2, "stride": s2, "padding": p2, "dilation": d2, "ceil_mode": ceil}, ref=maxpool_ref)
+    for j, (shape, k, s, p, ceil, cip, div) in enumerate([
+            ((1, 3, 7, 9), 2, 2, 0, False, True, None), ((1, 3, 7, 9), 3, 2, 1, False, True, None),
+            ((1, 3, 7, 9), 3, 2, 1, False, False, None), ((1, 3, 7, 9), 3, 2, 1, False, True, 5),
+            ((1, 1, 7, 9), 3, 2, 1, False, False, None), ((1, 3, 7, 9), 3, 2, 1, True, False, None),
+            ((2, 8, 5, 5), 3, 1, 1, False, True, None), ((1, 4, 4, 4), 2, 2, 0, False, True, None)]):
+        for dtype in ("quint8", "qint8"):
+            x = pin(shape, dtype, z=[129, 77, 31, 3][j % 4] - (128 if dtype == "qint8" else 0))
+            if j == 7:  # sums on exact .5 steps
+                x = qt(rng.integers(0, 2, shape) + 2 * rng.integers(40, 80, shape) - (128 if dtype == "qint8" else 0),
+                       0.1, 77 - (128 if dtype == "qint8" else 0), dtype)
+            k2, s2, p2 = T.pair(k), T.pair(s), T.pair(p)
+            fam.add("avg_pool2d_%d_%s" % (j, dtype), "torch.nn.functional.avg_pool2d",
+                    lambda x=x, k=k2, s=s2, p=p2, c=ceil, i=cip, dv=div: F.avg_pool2d(x, k, s, p, c, i, dv), [x],
+                    {"kernel_size": k2, "stride": s2, "padding": p2, "ceil_mode": ceil, "count_include_pad": cip,
+                     "divisor_override": div}, ref=avgpool_ref)
+    for j, (shape, osz) in enumerate([((1, 3, 6, 6), (3, 3)), ((1, 3, 6, 6), (1, 1)), ((1, 3, 7, 9), (3, 4)),
+                                      ((1, 1, 6, 6), (3, 2)), ((2, 4, 8, 4), (4, 2))]):
+        for dtype in ("quint8", "qint8"):
+            x = pin(shape, dtype)
+            fam.add("adaptive_avg_pool2d_%d_%s" % (j, dtype), "torch.nn.functional.adaptive_avg_pool2d",
+                    lambda x=x, o=osz: F.adaptive_avg_pool2d(x, o), [x], {"output_size": list(osz)}, ref=adaptive_ref)
+    for j, shape in enumerate([(1, 3, 2, 2), (2, 8, 5, 5), (1, 17, 1, 1), (1, 4, 4, 6)]):
+        for dtype in ("quint8", "qint8"):
+            z = [3, 77, 200, 11][j] - (128 if dtype == "qint8" else 0)
+            q = rand_q(rng, shape, dtype)
+            if j == 3:  # sums on .5 steps of 24
+                flat = q.reshape(-1, 24)
+                flat[:, 0] = np.clip(flat[:, 0] + (12 - flat.sum(1) % 24) % 24, *RANGE[dtype])
+            x = qt(q, 0.05, z, dtype)
+            fam.add("mean_%d_%s" % (j, dtype), "torch.mean", lambda x=x: torch.mean(x, (2, 3), keepdim=True), [x],
+                    {"dim": [2, 3], "keepdim": True}, ref=mean_ref)
+    return fam
+
+
+# --------------------------------------------------------------------------------------------
 # replay.json: 1.13's committed inputs through 2.13
 
 DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
@@ -845,7 +971,7 @@ def gen_replay():
 # main
 
 FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_elementwise,
-            "activations": gen_activations}
+            "activations": gen_activations, "pooling": gen_pooling}
 
 
 def main(argv):
