@@ -170,3 +170,69 @@ describe("pooling equals torch 2.13 (mode 'fbgemm': the generic kernels, never Q
     assert.ok(n >= 10 && m >= 8, `${n} adaptive, ${m} mean cases`);
   });
 });
+
+describe('dynamic linear (torch.ao.nn.quantized.dynamic.Linear, fbgemm and x86) from qwasm integer ops', () => {
+  // What torch 2.13 computes (tools/golden/torch2_ops.py dynamic_ref): the float input quantized per tensor
+  // with ATen's ChooseQuantizationParams (double arithmetic, reduce_range: [0, 127]) and FBGEMM's quantize,
+  // the exact int32 sums, then fma((float)acc, x_s * w_s[c], bias[c]). qwasm supplies the quantize
+  // (rounding 'fbgemm') and the sums (mode 'none'); the qparams choice and the float epilogue are written
+  // here: qwasm has no dynamic linear op of its own (docs/pytorch2.md).
+  const f32 = Math.fround;
+  function chooseQParamsDynamic(min, max, reduceRange) {
+    const [qmin, qmax] = reduceRange ? [0, 127] : [0, 255];
+    let lo = Math.min(f32(min), 0), hi = Math.max(f32(max), 0);
+    let scale = (hi - lo) / (qmax - qmin);
+    if (f32(scale) === 0 || !Number.isFinite(f32(1 / f32(scale)))) scale = 0.1;
+    const SMALL = 6.1e-5;
+    if (scale < SMALL) {
+      const org = scale;
+      scale = SMALL;
+      if (lo === 0) hi = f32(SMALL * (qmax - qmin));
+      else if (hi === 0) lo = f32(-SMALL * (qmax - qmin));
+      else { const amp = f32(SMALL / org); lo = f32(lo * amp); hi = f32(hi * amp); }
+    }
+    const fromMin = qmin - lo / scale, fromMax = qmax - hi / scale;
+    const zp = Math.abs(qmin) - Math.abs(lo / scale) < Math.abs(qmax) - Math.abs(hi / scale) ? fromMin : fromMax;
+    const rint = (v) => { const r = Math.round(v); return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+    return { scale: f32(scale), zeroPoint: zp < qmin ? qmin : zp > qmax ? qmax : rint(zp) };
+  }
+  /** float32 fma: a * b exact in double, the double sum rounded to odd when inexact, then to float32. */
+  function fmaf(a, b, c) {
+    const p = a * b;
+    let s = p + c;
+    const bb = s - p;
+    const e = (p - (s - bb)) + (c - bb);
+    if (e !== 0 && Number.isFinite(s)) {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, s);
+      const bits = view.getBigUint64(0);
+      if ((bits & 1n) === 0n) view.setBigUint64(0, (e > 0) === (s > 0) ? bits + 1n : bits - 1n);
+      s = view.getFloat64(0);
+    }
+    return f32(s);
+  }
+
+  test('32 cases: per-tensor and per-channel qint8 weights, zero points, bias, relu, reduce_range both ways', () => {
+    const { cases } = fixture('torch2/dynamic.json');
+    for (const c of cases) {
+      const x = Float32Array.from(c.input.values);
+      const { scale, zeroPoint } = chooseQParamsDynamic(Math.min(...x), Math.max(...x), c.params.reduce_range);
+      const xq = qwasm.quantizePerTensor(x, c.input.shape, scale, zeroPoint, 'quint8', { rounding: 'fbgemm' });
+      const w = weightOf(c.weight);
+      const packed = qwasm.packLinear(w, null, { mode: 'none' });
+      const acc = qwasm.linear(xq, packed, { mode: 'none' });
+      const sums = acc.intRepr();
+      const n = c.params.out_features;
+      const ws = c.weight.scales ?? [c.weight.scale];
+      const y = Float32Array.from(sums, (v, i) => {
+        const j = i % n;
+        const mult = f32(f32(scale) * f32(ws[ws.length === 1 ? 0 : j]));
+        const r = c.bias === null ? f32(f32(v) * mult) : fmaf(f32(v), mult, f32(c.bias[j]));
+        return c.params.relu ? Math.max(r, 0) : r;
+      });
+      assertBitEqual(assert, y, Float32Array.from(c.output.values), c.name);
+      for (const t of [xq, w, packed, acc]) t.dispose();
+    }
+    assert.equal(cases.length, 32);
+  });
+});

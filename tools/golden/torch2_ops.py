@@ -814,6 +814,119 @@ def gen_pooling():
 
 
 # --------------------------------------------------------------------------------------------
+# dynamic.json
+
+SMALL_SCALE_THRESHOLD = 6.1e-5
+
+
+def choose_qparams_dynamic(mn, mx, qmin=0, qmax=255, reduce_range=True):
+    """ATen's quant_utils::ChooseQuantizationParams (QuantUtils.h) as linear_dynamic calls it: double
+    arithmetic on float min / max, the scale returned as float."""
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    mn, mx = min(F32(mn), F32(0)), max(F32(mx), F32(0))
+    scale = (float(mx) - float(mn)) / (qmax - qmin)
+    if F32(scale) == 0 or math.isinf(F32(1) / F32(scale)):
+        scale = 0.1
+    if scale < SMALL_SCALE_THRESHOLD:
+        org = scale
+        scale = SMALL_SCALE_THRESHOLD
+        if mn == 0:
+            mx = F32(SMALL_SCALE_THRESHOLD * (qmax - qmin))
+        elif mx == 0:
+            mn = F32(-SMALL_SCALE_THRESHOLD * (qmax - qmin))
+        else:
+            amp = F32(SMALL_SCALE_THRESHOLD / org)
+            mn, mx = F32(mn * amp), F32(mx * amp)
+    zp_min = qmin - float(mn) / scale
+    zp_max = qmax - float(mx) / scale
+    zp_min_err = abs(qmin) - abs(float(mn) / scale)
+    zp_max_err = abs(qmax) - abs(float(mx) / scale)
+    zp = zp_min if zp_min_err < zp_max_err else zp_max
+    zp = qmin if zp < qmin else qmax if zp > qmax else int(np.rint(zp))
+    return float(F32(scale)), int(zp)
+
+
+def dynamic_ref(c):
+    """linear_dynamic on FBGEMM: x quantized per tensor (ChooseQuantizationParams, reduce_range, FBGEMM's 8-bit
+    quantize), the exact int32 sums, then ReQuantizeForFloat: (float)acc * ((float)x_s * (float)w_s[c]), the bias
+    added in the same fused multiply-add, fma((float)acc, x_s * w_s[c], bias[c]); relu."""
+    x, w, p = c["input"], c["weight"], c["params"]
+    xf = np.array(x["values"], dtype=F32).reshape(x["shape"])
+    xs, xz = choose_qparams_dynamic(xf.min(), xf.max(), reduce_range=p["reduce_range"])
+    xq = np.array(quantize_fbgemm_ref(xf, xs, xz, "quint8"), dtype=np.int64).reshape(-1, x["shape"][-1])
+    wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
+    ws, wz = w_qparams(w, wq.shape[0])
+    acc = (xq - xz) @ (wq - wz[:, None]).T
+    mult = (F32(xs) * ws.astype(F32)).astype(F32)
+    y = (acc.astype(F32) * mult[None, :]).astype(F32)
+    if c.get("bias") is not None:
+        b = np.asarray(c["bias"], dtype=F32)
+        y = np.array([[fma32(F32(acc[i, j]), mult[j], b[j]) for j in range(acc.shape[1])] for i in range(acc.shape[0])],
+                     dtype=F32)
+    if p["relu"]:
+        y = np.maximum(y, F32(0))
+    return y.ravel()
+
+
+def gen_dynamic():
+    """torch.ao.nn.quantized.dynamic.Linear (reduce_range=True, as the module calls it) and
+    torch.ops.quantized.linear_dynamic / linear_relu_dynamic with reduce_range False: float in, float out."""
+    rng = np.random.default_rng(26006)
+    cases = []
+    bad = []
+    for j, (m, k, n) in enumerate([(1, 2, 2), (3, 7, 5), (2, 17, 9), (4, 33, 16), (1, 64, 3), (5, 9, 31), (2, 1, 1),
+                                   (3, 40, 8)]):
+        for variant in range(4):
+            per_channel, wzn = variant % 2 == 1, variant >= 2
+            relu = (j + variant) % 3 == 0
+            reduce_range = (j + variant) % 4 != 1
+            xf = (rng.standard_normal((m, k)) * logu(rng, 0.05, 5) + rng.uniform(-1, 1)).astype(F32)
+            if j == 6:
+                xf = np.full((m, k), 0.75, dtype=F32)  # constant input: min = max
+            nsc = n if per_channel else 1
+            ws = [logu(rng, 0.002, 0.05) for _ in range(nsc)]
+            wz = [int(v) for v in rng.integers(-10, 11, nsc)] if wzn else [0] * nsc
+            w = qw(rand_q(rng, (n, k), "qint8"), ws, wz, per_channel)
+            b = None if (j + variant) % 4 == 3 else torch.tensor(rng.standard_normal(n).astype(F32))
+            x = torch.from_numpy(xf)
+
+            def fn(w=w, b=b, x=x, relu=relu, reduce_range=reduce_range):
+                packed = torch.ops.quantized.linear_prepack(w, b)
+                op = torch.ops.quantized.linear_relu_dynamic if relu else torch.ops.quantized.linear_dynamic
+                return op(x, packed, reduce_range)
+
+            outs = {}
+            for engine in ENGINES:
+                torch.backends.quantized.engine = engine
+                y1, y2 = fn(), fn()
+                assert torch.equal(y1, y2)
+                outs[engine] = y1
+            assert torch.equal(outs["fbgemm"].view(torch.int32), outs["x86"].view(torch.int32)), "engines differ"
+            case = {"name": "dynamic_%d_%d" % (j, variant),
+                    "op": "torch.ops.quantized.linear%s_dynamic" % ("_relu" if relu else ""),
+                    "input": {"shape": [m, k], "values": floats_json(xf)}, "weight": rec_weight(w),
+                    "bias": None if b is None else floats_json(b.numpy()),
+                    "params": {"relu": relu, "reduce_range": reduce_range, "in_features": k, "out_features": n},
+                    "output": {"shape": list(outs["fbgemm"].shape), "values": floats_json(outs["fbgemm"].numpy())}}
+            if not relu and reduce_range and not any(c["op"].endswith("dynamic.Linear") for c in cases):  # the module
+                mod = nnqd.Linear(k, n)
+                mod.set_weight_bias(w, b)
+                torch.backends.quantized.engine = "fbgemm"
+                assert torch.equal(mod(x), outs["fbgemm"]), "the module calls linear_dynamic with reduce_range=True"
+                case["op"] = "torch.ao.nn.quantized.dynamic.Linear"
+            want = np.array(case["output"]["values"], dtype=F32)
+            if not np.array_equal(dynamic_ref(case).view(np.uint32), want.view(np.uint32)):
+                bad.append(case["name"])
+            cases.append(case)
+    hdr = {"generator": GENERATOR, "torch": torch.__version__, "engines": list(ENGINES),
+           "cpu_capability": torch.backends.cpu.get_cpu_capability(), "fbgemm_isa": FBGEMM_ISA}
+    size = write_fixture(os.path.join(OUTDIR, "dynamic.json"), hdr, {"cases": cases})
+    print("dynamic.json %d bytes, %d cases, reference disagrees on %d %s" % (size, len(cases), len(bad), bad[:8]))
+    return len(bad)
+
+
+# --------------------------------------------------------------------------------------------
 # replay.json: 1.13's committed inputs through 2.13
 
 DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
@@ -975,11 +1088,14 @@ FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_eleme
 
 
 def main(argv):
-    names = argv or list(FAMILIES) + ["replay"]
+    names = argv or list(FAMILIES) + ["replay", "dynamic"]
     bad = 0
     if "replay" in names:
         names.remove("replay")
         bad += gen_replay()
+    if "dynamic" in names:
+        names.remove("dynamic")
+        bad += gen_dynamic()
     print("%-14s %8s %6s %12s %8s %9s %10s" % ("family", "bytes", "cases", "unsupported", "checked", "mismatch",
                                               "unchecked"))
     for name in names:
