@@ -236,3 +236,50 @@ describe('dynamic linear (torch.ao.nn.quantized.dynamic.Linear, fbgemm and x86) 
     assert.equal(cases.length, 32);
   });
 });
+
+describe('seed 002: Linear(2, 2, bias=False), MinMax quint8 activations, MinMax qint8 AFFINE weights, fbgemm', () => {
+  const seed = fixture('torch2/seed002.json').cases[0];
+  const f32 = Math.fround;
+  const rintEven = (v) => { const r = Math.round(v); return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+  const clamp255 = (v) => Math.min(255, Math.max(0, v));
+
+  test('qwasm (quantize rounding fbgemm, linear mode fbgemm) gives torch 2.13 [59, 253]', () => {
+    const x = qwasm.quantizePerTensor(seed.float_input, [1, 2], seed.input.scale, seed.input.zero_point, 'quint8', { rounding: 'fbgemm' });
+    assertBitEqual(assert, x.intRepr(), seed.input.q, 'quantized input');
+    const w = weightOf(seed.weight);
+    const fc = qwasm.packLinear(w, null, { mode: 'fbgemm' });
+    const y = qwasm.linear(x, fc, { scale: seed.output_scale, zeroPoint: seed.output_zero_point });
+    assert.deepEqual(Array.from(y.intRepr()), [59, 253]);
+    assertBitEqual(assert, y.intRepr(), seed.output.q, 'seed output');
+    for (const part of [seed.batch, seed.random]) {
+      const xb = q(part.input);
+      const yb = qwasm.linear(xb, fc, { scale: seed.output_scale, zeroPoint: seed.output_zero_point });
+      assertBitEqual(assert, yb.intRepr(), part.output.q, 'batch');
+      xb.dispose();
+      yb.dispose();
+    }
+    for (const t of [x, w, fc, y]) t.dispose();
+  });
+
+  test("the question's formula subtracts the weight zero point from the activations: [0, 255]", () => {
+    const { q: xq, zero_point: xz, scale: xs } = seed.input;
+    const { q: wq, zero_point: wz, scale: ws } = seed.weight;
+    const m = (xs * ws) / seed.output_scale;
+    // X = x - zp_x - w_zp; linear(X, w) with the raw weights, times m, rounded, + zp_out, clamped
+    const user = [0, 1].map((j) => clamp255(Math.round(((xq[0] - xz - wz) * wq[2 * j] + (xq[1] - xz - wz) * wq[2 * j + 1]) * m) + seed.output_zero_point));
+    assert.deepEqual(user, [0, 255]);
+    // The fix: each zero point from its own tensor, sum((x - x_zp)(w - w_zp)), then FBGEMM's float32 multiplier.
+    const mult = f32(f32(f32(xs) * f32(ws)) / f32(seed.output_scale));
+    const acc = [0, 1].map((j) => (xq[0] - xz) * (wq[2 * j] - wz) + (xq[1] - xz) * (wq[2 * j + 1] - wz));
+    assert.deepEqual(acc, [5555, 23794]);
+    assert.deepEqual(acc.map((a) => clamp255(rintEven(f32(a * mult)) + seed.output_zero_point)), seed.output.q);
+  });
+
+  test("the question's quantizer round(clamp(zp + x / scale)) equals torch 2.13 here (both add the zero point first)", () => {
+    const { scale, zero_point: zp } = seed.random.input;
+    const user = seed.random.float_input.map((x) => Math.round(clamp255(f32(zp + f32(f32(x) / f32(scale))))));
+    // torch.round is half-to-even; none of these lands on .5.
+    assertBitEqual(assert, user, seed.random.input.q, 'random inputs');
+    assert.equal(seed.grid_differ, 0); // and sum * (x_s w_s / y_s) in double rounds like FBGEMM for all 65536 input pairs
+  });
+});

@@ -927,6 +927,90 @@ def gen_dynamic():
 
 
 # --------------------------------------------------------------------------------------------
+# seed002.json: the forum question's model on the fbgemm engine
+
+def gen_seed002():
+    """Seed 002 exactly: np.random.seed(0); torch.manual_seed(0); random.seed(0); M() (QuantStub,
+    Linear(2, 2, bias=False), DeQuantStub); QConfig(MinMaxObserver(quint8), MinMaxObserver(qint8)) (affine
+    weights: non-zero zero point); prepare; input = torch.randn(1, 2); calibrate; convert. Then the same
+    converted model on every pair of input integers (0..255)^2 whose result the question's last formula (in
+    double) gets wrong, and on 256 random inputs."""
+    import random
+    from torch.ao.quantization import DeQuantStub, MinMaxObserver, QConfig, QuantStub, convert, prepare
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = QuantStub()
+            self.fc = torch.nn.Linear(2, 2, bias=False)
+            self.dequant = DeQuantStub()
+
+        def forward(self, inp):
+            return self.dequant(self.fc(self.quant(inp)))
+
+    out = {}
+    for engine in ENGINES:
+        torch.backends.quantized.engine = engine
+        np.random.seed(0)
+        torch.manual_seed(0)
+        random.seed(0)
+        model = M().eval()
+        model.qconfig = QConfig(activation=MinMaxObserver.with_args(dtype=torch.quint8),
+                                weight=MinMaxObserver.with_args(dtype=torch.qint8))
+        prepared = prepare(model)
+        x = torch.randn(1, 2)
+        prepared(x)
+        q = convert(prepared)
+        out[engine] = (x, q, model)
+    x, q, model = out["fbgemm"]
+    qx = q.quant(x)
+    w = q.fc.weight()
+    xs, xz = float(qx.q_scale()), int(qx.q_zero_point())
+    os_, oz = float(q.fc.scale), int(q.fc.zero_point)
+    wq = w.int_repr().numpy().astype(np.int64)
+    ws, wz = float(w.q_scale()), int(w.q_zero_point())
+    # Every input pair: where does rounding acc * (x_s * w_s / y_s) in double differ from FBGEMM's float32?
+    grid = np.stack(np.meshgrid(np.arange(256), np.arange(256), indexing="ij"), -1).reshape(-1, 2)
+    acc = (grid - xz) @ (wq - wz).T
+    mult32 = F32(F32(F32(xs) * F32(ws)) / F32(os_))
+    fb = np.clip(np.rint((acc.astype(F32) * mult32).astype(F32)) + oz, 0, 255)
+    dbl = np.clip(np.rint(acc * (xs * ws) / os_) + oz, 0, 255)
+    differ = grid[np.any(fb != dbl, axis=1)]
+    rng = np.random.default_rng(20020)
+    batch = np.concatenate([differ, rng.integers(0, 256, (256, 2))]).astype(np.int64)
+    xb = qt(batch, xs, xz)
+    results = {}
+    for engine in ENGINES:
+        torch.backends.quantized.engine = engine
+        results[engine] = out[engine][1].fc(xb).int_repr()
+        assert torch.equal(out[engine][1].fc(out[engine][1].quant(out[engine][0])).int_repr(),
+                           q.fc(qx).int_repr()), "engines differ on the seed input"
+    assert torch.equal(results["fbgemm"], results["x86"]), "engines differ"
+    xr = torch.randn(256, 2, generator=torch.Generator().manual_seed(2))
+    qxr = q.quant(xr)
+    case = {
+        "recipe": "np.random.seed(0); torch.manual_seed(0); random.seed(0); M() = QuantStub, nn.Linear(2, 2, "
+                  "bias=False), DeQuantStub; QConfig(MinMaxObserver(quint8), MinMaxObserver(qint8)); prepare; "
+                  "x = torch.randn(1, 2); calibrate on x; convert",
+        "float_input": floats_json(x.numpy()), "float_weight": floats_json(model.fc.weight.detach().numpy()),
+        "input": rec(qx), "weight": rec_weight(w), "output_scale": os_, "output_zero_point": oz,
+        "output": rec(q.fc(qx)),
+        "grid_differ": len(differ),
+        "batch": {"input": rec(xb), "output": rec(qt(results["fbgemm"].numpy(), os_, oz))},
+        "random": {"float_input": floats_json(xr.numpy()), "input": rec(qxr), "output": rec(q.fc(qxr))},
+    }
+    hdr = {"generator": GENERATOR, "torch": torch.__version__, "engines": list(ENGINES),
+           "cpu_capability": torch.backends.cpu.get_cpu_capability(), "fbgemm_isa": FBGEMM_ISA}
+    size = write_fixture(os.path.join(OUTDIR, "seed002.json"), hdr, {"cases": [case]})
+    ref = fbgemm_requant((np.array(qx.int_repr().numpy(), dtype=np.int64) - xz) @ (wq - wz).T, xs, [ws], False, None,
+                         os_, oz, False)
+    bad = 0 if ref.ravel().tolist() == case["output"]["q"] else 1
+    print("seed002.json %d bytes: torch gives %s; %d of 65536 input pairs where the double formula differs"
+          % (size, case["output"]["q"], len(differ)))
+    return bad
+
+
+# --------------------------------------------------------------------------------------------
 # replay.json: 1.13's committed inputs through 2.13
 
 DT = {"quint8": torch.quint8, "qint8": torch.qint8, "qint32": torch.qint32}
@@ -1088,7 +1172,7 @@ FAMILIES = {"linear": gen_linear, "conv2d": gen_conv2d, "elementwise": gen_eleme
 
 
 def main(argv):
-    names = argv or list(FAMILIES) + ["replay", "dynamic"]
+    names = argv or list(FAMILIES) + ["replay", "dynamic", "seed002"]
     bad = 0
     if "replay" in names:
         names.remove("replay")
@@ -1096,6 +1180,9 @@ def main(argv):
     if "dynamic" in names:
         names.remove("dynamic")
         bad += gen_dynamic()
+    if "seed002" in names:
+        names.remove("seed002")
+        bad += gen_seed002()
     print("%-14s %8s %6s %12s %8s %9s %10s" % ("family", "bytes", "cases", "unsupported", "checked", "mismatch",
                                               "unchecked"))
     for name in names:
