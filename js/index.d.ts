@@ -423,6 +423,11 @@ export const REQUANT_MODES: {
   readonly fixedpoint: 3;
   /** No requantization: the exact int32 sums as a qint32 tensor (ONNX MatMulInteger / ConvInteger). */
   readonly none: 4;
+  /**
+   * oneDNN's int8 convolution as PyTorch 2.x's x86 engine runs it (convolutions with symmetric weights on hosts
+   * with AVX512-VNNI): float bias added unscaled, the output zero point added before rounding.
+   */
+  readonly onednn: 5;
 };
 
 /** How int32 accumulators become outputs: a key of REQUANT_MODES. */

@@ -10,7 +10,7 @@ import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, pai
 const raw = (t, where) => QTensor[Symbol.for('qwasm.raw')](t, where);
 
 /** Requantization modes (src/include/qwasm.h qw_requant_mode). */
-export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3, none: 4 });
+export const REQUANT_MODES = Object.freeze({ qnnpack: 0, fbgemm: 1, onnx: 2, fixedpoint: 3, none: 4, onednn: 5 });
 
 function modeCode(mode, where) {
   if (typeof mode !== 'string' || !Object.hasOwn(REQUANT_MODES, mode)) {

@@ -284,13 +284,19 @@ QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* s
  *                          multiplier = in_scale * w_scale / out_scale.
  *   QW_REQUANT_FIXEDPOINT: integer only (gemmlowp / TFLite): multiplier as a Q31 m0 and a shift,
  *                          SaturatingRoundingDoublingHighMul then RoundingDivideByPOT: two roundings,
- *                          so a result may differ by one from rounding the exact product once. */
+ *                          so a result may differ by one from rounding the exact product once.
+ *   QW_REQUANT_ONEDNN:     oneDNN's int8 convolution as PyTorch 2.x's x86 engine runs it (symmetric weights
+ *                          on AVX512-VNNI hosts): S = 1.0f / (float)(1.0 / in_scale), Dinv = 1.0f / (1.0f /
+ *                          (float)(1.0 / out_scale)); v = ((float)acc * S) * (float)w_scale + bias (float,
+ *                          unscaled); q = clamp(nearbyint(v * Dinv + (float)zp)): the zero point added
+ *                          before rounding. */
 typedef enum qw_requant_mode {
   QW_REQUANT_QNNPACK = 0,
   QW_REQUANT_FBGEMM = 1,
   QW_REQUANT_ONNX = 2,
   QW_REQUANT_FIXEDPOINT = 3,
   QW_REQUANT_NONE = 4, /* int32 output: the exact sum (ONNX MatMulInteger / ConvInteger); out_dtype qint32 */
+  QW_REQUANT_ONEDNN = 5,
 } qw_requant_mode;
 
 /* Bytes of a requantization blob for n output channels. */

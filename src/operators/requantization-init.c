@@ -69,10 +69,10 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
   const float in_scale = (float)in_scale_f64;
   const float out_scale = (float)out_scale_f64;
   if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
-      (unsigned)mode > QW_REQUANT_NONE || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
+      (unsigned)mode > QW_REQUANT_ONEDNN || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
       (unsigned)out_dtype > QW_QINT32 ||
       (w_dtype != QW_QUINT8 && w_dtype != QW_QINT8) || (bias_f32 != NULL && bias_i32 != NULL) ||
-      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
+      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || (mode == QW_REQUANT_ONEDNN && bias_i32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
     return QW_INVALID_ARGUMENT;
   }
   const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : out_dtype == QW_QINT8 ? -128 : INT32_MIN;
@@ -139,6 +139,13 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
         /* ONNX Runtime's QLinearConv / QLinearMatMul: a_scale * b_scale / y_scale in float. */
         multiplier[j] = in_scale * w_scale / out_scale;
         break;
+      case QW_REQUANT_ONEDNN:
+        /* oneDNN: the weight scale as float, the float bias added unscaled (the scalars below) */
+        multiplier[j] = w_scale;
+        if (bias_f32 != NULL) {
+          bias_float[j] = bias_f32[j];
+        }
+        break;
       case QW_REQUANT_NONE:
         break;
     }
@@ -158,6 +165,7 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
   blob->n = (uint32_t)n;
   blob->kernel = mode == QW_REQUANT_FIXEDPOINT ? QW_REQUANT_KERNEL_FIXEDPOINT
                  : mode == QW_REQUANT_NONE     ? QW_REQUANT_KERNEL_NONE
+                 : mode == QW_REQUANT_ONEDNN   ? QW_REQUANT_KERNEL_ONEDNN
                                                : QW_REQUANT_KERNEL_FP32;
   blob->output_dtype = out_dtype;
   blob->mode = mode;
@@ -174,6 +182,10 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
                                       : quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
       .fp32_plain = fp32_plain,
       .overflow_to_min = overflow_to_min,
+      /* PyTorch hands ideep 1.0 / scale (double, stored as float); ideep gives oneDNN 1.0f / that, and
+       * oneDNN multiplies by the reciprocal of the destination scale. */
+      .onednn_src_scale = 1.0f / (float)(1.0 / in_scale_f64),
+      .onednn_dst_inv_scale = 1.0f / (1.0f / (float)(1.0 / out_scale_f64)),
   };
   return QW_OK;
 }

@@ -14,6 +14,9 @@
  * fixedpoint (gemmlowp / TFLite, integer only):
  *   q = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x << left, m0[j]), right) + zp)
  *   with shift[j] = left - right as TFLite's QuantizeMultiplier gives it (m0 in [2^30, 2^31)).
+ * onednn (oneDNN's int8 convolution, PyTorch 2.x's x86 engine), float32, the zero point before rounding:
+ *   q = clamp(nearbyint((((float)x * onednn_src_scale) * multiplier[j] + bias_f32[j]) * onednn_dst_inv_scale + zp))
+ *   with multiplier = (float)w_scale and the float bias unscaled. Scalar in every build.
  * [qmin, qmax] carries fused activations (ReLU: qmin = max(qmin, zp); ReLU6 / hardtanh: quantized bounds).
  */
 #ifndef QWASM_REQUANTIZATION_H
@@ -37,6 +40,8 @@ struct qw_requantization_params {
   int32_t fp32_plain;
   /* FBGEMM: a v beyond int32 (or NaN) gives qmin (cvtps2dq returns INT32_MIN). */
   int32_t overflow_to_min;
+  float onednn_src_scale;     /* onednn: 1.0f / (float)(1.0 / in_scale) */
+  float onednn_dst_inv_scale; /* onednn: 1.0f / (1.0f / (float)(1.0 / out_scale)) */
 };
 
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
@@ -80,6 +85,18 @@ static inline int32_t qw_rdbpot(int32_t x, int e) {
   return (x >> e) + (remainder > threshold ? 1 : 0);
 }
 
+/* oneDNN: v = ((float)x * S) * W[j] + bias; v * Dinv + zp rounded to nearest even, saturated (NaN: qmin). */
+static inline int32_t qw_requantize_onednn_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
+  const float v = ((float)x * p->onednn_src_scale) * p->multiplier[j] + p->bias_f32[j];
+  float t = v * p->onednn_dst_inv_scale + (float)p->zero_point;
+  if (t != t) {
+    return p->qmin;
+  }
+  t = t < (float)p->qmin ? (float)p->qmin : t;
+  t = (float)p->qmax < t ? (float)p->qmax : t;
+  return (int32_t)nearbyintf(t);
+}
+
 static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
   const int32_t shift = p->shift[j];
   const int left = shift > 0 ? shift : 0;
@@ -100,6 +117,8 @@ QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_onednn_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_onednn_ukernel__scalar);
 #if QW_SIMD
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd);

@@ -283,3 +283,20 @@ describe('seed 002: Linear(2, 2, bias=False), MinMax quint8 activations, MinMax 
     assert.equal(seed.grid_differ, 0); // and sum * (x_s w_s / y_s) in double rounds like FBGEMM for all 65536 input pairs
   });
 });
+
+describe("the x86 engine's oneDNN convolutions (symmetric weights, AVX512-VNNI host): mode 'onednn'", () => {
+  test('every conv2d case the x86 engine sent to oneDNN', () => {
+    const n = runCases('conv2d', (c) => c.x86?.path === 'onednn', (c, track) => {
+      const p = c.params;
+      const packed = track(qwasm.packConv2d(track(weightOf(c.weight)), c.bias, { stride: p.stride, padding: p.padding, dilation: p.dilation, groups: p.groups, mode: 'onednn' }));
+      return qwasm.conv2d(track(q(c.inputs[0])), packed, { scale: p.output_scale, zeroPoint: p.output_zero_point, relu: p.relu });
+    }, (c) => c.x86.q);
+    assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test('the two differ: the oneDNN cases are not all what FBGEMM computes', () => {
+    const cases = fixture('torch2/conv2d.json').cases.filter((c) => c.x86?.path === 'onednn');
+    const differing = cases.filter((c) => c.x86.q.some((v, i) => v !== c.output.q[i]));
+    assert.ok(differing.length >= 3, `${differing.length} of ${cases.length} oneDNN cases differ from the fbgemm engine`);
+  });
+});
