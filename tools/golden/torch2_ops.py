@@ -84,7 +84,7 @@ def quantize_fbgemm_ref(x, scale, zp, dtype):
     """torch.quantize_per_tensor on an FBGEMM build (x86): 8-bit types through FBGEMM's QuantizeAvx2
     (LEGACY): fma(x, 1/s, zp) rounded once, min(., 2147483520) (so NaN and +Inf give qmax), cvtps2dq
     (nearest even; -Inf and below -2^31 give INT32_MIN), clamp. qint32 through the scalar Quantize:
-    nearbyint((float)zp + (float)(x * (1/s))), two roundings."""
+    nearbyint((float)zp + (float)(x * (1/s))), two roundings, NaN giving INT32_MIN."""
     lo, hi = RANGE[dtype] if dtype != "qint32" else (-(2 ** 31), 2 ** 31 - 1)
     inv = F32(F32(1) / F32(scale))
     out = []
@@ -92,7 +92,7 @@ def quantize_fbgemm_ref(x, scale, zp, dtype):
         if dtype == "qint32":
             t = F32(F32(zp) + F32(v * inv))
             r = np.rint(np.float64(t)) if math.isfinite(t) else (math.inf if t > 0 else -math.inf)
-            out.append(int(min(max(r, lo), hi)) if not math.isnan(t) else None)
+            out.append(int(min(max(r, lo), hi)) if not math.isnan(t) else lo)  # NaN: INT32_MIN
             continue
         t = fma32(v, inv, zp)
         t = INT32_FLOAT_MAX if (math.isnan(t) or t > INT32_FLOAT_MAX) else t
