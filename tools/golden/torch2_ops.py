@@ -1107,7 +1107,8 @@ def gen_replay():
             sc, zp = obs._calculate_qparams(mn, mx)
             got = ([float(v) for v in sc.reshape(-1).tolist()], [int(v) for v in zp.reshape(-1).tolist()])
             want = ((c["scales"], c["zero_points"]) if section == "per_channel" else ([c["scale"]], [c["zero_point"]]))
-            if got == tuple(want):
+            want = ([unjson(v) for v in want[0]], want[1])
+            if got == want:
                 same["qparams_" + section] += 1
             else:
                 out["qparams_" + section].append({"index": qp[section].index(c), "scales": got[0], "zero_points": got[1]})
