@@ -300,3 +300,30 @@ describe("the x86 engine's oneDNN convolutions (symmetric weights, AVX512-VNNI h
     assert.ok(differing.length >= 3, `${differing.length} of ${cases.length} oneDNN cases differ from the fbgemm engine`);
   });
 });
+
+describe("1.13's observer, qparams, dequantize and fake-quantize cases give the same results on 2.13", () => {
+  // tools/golden/torch2_ops.py ran every case of tests/fixtures/torch/{qparams,quantize,observers,fakequant}.json
+  // again on torch 2.13; what stayed equal is counted, what changed is listed (replay.json). qwasm is tested
+  // against the 1.13 files (observers.test.js, golden-torch.test.js), so these counts carry those tests to 2.13.
+  const replay = fixture('torch2/replay.json');
+  test('qparams (MinMaxObserver, PerChannelMinMaxObserver), dequantize, fake quantize: all unchanged', () => {
+    const qp = fixture('torch/qparams.json');
+    const fq = fixture('torch/fakequant.json');
+    const dq = fixture('torch/quantize.json').dequantize;
+    assert.equal(replay.unchanged.qparams_per_tensor, qp.per_tensor.length);
+    assert.equal(replay.unchanged.qparams_per_channel, qp.per_channel.length);
+    assert.equal(replay.unchanged.dequantize, dq.length);
+    assert.equal(replay.unchanged.fakequant, fq.cases.length);
+    assert.equal(replay.qparams_per_tensor.length + replay.qparams_per_channel.length + replay.dequantize.length + replay.fakequant.length, 0);
+  });
+
+  test('observers: only HistogramObserver changed (2.13 merges histograms differently and has no upsample_rate)', () => {
+    const obs = fixture('torch/observers.json');
+    const changed = new Set(replay.observers.map((o) => o.index));
+    assert.ok(replay.observers.every((o) => o.observer === 'HistogramObserver'));
+    const others = obs.cases.filter((c) => c.observer !== 'HistogramObserver').length;
+    assert.equal(replay.unchanged.observers, obs.cases.length - changed.size);
+    assert.ok(replay.unchanged.observers >= others, `${replay.unchanged.observers} unchanged, ${others} non-histogram cases`);
+    assert.ok(replay.observers.filter((o) => o.error).every((o) => /upsample_rate/.test(o.error)));
+  });
+});
