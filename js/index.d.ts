@@ -843,24 +843,21 @@ export function relu<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
 /** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept; options.rounding as for clamp. */
 export function relu6<D extends ActivationDtype>(x: QTensor<D>, options?: { rounding?: Rounding }): QTensor<D>;
 
-/** Which PyTorch kernel an activation reproduces: 'qnnpack' (default) or 'fbgemm' (PyTorch 2.x's x86 builds). */
-export interface ActivationModeOptions {
-  mode?: 'qnnpack' | 'fbgemm';
-}
-
 /**
  * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, mode }. mode 'qnnpack'
  * (default): quint8 only, QNNPACK's table; 'fbgemm': PyTorch 2.x's generic kernel on x86 (quint8 or qint8, vector
  * blocks of 64). Throws a TypeError for a bad input (non-quint8 in 'qnnpack'); a RangeError for a bad scale or zero
  * point.
  */
-export function hardswish<D extends ActivationDtype>(x: QTensor<D>, options: QParams & ActivationModeOptions): QTensor<D>;
+export function hardswish(x: QTensor<'quint8'>, options: QParams & { mode?: 'qnnpack' }): QTensor<'quint8'>;
+export function hardswish<D extends ActivationDtype>(x: QTensor<D>, options: QParams & { mode: 'fbgemm' }): QTensor<D>;
 
 /**
  * Quantized sigmoid (torch.sigmoid). mode 'qnnpack' (default): quint8 only, QNNPACK's table, output qparams
  * (1/256, 0); 'fbgemm': PyTorch 2.x's generic kernel on x86, (1/256, 0) for quint8 and (1/256, -128) for qint8.
  */
-export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options?: ActivationModeOptions): QTensor<D>;
+export function sigmoid(x: QTensor<'quint8'>, options?: { mode?: 'qnnpack' }): QTensor<'quint8'>;
+export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options: { mode: 'fbgemm' }): QTensor<D>;
 
 /**
  * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x * negativeSlope
