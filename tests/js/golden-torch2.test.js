@@ -3,17 +3,12 @@
 // output is compared bit for bit.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { assertBitEqual, fixture, qwasm, setup } from './helpers.js';
+import { assertBitEqual, fixture, fixtureTensor, fixtureWeight, qwasm, setup } from './helpers.js';
 
 before(setup);
 
-const q = (t) => qwasm.fromIntRepr(t.q, t.shape, t.scale, t.zero_point, t.dtype);
-
-function weightOf(w) {
-  return w.qscheme === 'per_channel_affine'
-    ? qwasm.fromIntReprPerChannel(w.q, w.shape, w.scales, w.zero_points, w.axis, w.dtype)
-    : qwasm.fromIntRepr(w.q, w.shape, w.scale, w.zero_point, w.dtype);
-}
+const q = fixtureTensor;
+const weightOf = fixtureWeight;
 
 /** Runs fn over the cases of a fixture that pass `accept`, comparing with `expected(c)`; returns the count. */
 function runCases(file, accept, fn, expected = (c) => c.output.q) {

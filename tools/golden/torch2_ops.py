@@ -43,6 +43,7 @@ OUTDIR = os.path.join(FIXTURES, "torch2")
 ENGINES = ("fbgemm", "x86")
 F32 = np.float32
 qt, qw, rec, rec_weight, rec_meta = T.qt, T.qw, T.rec, T.rec_weight, T.rec_meta
+w_qparams, conv_acc = T.w_qparams, T.conv_acc
 logu, rand_q, RANGE = T.logu, T.rand_q, T.RANGE
 INT32_FLOAT_MAX = F32(2147483520.0)  # the largest float below 2^31
 
@@ -99,12 +100,6 @@ def quantize_fbgemm_ref(x, scale, zp, dtype):
         r = -(2 ** 31) if t < -(2.0 ** 31) else int(np.rint(np.float64(t)))
         out.append(min(max(r, lo), hi))
     return out
-
-
-def w_qparams(w, n):
-    if w["qscheme"] == "per_channel_affine":
-        return np.array(w["scales"], dtype=np.float64), np.array(w["zero_points"], dtype=np.int64)
-    return np.full(n, w["scale"], dtype=np.float64), np.full(n, w["zero_point"], dtype=np.int64)
 
 
 def fbgemm_requant(acc, xs, ws, per_channel, bias, os_, oz, relu, axis=1):
@@ -167,30 +162,6 @@ def linear_ref(c):
     y = fbgemm_requant(linear_acc(c), x["scale"], ws, w["qscheme"] == "per_channel_affine", c.get("bias"),
                        o["scale"], o["zero_point"], p["relu"])
     return y.reshape(o["shape"])
-
-
-def conv_acc(c):
-    x, w, p = c["inputs"][0], c["weight"], c["params"]
-    xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"]) - x["zero_point"]
-    wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
-    cout, cg, kh, kw = wq.shape
-    _, wz = w_qparams(w, cout)
-    wq = wq - wz[:, None, None, None]
-    (sh, sw), (ph, pw), (dh, dw), g = p["stride"], p["padding"], p["dilation"], p["groups"]
-    n, _, h, wd = xq.shape
-    xp = np.pad(xq, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    acc = np.zeros((n, cout, oh, ow), dtype=np.int64)
-    per_group = cout // g
-    for co in range(cout):
-        gi = co // per_group
-        for i in range(kh):
-            for j in range(kw):
-                r0, c0 = i * dh, j * dw
-                patch = xp[:, gi * cg:(gi + 1) * cg, r0:r0 + sh * (oh - 1) + 1:sh, c0:c0 + sw * (ow - 1) + 1:sw]
-                acc[:, co] += np.einsum("nchw,c->nhw", patch, wq[co, :, i, j])
-    return acc
 
 
 def fbgemm_depthwise(p, cin, cout):
@@ -431,14 +402,7 @@ def gen_conv2d():
             wz[0] = 3
         x = qt(xq, xs, xz)
         w = qw(wq, ws, wz, per_channel)
-        bt = None
-        if bias:
-            mag = xs * float(np.mean(ws)) * 70.0 * math.sqrt(cin // groups * k[0] * k[1])
-            bt = torch.tensor((rng.standard_normal(cout) * mag).astype(F32))
-        if out is None:
-            yf = F.conv2d(x.dequantize(), w.dequantize(), bt, stride, padding, dilation, groups).numpy()
-            out = pick_out(yf, rng)
-        os_, oz = out
+        bt, (os_, oz) = T.conv_bias_and_output(rng, x, w, xs, ws, bias, out, stride, padding, dilation, groups)
 
         def fn():
             cls = nniq.ConvReLU2d if relu else nnq.Conv2d
@@ -705,53 +669,33 @@ def nhwc_scalar_q(acc, d, z):
     return np.rint((F32(z) + (acc.astype(F32) * inv).astype(F32)).astype(F32)).astype(np.int64)
 
 
-def avgpool_ref(c):
-    """The generic kernels (no QNNPACK outside the qnnpack engine): NCHW rint(sum(q - zp) * (1 / d) + zp); C == 1
-    or H * W == 1 take the channels-last kernel's scalar loop (nhwc_scalar_q); d by count_include_pad /
-    divisor_override."""
-    p = c["params"]
+def generic_pool_ref(c, shape, windows, nchw):
+    """Each window (i, j, sum of q - zp, raw sum, divisor) through the generic kernels: nchw(...) for NCHW
+    tensors, the channels-last kernel's scalar loop (nhwc_scalar_q) when C == 1 or H * W == 1."""
     q, s, z = T.pool_in(c)
-    (kh, kw), (sh, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
-    n, ch, h, w = q.shape
-    ceil = p["ceil_mode"]
-    oh, ow = T.out_size(h, kh, sh, ph, 1, ceil), T.out_size(w, kw, sw, pw, 1, ceil)
-    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
-    xc = q - z
-    for i in range(oh):
-        for j in range(ow):
-            hs, ws = i * sh - ph, j * sw - pw
-            he, we = min(hs + kh, h + ph), min(ws + kw, w + pw)
-            pool = (he - hs) * (we - ws)
-            hs0, ws0, he0, we0 = max(hs, 0), max(ws, 0), min(he, h), min(we, w)
-            acc = xc[:, :, hs0:he0, ws0:we0].sum(axis=(2, 3))
-            d = p["divisor_override"] or (pool if p["count_include_pad"] else (he0 - hs0) * (we0 - ws0))
-            if ch == 1 or h * w == 1:
-                y[:, :, i, j] = nhwc_scalar_q(acc, d, z)
-            else:
-                y[:, :, i, j] = np.rint((acc.astype(F32) * F32(1.0 / d)).astype(F32) + F32(z))
+    _, ch, h, w = q.shape
+    y = np.zeros(shape, dtype=np.int64)
+    for i, j, acc, raw, d in windows:
+        y[:, :, i, j] = nhwc_scalar_q(acc, d, z) if ch == 1 or h * w == 1 else nchw(acc, raw, d, z)
     lo, hi = RANGE[c["inputs"][0]["dtype"]]
     return np.clip(y, lo, hi)
+
+
+def avgpool_ref(c):
+    """avg_pool2d, generic kernels (no QNNPACK outside the qnnpack engine): NCHW rint(sum(q - zp) * (1 / d) + zp),
+    d by count_include_pad / divisor_override."""
+    shape, windows = T.avg_pool_windows(c)
+    return generic_pool_ref(c, shape, [(i, j, acc, None, d) for i, j, acc, d in windows],
+                            lambda acc, raw, d, z: np.rint((acc.astype(F32) * F32(1.0 / d)).astype(F32) + F32(z)))
 
 
 def adaptive_ref(c):
-    """Generic adaptive average pool: rint((float)sum(q) * (1 / n)) (the zero point never subtracted), or the
-    channels-last kernel's scalar loop (nhwc_scalar_q) when C == 1 or H * W == 1."""
-    q, s, z = T.pool_in(c)
-    oh, ow = c["params"]["output_size"]
-    n, ch, h, w = q.shape
-    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
-    for i in range(oh):
-        hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
-        for j in range(ow):
-            ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
-            d = (he - hs) * (we - ws)
-            blk = q[:, :, hs:he, ws:we]
-            if ch == 1 or h * w == 1:
-                y[:, :, i, j] = nhwc_scalar_q((blk - z).sum(axis=(2, 3)), d, z)
-            else:
-                y[:, :, i, j] = np.rint(blk.sum(axis=(2, 3)).astype(F32) * F32(1.0 / d))
-    lo, hi = RANGE[c["inputs"][0]["dtype"]]
-    return np.clip(y, lo, hi)
+    """adaptive_avg_pool2d, generic kernels: NCHW rint((float)sum(q) * (1 / n)), the zero point never subtracted."""
+    z = c["inputs"][0]["zero_point"]
+    shape, windows = T.adaptive_windows(c)
+    return generic_pool_ref(c, shape, [(i, j, (blk - z).sum(axis=(2, 3)), blk.sum(axis=(2, 3)), d)
+                                       for i, j, blk, d in windows],
+                            lambda acc, raw, d, z: np.rint(raw.astype(F32) * F32(1.0 / d)))
 
 
 def mean_ref(c):
