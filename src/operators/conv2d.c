@@ -195,6 +195,17 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
   return ws > fbgemm_row ? ws : fbgemm_row;
 }
 
+/* Inputs (and the padding value) below 128 keep every int16 pair sum in range (2 * 127 * 128 < 2^15): the
+ * exact sums are FBGEMM's, and the regular depthwise kernels compute them. */
+static int seven_bit_input(const void* x, size_t n, int32_t x_zero_point) {
+  const uint8_t* p = (const uint8_t*)x;
+  uint8_t any = (uint8_t)x_zero_point;
+  for (size_t i = 0; i < n; i++) {
+    any |= p[i];
+  }
+  return any < 128;
+}
+
 /* FBGEMM's depthwise sums, one output pixel (all channels) at a time into acc, then requantized:
  * sum over tap pairs of sat16(x[t0] w[t0] + x[t1] w[t1]) with raw values (padding reads the input zero
  * point), less x_zp * (sum_t w - w_zp * taps) and w_zp * sum_t x, FBGEMM's column and row offsets. */
@@ -301,7 +312,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     return QW_INVALID_QPARAMS;
   }
   if (header->fbgemm_depthwise != 0 && stage.mode == QW_REQUANT_FBGEMM && x_dtype == QW_QUINT8 &&
-      stage.kernel == QW_REQUANT_KERNEL_FP32) {
+      stage.kernel == QW_REQUANT_KERNEL_FP32 && !seven_bit_input(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c,
+                                                                x_zero_point)) {
     fbgemm_depthwise_run(s, oh, ow, (const uint8_t*)x, x_zero_point, (const uint8_t*)packed, &stage, (uint8_t*)y,
                          (int32_t*)workspace);
     return QW_OK;
