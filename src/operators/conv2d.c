@@ -195,15 +195,16 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
   return ws > fbgemm_row ? ws : fbgemm_row;
 }
 
-/* Inputs (and the padding value) below 128 keep every int16 pair sum in range (2 * 127 * 128 < 2^15): the
- * exact sums are FBGEMM's, and the regular depthwise kernels compute them. */
-static int seven_bit_input(const void* x, size_t n, int32_t x_zero_point) {
+/* Inputs (and the padding value) of at most 128 keep every int16 pair sum in range (128 * 127 * 2 and
+ * 128 * -128 * 2 fit): the exact sums are FBGEMM's, and the regular depthwise kernels compute them. Always
+ * so for 7-bit (reduce_range) activations. */
+static int no_pair_saturates(const void* x, size_t n, int32_t x_zero_point) {
   const uint8_t* p = (const uint8_t*)x;
-  uint8_t any = (uint8_t)x_zero_point;
+  uint8_t max = (uint8_t)x_zero_point;
   for (size_t i = 0; i < n; i++) {
-    any |= p[i];
+    max = p[i] > max ? p[i] : max;
   }
-  return any < 128;
+  return max <= 128;
 }
 
 /* FBGEMM's depthwise sums, one output pixel (all channels) at a time into acc, then requantized:
@@ -312,8 +313,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     return QW_INVALID_QPARAMS;
   }
   if (header->fbgemm_depthwise != 0 && stage.mode == QW_REQUANT_FBGEMM && x_dtype == QW_QUINT8 &&
-      stage.kernel == QW_REQUANT_KERNEL_FP32 && !seven_bit_input(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c,
-                                                                x_zero_point)) {
+      stage.kernel == QW_REQUANT_KERNEL_FP32 && !no_pair_saturates(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c,
+                                                                  x_zero_point)) {
     fbgemm_depthwise_run(s, oh, ow, (const uint8_t*)x, x_zero_point, (const uint8_t*)packed, &stage, (uint8_t*)y,
                          (int32_t*)workspace);
     return QW_OK;
