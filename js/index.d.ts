@@ -7,18 +7,22 @@
 export type QDtype = 'quint8' | 'qint8' | 'qint32';
 
 /**
- * Rounding rule of quantize; both round half to even. 'torch' (the default): x * (1/scale), as PyTorch;
- * 'onnx': x / scale, as ONNX QuantizeLinear.
+ * Rounding rule of quantize; all round half to even. 'torch' (the default): zp + round(x * (1/scale)), as
+ * PyTorch 1.13 without FBGEMM; 'onnx': x / scale, as ONNX QuantizeLinear; 'fbgemm': as PyTorch 2.x's x86
+ * builds (FBGEMM inside), round(x * (1/scale) + zp) with the zero point added before rounding (one rounding
+ * per tensor for 8-bit types, two per channel and for qint32; docs/pytorch2.md).
  */
-export type Rounding = 'torch' | 'onnx';
+export type Rounding = 'torch' | 'onnx' | 'fbgemm';
 
 /**
  * A semantics profile (js/semantics.js): which reference each operation reproduces. 'pytorch-qnnpack' (PyTorch's
- * qnnpack engine), 'pytorch-fbgemm' (its x86 / fbgemm engine), 'onnx' (the ONNX specification and ONNX Runtime),
+ * qnnpack engine, as Debian's 1.13 computes it), 'pytorch-fbgemm' (PyTorch 2.x's fbgemm engine on x86),
+ * 'pytorch-x86' (its x86 engine: oneDNN for convolutions with symmetric weights), 'onnx' (the ONNX specification
+ * and ONNX Runtime),
  * 'tflite' (TensorFlow Lite's integer kernels; of its forms only the fixed-point requantization has kernels yet,
  * the others throw UnsupportedError).
  */
-export type Semantics = 'pytorch-qnnpack' | 'pytorch-fbgemm' | 'onnx' | 'tflite';
+export type Semantics = 'pytorch-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
 
 /** The families of operations a profile fixes a form for. */
 export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu';
@@ -449,6 +453,11 @@ export const REQUANT_MODES: {
   readonly fixedpoint: 3;
   /** No requantization: the exact int32 sums as a qint32 tensor (ONNX MatMulInteger / ConvInteger). */
   readonly none: 4;
+  /**
+   * oneDNN's int8 convolution as PyTorch 2.x's x86 engine runs it (convolutions with symmetric weights on hosts
+   * with AVX512-VNNI): float bias added unscaled, the output zero point added before rounding.
+   */
+  readonly onednn: 5;
 };
 
 /** How int32 accumulators become outputs: a key of REQUANT_MODES. */
@@ -458,6 +467,8 @@ export type RequantMode = keyof typeof REQUANT_MODES;
 export interface SemanticsRequantMode {
   'pytorch-qnnpack': 'qnnpack';
   'pytorch-fbgemm': 'fbgemm';
+  /** linear / matmul: 'fbgemm'; conv2d: 'onednn' for symmetric weights and groups <= 100, else 'fbgemm'. */
+  'pytorch-x86': 'fbgemm' | 'onednn';
   onnx: 'onnx';
   tflite: 'fixedpoint';
 }
@@ -815,8 +826,9 @@ export interface ElementwiseOutputOptions extends QParams, SemanticsOptions {
 export interface AddOptions extends ElementwiseOutputOptions {
   /**
    * 'qnnpack' (default): PyTorch's qnnpack engine: same shapes take its fixed-point kernels (QNNPACK for quint8,
-   * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of the x86 / fbgemm / onednn
-   * engines (dequantize, add, quantize), with its AVX2 vector blocks. 'onnx': com.microsoft QLinearAdd as
+   * XNNPACK for qint8), broadcasting its float kernel. 'float': the float kernel of PyTorch 1.13's x86 / fbgemm /
+   * onednn engines (dequantize, add, quantize), with its AVX2 vector blocks. 'fbgemm': that kernel in PyTorch
+   * 2.x's x86 builds, whose scalar tail adds the zero point before rounding. 'onnx': com.microsoft QLinearAdd as
    * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
   mode?: 'qnnpack' | 'float' | 'fbgemm' | 'onnx';
@@ -849,52 +861,80 @@ export function mul<D extends ActivationDtype>(a: QTensor<D>, b: QTensor<NotInfe
 
 /**
  * Quantized cat (torch.ops.quantized.cat): every input requantized to the output qparams (quantize(dequantize(q)),
- * torch's rule), joined along dim. options: { scale, zeroPoint }, each by default the first input's. Throws a
+ * by options.rounding, 'torch' by default), joined along dim. options: { scale, zeroPoint }, each by default the
+ * first input's. Throws a
  * TypeError for an empty array, a bad input or dtypes that differ; a RangeError for a bad dim, shapes that differ
  * outside dim, or a bad scale or zero point.
  */
-export function cat<D extends ActivationDtype>(tensors: readonly QTensor<D>[], dim: number, options?: Partial<QParams> & SemanticsOptions): QTensor<D>;
+export function cat<D extends ActivationDtype>(
+  tensors: readonly QTensor<D>[],
+  dim: number,
+  options?: Partial<QParams> & SemanticsOptions & { rounding?: Rounding },
+): QTensor<D>;
 
 /**
  * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's
- * qparams (torch's rule); the output keeps the input's qparams. Defaults -Infinity and Infinity. As in torch,
- * minValue > maxValue is allowed and gives quantize(maxValue) everywhere. Throws a TypeError for a bad input or a
- * bound that is not a number (or is NaN).
+ * qparams (by options.rounding, torch's rule by default; 'fbgemm' for PyTorch 2.x's x86 builds); the output keeps
+ * the input's qparams. Defaults -Infinity and Infinity. As in torch, minValue > maxValue is allowed and gives
+ * quantize(maxValue) everywhere. Throws a TypeError for a bad input or a bound that is not a number (or is NaN).
  */
-export function clamp<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+export function clamp<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number, options?: RoundingOptions): QTensor<D>;
 
 /**
  * hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required (RangeError
  * otherwise). Defaults -1 and 1.
  */
-export function hardtanh<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number): QTensor<D>;
+export function hardtanh<D extends ActivationDtype>(x: QTensor<D>, minValue?: number, maxValue?: number, options?: RoundingOptions): QTensor<D>;
 
 /** relu: max(q, zero point), the input's qparams kept. */
 export function relu<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
 
-/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
-export function relu6<D extends ActivationDtype>(x: QTensor<D>): QTensor<D>;
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept; options.rounding as for clamp. */
+export function relu6<D extends ActivationDtype>(x: QTensor<D>, options?: RoundingOptions): QTensor<D>;
 
 /**
- * Quantized hardswish (torch.ao.nn.quantized.Hardswish), quint8 only, QNNPACK's table. options: { scale, zeroPoint }
- * (zeroPoint in [0, 255]). Throws a TypeError for a bad or non-quint8 input; a RangeError for a bad scale or zero point.
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, mode }. mode 'qnnpack'
+ * (default): quint8 only, QNNPACK's table; 'fbgemm': PyTorch 2.x's generic kernel on x86 (quint8 or qint8, vector
+ * blocks of 64). Throws a TypeError for a bad input (non-quint8 in 'qnnpack'); a RangeError for a bad scale or zero
+ * point.
  */
-export function hardswish(x: QTensor<'quint8'>, options: QParams & SemanticsOptions): QTensor<'quint8'>;
+export function hardswish(x: QTensor<'quint8'>, options: QParams & { semantics?: 'pytorch-qnnpack'; mode?: 'qnnpack' }): QTensor<'quint8'>;
+export function hardswish<D extends ActivationDtype>(
+  x: QTensor<D>,
+  options: QParams & ({ mode: 'fbgemm' } | { semantics: 'pytorch-fbgemm' | 'pytorch-x86' }),
+): QTensor<D>;
 
-/** Quantized sigmoid (torch.sigmoid on quint8): QNNPACK's table, output qparams fixed at (1/256, 0). quint8 only. */
-export function sigmoid(x: QTensor<'quint8'>, options?: { semantics?: 'pytorch-qnnpack' }): QTensor<'quint8'>;
-/** com.microsoft QLinearSigmoid as ONNX Runtime computes it (MLAS's logistic in a table), to the given output qparams. */
-export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options: QParams & { semantics: 'onnx' }): QTensor<D>;
+/**
+ * Quantized sigmoid (torch.sigmoid). Form 'qnnpack' (the default): quint8 only, QNNPACK's table, output qparams
+ * (1/256, 0); 'fbgemm' (semantics 'pytorch-fbgemm' / 'pytorch-x86'): PyTorch 2.x's generic kernel on x86, (1/256, 0)
+ * for quint8 and (1/256, -128) for qint8; 'onnx': com.microsoft QLinearSigmoid (MLAS's logistic in a table), to the
+ * given output qparams.
+ */
+export function sigmoid(x: QTensor<'quint8'>, options?: { semantics?: 'pytorch-qnnpack'; mode?: 'qnnpack' }): QTensor<'quint8'>;
+export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options: { mode: 'fbgemm' } | { semantics: 'pytorch-fbgemm' | 'pytorch-x86' }): QTensor<D>;
+export function sigmoid<D extends ActivationDtype>(x: QTensor<D>, options: QParams & ({ semantics: 'onnx' } | { mode: 'onnx' })): QTensor<D>;
 
 /**
  * Quantized leaky_relu (torch.ao.nn.quantized.LeakyReLU / functional.leaky_relu): y = x > 0 ? x : x * negativeSlope
  * (default 0.01), requantized to { scale, zeroPoint } (each by default the input's). Reproduces PyTorch's generic CPU
- * kernel on AVX2; exact for tensors of up to 32768 elements. Throws a TypeError for a bad input or a non-finite
- * negativeSlope; a RangeError for a bad scale or zero point.
+ * kernel on AVX2; exact for tensors of up to 32768 elements. mode 'float' (default): PyTorch 1.13's; 'fbgemm':
+ * PyTorch 2.x's x86 builds (the tail adds the zero point before rounding). Throws a TypeError for a bad input or a
+ * non-finite negativeSlope; a RangeError for a bad scale or zero point.
  */
-export function leakyRelu<D extends ActivationDtype>(x: QTensor<D>, negativeSlope?: number, options?: Partial<QParams> & SemanticsOptions): QTensor<D>;
+export function leakyRelu<D extends ActivationDtype>(
+  x: QTensor<D>,
+  negativeSlope?: number,
+  options?: Partial<QParams> & SemanticsOptions & { mode?: 'generic' | 'float' | 'fbgemm' | 'onnx' },
+): QTensor<D>;
 
 // ---- pooling ---------------------------------------------------------------------------------
+
+/**
+ * Which PyTorch engine's pooling kernels to reproduce: 'qnnpack' (default; QNNPACK for quint8 where PyTorch's qnnpack
+ * engine takes it), 'generic' (PyTorch 1.13's other engines) or 'fbgemm' (PyTorch 2.x's x86 builds: the generic
+ * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding).
+ */
+export type PoolMode = 'qnnpack' | 'generic' | 'fbgemm' | 'onnx';
 
 /** Options of maxPool2d. */
 export interface MaxPool2dOptions extends SemanticsOptions {
@@ -908,6 +948,8 @@ export interface MaxPool2dOptions extends SemanticsOptions {
   dilation?: IntPair;
   /** Default false. */
   ceilMode?: boolean;
+  /** Default 'qnnpack'. */
+  mode?: PoolMode;
 }
 
 /** Options of avgPool2d. */
@@ -927,6 +969,8 @@ export interface AvgPool2dOptions extends SemanticsOptions {
   countIncludePad?: boolean;
   /** A positive integer, or null for none (the default; ignored by the qnnpack form). */
   divisorOverride?: number | null;
+  /** Default 'qnnpack'. */
+  mode?: PoolMode;
 }
 
 /**
@@ -955,18 +999,24 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
  * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point. Throws a TypeError
  * for a bad input; a RangeError for an input that is not 4-D or a bad outputSize.
  */
-export function adaptiveAvgPool2d<D extends ActivationDtype>(x: QTensor<D>, outputSize: IntPair, options?: SemanticsOptions): QTensor<D>;
+export function adaptiveAvgPool2d<D extends ActivationDtype>(
+  x: QTensor<D>,
+  outputSize: IntPair,
+  options?: SemanticsOptions & { mode?: PoolMode },
+): QTensor<D>;
 
 /**
- * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3] (global average pooling, QNNPACK's), the
- * input's qparams kept: [N, C], or [N, C, 1, 1] (channels-last) with keepdim (default false). Throws a RangeError
- * for dims other than [2, 3] or an input that is not 4-D; a TypeError for a bad input.
+ * Quantized mean of x [N, C, H, W] over the spatial dimensions [2, 3], the input's qparams kept: [N, C], or
+ * [N, C, 1, 1] (channels-last) with keepdim (default false). mode 'qnnpack' (default): PyTorch's qnnpack engine,
+ * QNNPACK's global average pool for quint8; 'generic' / 'fbgemm': the x86 / fbgemm engines. qint8 (any mode) and
+ * quint8 outside 'qnnpack' average the raw integers, rint((float)sum(q) / n). Throws a RangeError for dims other than [2, 3] or
+ * an input that is not 4-D; a TypeError for a bad input or mode.
  */
 export function mean<D extends ActivationDtype>(
   x: QTensor<D>,
   dims: readonly [2, 3],
   keepdim?: boolean,
-  options?: SemanticsOptions & Partial<QParams>,
+  options?: SemanticsOptions & Partial<QParams> & { mode?: PoolMode },
 ): QTensor<D>;
 
 // ---- observers (torch.ao.quantization) -------------------------------------------------------

@@ -53,6 +53,57 @@ export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
   return clampedFloatToInt32(t);
 }
 
+/**
+ * fmaf: a * b + c with one rounding to float32 (a, b, c float32). a * b is exact in float64; the sum is rounded
+ * once there, and where that lands on a float32 midpoint the rounding error says which way the exact sum lies.
+ */
+export function fmaf(a, b, c) {
+  const p = f32(a) * f32(b);
+  const cc = f32(c);
+  const s = p + cc;
+  if (!Number.isFinite(s)) return f32(s);
+  const t = s - p;
+  const err = (p - (s - t)) + (cc - t); // the exact p + cc is s + err (TwoSum)
+  const r = f32(s);
+  if (err === 0 || r === s) return r;
+  const other = f32(r < s ? nextUp(r) : nextDown(r)); // the float32 on the other side of s
+  if ((r + other) / 2 !== s) return r; // not a midpoint: s and the exact sum round alike
+  return (err > 0) === (other > r) ? other : r;
+}
+
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+function nextUp(x) {
+  if (x === 0) return 2 ** -149;
+  F32[0] = x;
+  U32[0] += x > 0 ? 1 : -1;
+  return F32[0];
+}
+function nextDown(x) {
+  return -nextUp(-x);
+}
+
+/**
+ * PyTorch 2.x on x86 (rounding 'fbgemm'), 8-bit quantize_per_tensor (FBGEMM's QuantizeAvx2):
+ * q = clamp(nearbyint(fmaf(x, 1 / scale, zp))), one rounding with the zero point added first; NaN and +Inf give qmax.
+ */
+export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
+  const t = fmaf(x, f32(1 / f32(scale)), zeroPoint);
+  if (Number.isNaN(t)) return qmax;
+  return clampedFloatToInt32(roundHalfEven(clamp(t, f32(qmin), f32(qmax))));
+}
+
+/**
+ * FBGEMM's scalar Quantize (rounding 'fbgemm' per channel, for qint32, and in the generic kernels' tails):
+ * q = clamp(nearbyint((float)zp + x * (1 / scale))), two float32 roundings; NaN gives INT32_MIN's low byte (0) for
+ * 8-bit types, qmin for qint32.
+ */
+export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
+  const t = roundHalfEven(f32(f32(zeroPoint) + f32(f32(x) * f32(1 / f32(scale)))));
+  if (Number.isNaN(t)) return qmin === INT32_MIN ? INT32_MIN : 0;
+  return clampedFloatToInt32(clamp(t, f32(qmin), f32(qmax)));
+}
+
 /** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
 export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
   const r = roundHalfEven(f32(f32(x) / f32(scale)));
@@ -107,12 +158,14 @@ export function rdbpot(x, e) {
 }
 
 /**
- * The per-channel constants of a requantization form (semantics.js: 'qnnpack', 'fbgemm', 'onnx', 'fixedpoint'),
- * computed as qw_requantization_init computes them from PyTorch's float64 scales:
- * { multiplier (float32), biasInt (int32 added to the accumulator), biasFloat (float32 added after it), m0, shift }.
- * `bias` is the float bias (qnnpack / fbgemm / fixedpoint) or the int32 bias (onnx), or 0.
+ * The per-channel constants of a requantization form (semantics.js: 'qnnpack', 'fbgemm', 'onednn', 'onnx',
+ * 'fixedpoint'), computed as qw_requantization_init computes them from PyTorch's float64 scales:
+ * { multiplier (float32), biasInt (int32 added to the accumulator), biasFloat (float32 added after it), m0, shift,
+ * overflowToMin, srcScale, dstInvScale }. `bias` is the float bias (qnnpack / fbgemm / onednn / fixedpoint) or the
+ * int32 bias (onnx), or 0; `perChannel`: the weights have per-channel qparams (FBGEMM scales a per-tensor bias by a
+ * reciprocal, a per-channel one by a division).
  */
-export function requantizationParams(form, { inScale, weightScale, outScale, bias = 0 }) {
+export function requantizationParams(form, { inScale, weightScale, outScale, bias = 0, perChannel = false }) {
   const [sIn, sW, sOut] = [f32(inScale), f32(weightScale), f32(outScale)];
   switch (form) {
     case 'qnnpack':
@@ -125,10 +178,18 @@ export function requantizationParams(form, { inScale, weightScale, outScale, bia
       return params;
     }
     case 'fbgemm': {
-      // FBGEMM: act_times_w_scale = in_scale * w_scale; the float bias enters as bias / act_times_w_scale.
+      // FBGEMM: act_times_w_scale = in_scale * w_scale; the float bias enters as bias / act_times_w_scale per channel,
+      // times the float64 reciprocal (rounded to float32) per tensor; a scaled value beyond int32 gives qmin.
       const act = f32(sIn * sW);
-      return { multiplier: f32(act / sOut), biasInt: 0, biasFloat: bias === 0 ? 0 : f32(f32(bias) / act), m0: 0, shift: 0 };
+      const biasFloat = bias === 0 ? 0 : perChannel ? f32(f32(bias) / act) : f32(f32(bias) * f32(1 / act));
+      return { multiplier: f32(act / sOut), biasInt: 0, biasFloat, m0: 0, shift: 0, overflowToMin: true };
     }
+    case 'onednn':
+      // oneDNN as PyTorch 2.x's x86 engine drives it: the scales pass through 1 / scale in float64 and float32.
+      return {
+        multiplier: sW, biasInt: 0, biasFloat: f32(bias), m0: 0, shift: 0,
+        srcScale: f32(1 / f32(1 / inScale)), dstInvScale: f32(1 / f32(1 / f32(1 / outScale))),
+      };
     case 'onnx':
       return { multiplier: f32(f32(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
     default:
@@ -146,6 +207,14 @@ export function requantizationParams(form, { inScale, weightScale, outScale, bia
  */
 export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
   const x = wrapInt32(acc + params.biasInt);
+  if (form === 'onednn') {
+    // v = ((float)x * S) * w_scale + bias; then v * (1 / out_scale) + zp, rounded once (NaN: qmin)
+    const v = f32(f32(f32(f32(x) * params.srcScale) * params.multiplier) + params.biasFloat);
+    const t = f32(f32(v * params.dstInvScale) + f32(zeroPoint));
+    if (Number.isNaN(t)) return { x, scaled: v, rounded: NaN, shifted: t, result: qmin };
+    const result = roundHalfEven(clamp(t, f32(qmin), f32(qmax)));
+    return { x, scaled: v, rounded: result, shifted: t, result };
+  }
   if (form === 'fixedpoint') {
     const left = Math.max(params.shift, 0);
     const right = Math.max(-params.shift, 0);
@@ -155,6 +224,7 @@ export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
     return { x, left, right, high, scaled, rounded: scaled, shifted, result: clamp(shifted, qmin, qmax) };
   }
   const scaled = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
+  if (params.overflowToMin && !(Math.abs(scaled) < 2147483648)) return { x, scaled, rounded: NaN, shifted: NaN, result: qmin };
   const rounded = roundHalfEven(scaled);
   if (Number.isNaN(rounded)) return { x, scaled, rounded, shifted: NaN, result: clamp(zeroPoint, qmin, qmax) };
   const shifted = f32(rounded + f32(zeroPoint));

@@ -13,67 +13,78 @@ import { UnsupportedError } from './errors.js';
 /** Every form of every family, with what it computes and whether qwasm has its kernel. */
 export const FORMS = deepFreeze({
   rounding: {
-    torch: { does: 'x * (1 / scale) in float32, ties to even, zero point added in float32 (PyTorch)' },
+    torch: { does: "zp + nearbyint(x * (1 / scale)), the zero point added after rounding, in float32 (PyTorch without FBGEMM: Debian's 1.13)" },
+    fbgemm: { does: "nearbyint(x * (1 / scale) + zp), the zero point added before rounding (PyTorch 2.x on x86, FBGEMM's Quantize; two float roundings per channel and for qint32)" },
     onnx: { does: 'x / scale in float32, ties to even, zero point added exactly (ONNX QuantizeLinear)' },
     tflite: { does: 'x / scale, ties away from zero (TFLite Quantize)', missing: true },
   },
   requantization: {
     qnnpack: { does: 'float bias rounded to int32 at in_scale * w_scale; fp32 multiplier w_scale * in_scale * (1 / out_scale)' },
-    fbgemm: { does: 'bias kept float, added as bias / (in_scale * w_scale); multiplier (in_scale * w_scale) / out_scale; lrintf' },
+    fbgemm: { does: 'bias kept float, added as bias / (in_scale * w_scale) (per tensor: times its reciprocal); multiplier (in_scale * w_scale) / out_scale; nearest even, beyond int32 the lowest output' },
+    onednn: { does: "oneDNN's int8 convolution: ((float)acc * in_scale) * w_scale + bias, times 1 / out_scale, + zp before rounding" },
+    x86: { does: "PyTorch 2.x's x86 engine: convolutions with symmetric weights and groups <= 100 as oneDNN (on AVX512-VNNI hosts), everything else as FBGEMM" },
     onnx: { does: 'int32 bias given; multiplier in_scale * w_scale / out_scale; ties to even' },
     fixedpoint: { does: 'integer only: Q31 multiplier and shift, SaturatingRoundingDoublingHighMul then RoundingDivideByPOT' },
     none: { does: 'no requantization: the exact int32 sums (ONNX MatMulInteger / ConvInteger)' },
   },
   add: {
     qnnpack: { does: 'same shapes: QNNPACK (quint8) / XNNPACK (qint8) fixed point; broadcasting: dequantize, add, quantize' },
-    float: { does: 'dequantize, add in float32 (AVX2 FMA blocks of 64), quantize: the x86 / fbgemm / onednn engines' },
+    float: { does: "dequantize, add in float32 (AVX2 FMA blocks of 64), quantize: PyTorch 1.13's x86 / fbgemm / onednn kernel" },
+    fbgemm: { does: "the float kernel in PyTorch 2.x's x86 builds: its scalar tail adds the zero point before rounding" },
     onnx: { does: 'com.microsoft QLinearAdd as ONNX Runtime computes it (MLAS)' },
     tflite: { does: "TFLite's fixed-point add (left shift 20, per-input Q31 multipliers)", missing: true },
   },
   mul: {
-    pytorch: { does: 'zp + rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s)))' },
+    pytorch: { does: 'zp + rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))), every PyTorch engine' },
     onnx: { does: 'com.microsoft QLinearMul as ONNX Runtime computes it (MLAS)' },
     tflite: { does: "TFLite's fixed-point mul (one Q31 multiplier)", missing: true },
   },
   pooling: {
     qnnpack: { does: "PyTorch's qnnpack engine: QNNPACK's average / global pooling for quint8 without ceil_mode, max pooling clamped to the edge; generic kernels elsewhere" },
-    generic: { does: "PyTorch's generic (x86 / fbgemm engine) quantized pooling kernels" },
+    generic: { does: "PyTorch 1.13's generic quantized pooling kernels" },
+    fbgemm: { does: "the generic kernels in PyTorch 2.x's x86 builds: their channels-last scalar loops add the zero point before rounding" },
     onnx: { does: "ONNX Runtime's QLinearAveragePool / QLinearGlobalAveragePool and MaxPool" },
     tflite: { does: "TFLite's integer average pooling (rounded integer division)", missing: true },
   },
   sigmoid: {
-    qnnpack: { does: "QNNPACK's table, output qparams fixed at (1/256, 0)" },
-    generic: { does: "PyTorch's generic float sigmoid kernel", missing: true },
+    qnnpack: { does: "QNNPACK's table (quint8), output qparams fixed at (1/256, 0)" },
+    fbgemm: { does: "PyTorch 2.x's generic kernel on x86: output (1/256, 0) for quint8, (1/256, -128) for qint8" },
     onnx: { does: "ONNX Runtime's QLinearSigmoid table (MLAS logistic)" },
     tflite: { does: "TFLite's int8 logistic", missing: true },
   },
   hardswish: {
-    qnnpack: { does: "QNNPACK's table" },
-    generic: { does: "PyTorch's generic float hardswish kernel", missing: true },
+    qnnpack: { does: "QNNPACK's table (quint8)" },
+    fbgemm: { does: "PyTorch 2.x's generic kernel on x86 (quint8 or qint8, vector blocks of 64)" },
     onnx: { does: 'ONNX has no quantized HardSwish (QDQ graphs run it in float)', missing: true },
     tflite: { does: "TFLite's int8 hard_swish", missing: true },
   },
   leakyRelu: {
-    generic: { does: "PyTorch's generic kernel (AVX2 blocks of 64 dequantized with FMA), every engine" },
+    generic: { does: "PyTorch 1.13's generic kernel (AVX2 blocks of 64 dequantized with FMA), every engine" },
+    fbgemm: { does: "the generic kernel in PyTorch 2.x's x86 builds: its tail adds the zero point before rounding" },
     onnx: { does: "ONNX Runtime's QLinearLeakyRelu table" },
     tflite: { does: "TFLite's leaky_relu", missing: true },
   },
 });
 
 /** Earlier names of forms, still accepted where a call names a form itself (`mode`). */
-const ALIASES = Object.freeze({ add: Object.freeze({ fbgemm: 'float' }), mul: Object.freeze({ qnnpack: 'pytorch' }) });
+const ALIASES = Object.freeze({ mul: Object.freeze({ qnnpack: 'pytorch' }), leakyRelu: Object.freeze({ float: 'generic' }) });
 
 /** The profiles: a reference framework and engine, and the form of every family. */
 export const PROFILES = deepFreeze({
   'pytorch-qnnpack': {
-    reference: "PyTorch's qnnpack engine (torch.backends.quantized.engine = 'qnnpack')",
+    reference: "PyTorch's qnnpack engine (torch.backends.quantized.engine = 'qnnpack'), as Debian's PyTorch 1.13 (built without FBGEMM) computes it",
     rounding: 'torch', requantization: 'qnnpack', add: 'qnnpack', mul: 'pytorch', pooling: 'qnnpack',
     sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'generic',
   },
   'pytorch-fbgemm': {
-    reference: "PyTorch's x86 / fbgemm engine, the default on x86 (torch.backends.quantized.engine = 'x86' or 'fbgemm')",
-    rounding: 'torch', requantization: 'fbgemm', add: 'float', mul: 'pytorch', pooling: 'generic',
-    sigmoid: 'generic', hardswish: 'generic', leakyRelu: 'generic',
+    reference: "PyTorch 2.x's fbgemm engine on x86 (torch.backends.quantized.engine = 'fbgemm'; checked against torch 2.13 from PyPI)",
+    rounding: 'fbgemm', requantization: 'fbgemm', add: 'fbgemm', mul: 'pytorch', pooling: 'fbgemm',
+    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm',
+  },
+  'pytorch-x86': {
+    reference: "PyTorch 2.x's x86 engine, the default on x86 (engine = 'x86'): the fbgemm engine's kernels, but convolutions with symmetric weights through oneDNN (AVX512-VNNI hosts; checked against torch 2.13)",
+    rounding: 'fbgemm', requantization: 'x86', add: 'fbgemm', mul: 'pytorch', pooling: 'fbgemm',
+    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm',
   },
   onnx: {
     reference: 'the ONNX specification, and ONNX Runtime (onnxruntime-web) for its com.microsoft operators',

@@ -41,7 +41,7 @@ const char* qw_isa(void) {
 
 qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
                       int32_t zero_point) {
-  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(dtype) || (unsigned)rounding > QW_ROUND_ONNX) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
   if (!valid_qparams(dtype, scale, zero_point)) {
@@ -56,7 +56,7 @@ qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_roun
 qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y, qw_dtype dtype,
                                   qw_rounding rounding, const float* scales, const int32_t* zero_points) {
   if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || !valid_dtype(dtype) ||
-      (unsigned)rounding > QW_ROUND_ONNX) {
+      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {
@@ -64,7 +64,9 @@ qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, c
       return QW_INVALID_QPARAMS;
     }
   }
-  const qw_quantize_ukernel ukernel = qw_kernels()->quantize[rounding][dtype];
+  /* PyTorch's per-channel quantize goes through quantize_val: FBGEMM's scalar rule on x86 builds. */
+  const qw_rounding rule = rounding == QW_ROUND_FBGEMM ? QW_ROUND_FBGEMM_SCALAR : rounding;
+  const qw_quantize_ukernel ukernel = qw_kernels()->quantize[rule][dtype];
   const size_t size = dtype_size[dtype];
   for (size_t o = 0; o < outer; o++) {
     for (size_t c = 0; c < channels; c++) {
@@ -114,7 +116,7 @@ qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner,
 qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
                         qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding) {
   if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(x_dtype) || !valid_dtype(y_dtype) ||
-      (unsigned)rounding > QW_ROUND_ONNX) {
+      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
   if (!valid_qparams(x_dtype, x_scale, x_zero_point) || !valid_qparams(y_dtype, y_scale, y_zero_point)) {

@@ -16,12 +16,12 @@
 
 struct qw_kernels {
   const char* isa;
-  qw_quantize_ukernel quantize[2][3]; /* [qw_rounding][qw_dtype] */
+  qw_quantize_ukernel quantize[4][3]; /* [qw_rounding][qw_dtype] */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
   qw_gemm_ukernel gemm[4];                           /* [rows - 1]: a kernel for 1..4 rows */
   qw_gemm_pack_a_ukernel gemm_pack_a[2];             /* [activations signed] */
-  qw_requantization_ukernel requantize[2][2];        /* [fp32, fixedpoint][output signed] */
+  qw_requantization_ukernel requantize[3][2];        /* [fp32, fixedpoint, onednn][output signed] */
   qw_dwconv_ukernel dwconv[2];                       /* [activations signed] */
   qw_maxpool_ukernel maxpool[2];                     /* [signed] */
   qw_x8_transpose_ukernel transpose_x8;

@@ -2,9 +2,9 @@
 // hardswish, sigmoid, leakyRelu). Each computes the form its semantics names (semantics.js); exact formulas:
 // docs/quantization.md.
 import { backend } from '../runtime/runtime.js';
-import { QW_STATUS, QW_UNARY_OP, statusError } from '../runtime/abi.js';
+import { QW_ROUNDING, QW_STATUS, QW_UNARY_OP, statusError } from '../runtime/abi.js';
 import { semanticsOf } from '../semantics.js';
-import { f32, quantizeOnnx, quantizeTorch } from '../reference.js';
+import { INT32_MAX, INT32_MIN, f32, quantizeFbgemmScalar, quantizeOnnx, quantizeTorch } from '../reference.js';
 import { DTYPES } from '../tensor/dtype.js';
 import { checkDim, numelOf, show } from '../tensor/check.js';
 import { contiguousStrides, copyStrided } from '../tensor/qtensor.js';
@@ -73,8 +73,9 @@ function binary(a, b, ar, br, shape, out, where, fn) {
  * Quantized add with numpy broadcasting. options: { scale, zeroPoint, relu = false, semantics = 'pytorch-qnnpack',
  * mode }. The forms (semantics.js `add`): 'qnnpack' (torch.ops.quantized.add / add_relu on PyTorch's qnnpack engine:
  * same-shaped quint8 / qint8 operands take its fixed-point kernels, QNNPACK / XNNPACK, broadcasting ones its float
- * kernel); 'float' (also 'fbgemm': the x86 / fbgemm / onednn engines' kernel, dequantize, add, quantize, reproduced
- * with its AVX2 vector blocks); 'onnx' (com.microsoft QLinearAdd as ONNX Runtime computes it:
+ * kernel); 'float' (PyTorch 1.13's x86 / fbgemm / onednn kernel: dequantize, add, quantize, reproduced with its AVX2
+ * vector blocks); 'fbgemm' (that kernel in PyTorch 2.x's x86 builds, whose scalar tail adds the zero point before
+ * rounding); 'onnx' (com.microsoft QLinearAdd as ONNX Runtime computes it:
  * (a_s (a - za) + b_s (b - zb)) / y_s, clamped, then the zero point added and rounded half to even; no relu).
  */
 export function add(a, b, options) {
@@ -95,7 +96,10 @@ export function add(a, b, options) {
     withIndexLists(n, ai, bi, (pai, pbi) => {
       const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
       if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
-      else be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK);
+      else {
+        const tail = form === 'fbgemm' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
+        be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK, tail);
+      }
     });
   });
 }
@@ -147,8 +151,8 @@ export function mul(a, b, options) {
 
 /**
  * Quantized cat (torch.ops.quantized.cat, ONNX Runtime's QLinearConcat): every input requantized to the output
- * qparams (quantize(dequantize(q)) with the semantics' rounding rule), joined along dim. options: { scale,
- * zeroPoint, semantics = 'pytorch-qnnpack' }, by default the first input's qparams (as torch).
+ * qparams (quantize(dequantize(q)) with the semantics' rounding rule, or `rounding`), joined along dim. options:
+ * { scale, zeroPoint, semantics = 'pytorch-qnnpack', rounding }, the qparams by default the first input's (as torch).
  */
 export function cat(tensors, dim, options = {}) {
   const where = 'cat';
@@ -163,7 +167,7 @@ export function cat(tensors, dim, options = {}) {
     }
   });
   const out = outputQParams({ scale: options?.scale ?? first.quant.scale, zeroPoint: options?.zeroPoint ?? first.quant.zeroPoint }, first.dtype, where);
-  const rounding = semanticsOf(options, where, 'pytorch-qnnpack').form('rounding');
+  const rounding = semanticsOf(options, where, 'pytorch-qnnpack').form('rounding', options?.rounding);
   const shape = first.shape.slice();
   shape[d] = rs.reduce((s, r) => s + r.shape[d], 0);
   const be = backend();
@@ -205,38 +209,46 @@ function integerTable(dtype, fn) {
   return table;
 }
 
-/** The input integer of a real bound, by torch's rule with the input's qparams, saturated to the dtype. */
-function quantizeBound(value, r, where) {
+/** PyTorch's quantize of a real bound with the input's qparams, by a rounding form, saturated to the dtype. */
+const BOUND_RULES = {
+  torch: (v, r) => quantizeTorch(v, r.quant.scale, r.quant.zeroPoint, r.dtype.min, r.dtype.max),
+  onnx: (v, r) => quantizeOnnx(v, r.quant.scale, r.quant.zeroPoint, r.dtype.min, r.dtype.max),
+  // quantize_val: FBGEMM's scalar rule to int32 (PyTorch 2.x on x86), then the dtype's range
+  fbgemm: (v, r) => Math.min(Math.max(quantizeFbgemmScalar(v, r.quant.scale, r.quant.zeroPoint, INT32_MIN, INT32_MAX), r.dtype.min), r.dtype.max),
+};
+
+function quantizeBound(value, r, rounding, where) {
   if (typeof value !== 'number' || Number.isNaN(value)) throw new TypeError(`${where}: bounds must be numbers, got ${show(value)}`);
-  return quantizeTorch(value, r.quant.scale, r.quant.zeroPoint, r.dtype.min, r.dtype.max);
+  return BOUND_RULES[rounding](value, r);
 }
 
 /**
- * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with
- * the INPUT's qparams (torch's rule); the output keeps the input's qparams. As in torch, minValue >
- * maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003: with scale 0.0197434, 6.0 is
- * 303.9 steps, so that upper bound saturates at 255.
+ * clamp (torch.clamp): min(max(q, quantize(minValue)), quantize(maxValue)), the bounds quantized with the INPUT's
+ * qparams by the semantics' rounding rule (options: { semantics = 'pytorch-qnnpack', rounding }); the output keeps
+ * the input's qparams. As in torch, minValue > maxValue is allowed and gives quantize(maxValue) everywhere. Seed 003:
+ * with scale 0.0197434, 6.0 is 303.9 steps, so that upper bound saturates at 255.
  */
-export function clamp(x, minValue = -Infinity, maxValue = Infinity) {
-  return clampInts(x, minValue, maxValue, 'clamp');
+export function clamp(x, minValue = -Infinity, maxValue = Infinity, options = {}) {
+  return clampInts(x, minValue, maxValue, options, 'clamp');
 }
 
-function clampInts(x, minValue, maxValue, where) {
+function clampInts(x, minValue, maxValue, options, where) {
   const r = activationOperand(x, where);
-  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, where);
-  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, where);
+  const rounding = semanticsOf(options, where, 'pytorch-qnnpack').form('rounding', options?.rounding);
+  const lo = minValue === -Infinity ? r.dtype.min : quantizeBound(minValue, r, rounding, where);
+  const hi = maxValue === Infinity ? r.dtype.max : quantizeBound(maxValue, r, rounding, where);
   return applyTable(x, r, integerTable(r.dtype, (q) => Math.min(Math.max(q, lo), hi)), r.quant.scale, r.quant.zeroPoint, where);
 }
 
-/** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. */
-export function hardtanh(x, minValue = -1, maxValue = 1) {
+/** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. options as clamp's. */
+export function hardtanh(x, minValue = -1, maxValue = 1, options = {}) {
   if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
-  return clampInts(x, minValue, maxValue, 'hardtanh');
+  return clampInts(x, minValue, maxValue, options, 'hardtanh');
 }
 /** relu: max(q, zero point), the input's qparams kept. */
-export const relu = (x) => clampInts(x, 0, Infinity, 'relu');
-/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept. */
-export const relu6 = (x) => clampInts(x, 0, 6, 'relu6');
+export const relu = (x) => clampInts(x, 0, Infinity, {}, 'relu');
+/** relu6: min(max(q, zero point), quantize(6.0)), the input's qparams kept; options as clamp's. */
+export const relu6 = (x, options = {}) => clampInts(x, 0, 6, options, 'relu6');
 
 /** QNNPACK's table of a unary op (quint8 only), made by the C core. */
 function qnnpackTable(op, r, outScale, outZeroPoint, where) {
@@ -263,40 +275,59 @@ function unaryOutput(options, r, defaults, where) {
   return outputQParams({ scale: options?.scale ?? defaults.scale, zeroPoint: options?.zeroPoint ?? defaults.zeroPoint }, r.dtype, where);
 }
 
+/** A two-table kernel of PyTorch's generic vectorized loops (qw_unary_table op >= 2): blocks of 64, then the tail. */
+function blockedTable(x, r, op, param, outScale, outZeroPoint, where) {
+  const be = backend();
+  return produce(newTensor(r.shape, r.dtype, outScale, outZeroPoint), (y) =>
+    withContiguous(x, where, (px) =>
+      be.withBuffers([512], (pt) => {
+        be.call(where, 'qw_unary_table', op, r.dtype.code, r.quant.scale, r.quant.zeroPoint, outScale, outZeroPoint, param, pt);
+        be.call(where, 'qw_lut8_blocked', numelOf(r.shape), px, pt, TORCH_VECTOR_BLOCK, raw(y, where).ptr);
+      })));
+}
+
 /**
- * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, semantics }. Form 'qnnpack':
- * QNNPACK's table, quint8.
+ * Quantized hardswish (torch.ao.nn.quantized.Hardswish). options: { scale, zeroPoint, semantics = 'pytorch-qnnpack',
+ * mode }. Forms: 'qnnpack' (QNNPACK's table, quint8 only); 'fbgemm' (PyTorch 2.x's generic kernel on x86, quint8 or
+ * qint8).
  */
 export function hardswish(x, options) {
   const where = 'hardswish';
   const r = activationOperand(x, where);
-  semanticsOf(options, where, 'pytorch-qnnpack').form('hardswish');
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('hardswish', options?.mode);
+  if (form === 'fbgemm') {
+    const out = outputQParams(options, r.dtype, where);
+    return blockedTable(x, r, QW_UNARY_OP.QW_UNARY_HARDSWISH_FBGEMM, 0, out.scale, out.zeroPoint, where);
+  }
   const out = outputQParams(options, DTYPES.quint8, where);
   return applyTable(x, r, qnnpackTable(QW_UNARY_OP.QW_UNARY_HARDSWISH_QNNPACK, r, out.scale, out.zeroPoint, where), out.scale, out.zeroPoint, where);
 }
 
 /**
- * Quantized sigmoid. Forms: 'qnnpack' (torch.sigmoid on quint8 with PyTorch's qnnpack engine: QNNPACK's table,
- * output qparams fixed at (1/256, 0)); 'onnx' (com.microsoft QLinearSigmoid: MLAS's logistic, output qparams from
- * options { scale, zeroPoint }). options: { semantics = 'pytorch-qnnpack', scale, zeroPoint }.
+ * Quantized sigmoid. options: { semantics = 'pytorch-qnnpack', mode, scale, zeroPoint }. Forms: 'qnnpack'
+ * (torch.sigmoid on quint8 with PyTorch's qnnpack engine: QNNPACK's table, output qparams fixed at (1/256, 0));
+ * 'fbgemm' (PyTorch 2.x's generic kernel on x86: (1/256, 0) for quint8, (1/256, -128) for qint8); 'onnx'
+ * (com.microsoft QLinearSigmoid: MLAS's logistic, output qparams from options).
  */
 export function sigmoid(x, options = {}) {
   const where = 'sigmoid';
   const r = activationOperand(x, where);
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('sigmoid');
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('sigmoid', options?.mode);
   if (form === 'onnx') {
     const out = unaryOutput(options, r, {}, where);
     return applyTable(x, r, ortTable(mlasLogistic, r, out.scale, out.zeroPoint), out.scale, out.zeroPoint, where);
   }
+  if (form === 'fbgemm') return blockedTable(x, r, QW_UNARY_OP.QW_UNARY_SIGMOID_FBGEMM, 0, 1 / 256, r.dtype.name === 'qint8' ? -128 : 0, where);
   return applyTable(x, r, qnnpackTable(QW_UNARY_OP.QW_UNARY_SIGMOID_QNNPACK, r, 1 / 256, 0, where), 1 / 256, 0, where);
 }
 
 /**
  * Quantized leaky_relu: y = x > 0 ? x : x * negativeSlope, requantized to { scale, zeroPoint } (default: the
- * input's). Forms: 'generic' (torch.ao.nn.quantized.LeakyReLU on every PyTorch engine: its generic CPU kernel on
- * AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail without; exact for tensors of up
- * to 32768 elements, beyond which PyTorch splits the loop across threads); 'onnx' (com.microsoft
- * QLinearLeakyRelu's table). options: { scale, zeroPoint, semantics = 'pytorch-qnnpack' }.
+ * input's). Forms: 'generic' (torch.ao.nn.quantized.LeakyReLU on PyTorch 1.13, every engine: its generic CPU kernel on
+ * AVX2, which dequantizes whole blocks of 64 elements with an FMA and the tail without; exact for tensors of up to
+ * 32768 elements, beyond which PyTorch splits the loop across threads); 'fbgemm' (the same kernel in PyTorch 2.x's x86
+ * builds: the tail adds the zero point before rounding); 'onnx' (com.microsoft QLinearLeakyRelu's table).
+ * options: { scale, zeroPoint, semantics = 'pytorch-qnnpack', mode }.
  */
 export function leakyRelu(x, negativeSlope = 0.01, options = {}) {
   const where = 'leakyRelu';
@@ -304,17 +335,12 @@ export function leakyRelu(x, negativeSlope = 0.01, options = {}) {
   if (typeof negativeSlope !== 'number' || !Number.isFinite(negativeSlope)) {
     throw new TypeError(`${where}: negativeSlope must be a finite number, got ${show(negativeSlope)}`);
   }
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('leakyRelu');
+  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('leakyRelu', options?.mode);
   const out = unaryOutput(options, r, { scale: r.quant.scale, zeroPoint: r.quant.zeroPoint }, where);
   if (form === 'onnx') {
     const alpha = f32(negativeSlope);
     return applyTable(x, r, ortTable((v) => (v >= 0 ? v : f32(alpha * v)), r, out.scale, out.zeroPoint), out.scale, out.zeroPoint, where);
   }
-  const be = backend();
-  return produce(newTensor(r.shape, r.dtype, out.scale, out.zeroPoint), (y) =>
-    withContiguous(x, where, (px) =>
-      be.withBuffers([512], (pt) => {
-        be.call(where, 'qw_unary_table', QW_UNARY_OP.QW_UNARY_LEAKY_RELU, r.dtype.code, r.quant.scale, r.quant.zeroPoint, out.scale, out.zeroPoint, negativeSlope, pt);
-        be.call(where, 'qw_lut8_blocked', numelOf(r.shape), px, pt, TORCH_VECTOR_BLOCK, raw(y, where).ptr);
-      })));
+  const op = form === 'fbgemm' ? QW_UNARY_OP.QW_UNARY_LEAKY_RELU_FBGEMM : QW_UNARY_OP.QW_UNARY_LEAKY_RELU;
+  return blockedTable(x, r, op, negativeSlope, out.scale, out.zeroPoint, where);
 }

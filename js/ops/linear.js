@@ -19,9 +19,13 @@ export const REQUANT_MODES = Object.freeze({
   onnx: QW_REQUANT_MODE.QW_REQUANT_ONNX,
   fixedpoint: QW_REQUANT_MODE.QW_REQUANT_FIXEDPOINT,
   none: QW_REQUANT_MODE.QW_REQUANT_NONE,
+  onednn: QW_REQUANT_MODE.QW_REQUANT_ONEDNN,
 });
 
-/** The requantization form of a call: options.mode, or the form of options.semantics (default `defaultSemantics`). */
+/**
+ * The requantization form of a call: options.mode, or the form of options.semantics (default `defaultSemantics`).
+ * 'x86' is not a kernel but PyTorch's x86 engine choosing one by the weights: packed weights resolve it (x86Form).
+ */
 function requantizationOf(options, where, defaultSemantics) {
   return semanticsOf(options, where, defaultSemantics).form('requantization', options?.mode);
 }
@@ -53,7 +57,7 @@ function outputSpec(options, where, mode) {
 /** The requantization form and output spec of a call on packed weights: the call's own form, else the packing's. */
 function callSpec(options, weights, where) {
   const overrides = options?.mode !== undefined || options?.semantics !== undefined;
-  const mode = overrides ? requantizationOf(options, where, 'pytorch-qnnpack') : weights.mode;
+  const mode = overrides ? weights.x86Form(requantizationOf(options, where, 'pytorch-qnnpack')) : weights.mode;
   return { mode, out: outputSpec(options, where, mode) };
 }
 
@@ -73,11 +77,11 @@ class PackedWeights {
   constructor(where, weight, bias, mode, channels, packFn) {
     const w = tensorOperand(weight, where, 'weight');
     if (w.dtype.name === 'qint32') throw new TypeError(`${where}: weight must be qint8 or quint8, got qint32`);
-    this.mode = mode;
     this.channels = channels;
     this.weightDtype = w.dtype;
     // Scales stay float64, as torch keeps them; the C core rounds them where each mode does.
-    if (w.quant.scheme === 'per_tensor_affine') {
+    this.perChannel = w.quant.scheme !== 'per_tensor_affine';
+    if (!this.perChannel) {
       this.weightScales = Float64Array.of(w.quant.scale);
       this.weightZeroPoints = Int32Array.of(w.quant.zeroPoint);
     } else {
@@ -87,6 +91,7 @@ class PackedWeights {
       this.weightScales = Float64Array.from(w.quant.scales);
       this.weightZeroPoints = Int32Array.from(w.quant.zeroPoints);
     }
+    this.mode = this.x86Form(mode);
     this.bias = checkBias(bias, channels, this.mode, where);
     const b = backend();
     this.#backend = b;
@@ -96,6 +101,14 @@ class PackedWeights {
     } finally {
       contiguous.dispose();
     }
+  }
+
+  /**
+   * A requantization form with 'x86' resolved for these weights: PyTorch's x86 engine runs linear layers and
+   * matmuls through FBGEMM (PackedConv2d overrides this).
+   */
+  x86Form(form) {
+    return form === 'x86' ? 'fbgemm' : form;
   }
 
   get packedPtr() {
@@ -135,7 +148,7 @@ class PackedWeights {
       if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
       b.call(where, 'qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
         floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
-        out.clampMin, out.clampMax);
+        out.clampMin, out.clampMax, this.perChannel ? 1 : 0);
       // An integer clamp (an ONNX Clip with 8-bit bounds fused into the layer) narrows the output range exactly.
       if (out.outputRange) b.call(where, 'qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
     });
@@ -267,8 +280,20 @@ export function linear(x, weights, options) {
 
 // ---- conv2d -------------------------------------------------------------------------------------
 
+/**
+ * PyTorch's x86 engine (2.x) sends a convolution to oneDNN when its weights are symmetric (every zero point 0) and
+ * groups <= 100 (on AVX512-VNNI hosts, where it was measured: docs/pytorch2.md), every other one to FBGEMM.
+ */
+function x86ConvForm(weightZeroPoints, groups) {
+  return Array.from(weightZeroPoints).every((z) => z === 0) && groups <= 100 ? 'onednn' : 'fbgemm';
+}
+
 /** Weights of a 2-D convolution, packed once, with the convolution's geometry. */
 export class PackedConv2d extends PackedWeights {
+  x86Form(form) {
+    return form === 'x86' ? x86ConvForm(this.weightZeroPoints, this.geometry.groups) : form;
+  }
+
   constructor(weight, bias, options = {}) {
     const where = 'packConv2d';
     const { stride = 1, padding = 0, dilation = 1, groups = 1 } = options ?? {};
@@ -278,7 +303,9 @@ export class PackedConv2d extends PackedWeights {
     const { outC, kh, kw } = geometry;
     const inCg = w.shape[1];
     if (outC === 0 || inCg === 0 || kh === 0 || kw === 0) throw new RangeError(`${where}: weight shape ${show(w.shape)} has an empty dimension`);
-    super(where, weight, bias, requantizationOf(options, where, 'pytorch-qnnpack'), outC, (b, r, zeroPoints) => {
+    const form = requantizationOf(options, where, 'pytorch-qnnpack');
+    const weightZps = w.quant.scheme === 'per_tensor_affine' ? [w.quant.zeroPoint] : w.quant.zeroPoints;
+    super(where, weight, bias, form === 'x86' ? x86ConvForm(weightZps, geometry.groups) : form, outC, (b, r, zeroPoints) => {
       // The packing needs channels and kernel only; the spatial size of a call comes later.
       const shape = convShapeStruct(geometry, 1, (kh - 1) * geometry.dilation[0] + 1, (kw - 1) * geometry.dilation[1] + 1);
       return b.withBuffers([64, 4 * zeroPoints.length], (ps, pz) => {

@@ -1,7 +1,8 @@
-// Quantized pooling in the form the call's semantics names (semantics.js `pooling`): PyTorch's qnnpack engine
-// ('qnnpack': QNNPACK's kernels where that engine reaches them, quint8 without ceil_mode, the generic ones
-// elsewhere), PyTorch's generic kernels ('generic', the x86 / fbgemm engine), or ONNX Runtime's ('onnx'). They
-// round differently. Outputs keep the input's qparams (ONNX Runtime's forms may be given others) and the
+// Quantized pooling in the form the call's semantics names (semantics.js `pooling`, or options.mode): PyTorch's
+// qnnpack engine ('qnnpack': QNNPACK's kernels where that engine reaches them, quint8 without ceil_mode, the generic
+// ones elsewhere), PyTorch 1.13's generic kernels ('generic'), those kernels in PyTorch 2.x's x86 builds ('fbgemm':
+// their channels-last scalar loops add the zero point before rounding), or ONNX Runtime's ('onnx'). They round
+// differently. Outputs keep the input's qparams (ONNX Runtime's forms may be given others) and the
 // torch forms store them channels-last, like convolutions.
 import { backend } from '../runtime/runtime.js';
 import { QW_AVG_POOL, QW_POOL2D_SHAPE, structValues } from '../runtime/abi.js';
@@ -12,6 +13,9 @@ import { show } from '../tensor/check.js';
 import { fromIntRepr } from '../tensor/qtensor.js';
 import { channelsLastStrides, pair, withChannelsLast } from '../tensor/layout.js';
 import { activationOperand, newTensor, produce, raw } from './op.js';
+
+/** The pooling form of a call: options.mode, or its semantics' (default 'pytorch-qnnpack'). */
+const poolingForm = (options, where) => semanticsOf(options, where, 'pytorch-qnnpack').form('pooling', options?.mode);
 
 function input4d(x, where) {
   const r = activationOperand(x, where);
@@ -54,7 +58,7 @@ export function maxPool2d(x, options = {}) {
   const where = 'maxPool2d';
   const r = input4d(x, where);
   const { kernelSize, stride, padding = 0, dilation = 1, ceilMode = false } = options ?? {};
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('pooling');
+  const form = poolingForm(options, where);
   const k = pair(kernelSize, 'kernelSize', where, 1);
   const s = pair(stride ?? k, 'stride', where, 1);
   const p = pair(padding, 'padding', where, 0);
@@ -79,7 +83,7 @@ export function maxPool2d(x, options = {}) {
  * output qparams { scale, zeroPoint } default to the input's).
  */
 export function avgPool2d(x, options = {}) {
-  const form = semanticsOf(options, 'avgPool2d', 'pytorch-qnnpack').form('pooling');
+  const form = poolingForm(options, 'avgPool2d');
   return form === 'onnx' ? ortAvgPool2d(x, options, 'avgPool2d') : torchAvgPool2d(x, options ?? {}, form, false);
 }
 
@@ -89,7 +93,7 @@ export function avgPool2d(x, options = {}) {
  * PyTorch saw (QLinearAveragePool channels_last = 1). Not part of the public API.
  */
 export function avgPool2dChannelsLast(x, options = {}) {
-  return torchAvgPool2d(x, options, semanticsOf(options, 'avgPool2d', 'pytorch-qnnpack').form('pooling'), true);
+  return torchAvgPool2d(x, options, poolingForm(options, 'avgPool2d'), true);
 }
 
 function torchAvgPool2d(x, options, form, channelsLast) {
@@ -108,8 +112,9 @@ function torchAvgPool2d(x, options, form, channelsLast) {
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], 1, ceilMode, 'W');
   const [, c, h, w] = r.shape;
   // A tensor with C == 1 or H * W == 1 is channels-last as well as contiguous; PyTorch then takes that kernel.
+  const lastKernel = form === 'fbgemm' ? QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST;
   const kernel = form === 'qnnpack' && r.dtype.name === 'quint8' && !ceilMode ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK
-    : channelsLast || c === 1 || h * w === 1 ? QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST : QW_AVG_POOL.QW_AVG_POOL_GENERIC;
+    : channelsLast || c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_GENERIC;
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     writePoolShape(be, ps, r, oh, ow, k, s, p, [1, 1]);
     be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, countIncludePad ? 1 : 0, divisorOverride ?? 0);
@@ -124,14 +129,14 @@ function checkKeepsQParams(options, r, where) {
 }
 
 /**
- * Quantized adaptive_avg_pool2d to outputSize ([h, w] or a number). options: { semantics = 'pytorch-qnnpack' }.
+ * Quantized adaptive_avg_pool2d to outputSize ([h, w] or a number). options: { semantics = 'pytorch-qnnpack', mode }.
  * With the 'qnnpack' form, sizes that divide the input run as a QNNPACK average pool (quint8); everything else as
  * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point.
  */
 export function adaptiveAvgPool2d(x, outputSize, options = {}) {
   const where = 'adaptiveAvgPool2d';
   const r = input4d(x, where);
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('pooling');
+  const form = poolingForm(options, where);
   if (form === 'onnx') throw new UnsupportedError(`${where}: ONNX has no adaptive average pooling`);
   const [oh, ow] = pair(outputSize, 'outputSize', where, 1);
   const [, c, h, w] = r.shape;
@@ -143,7 +148,8 @@ export function adaptiveAvgPool2d(x, outputSize, options = {}) {
       be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, QW_AVG_POOL.QW_AVG_POOL_QNNPACK, 1, 0);
     } else {
       writePoolShape(be, ps, r, oh, ow, [1, 1], [1, 1], [0, 0], [1, 1]);
-      const kernel = c === 1 || h * w === 1 ? QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE;
+      const lastKernel = form === 'fbgemm' ? QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST;
+      const kernel = c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE;
       be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0);
     }
   });
@@ -151,8 +157,11 @@ export function adaptiveAvgPool2d(x, outputSize, options = {}) {
 
 /**
  * Quantized mean over the spatial dimensions [2, 3] (global average pooling). options: { semantics =
- * 'pytorch-qnnpack', scale, zeroPoint }. Forms: 'qnnpack' (QNNPACK's global average pool), 'onnx' (ONNX Runtime's
- * QLinearGlobalAveragePool; output qparams default to the input's).
+ * 'pytorch-qnnpack', mode, scale, zeroPoint }. Forms: 'qnnpack' (PyTorch's qnnpack engine: quint8 takes QNNPACK's
+ * global average pool, zp + rint(sum(q - zp) * (s / (s * n)))); 'generic' / 'fbgemm' (the other engines), and qint8
+ * on any PyTorch engine: ATen's qmean_inner_dim kernel, rint((float)sum(q) / n), the zero point never subtracted;
+ * 'onnx' (ONNX Runtime's QLinearGlobalAveragePool; output qparams default to the input's). PyTorch's forms keep the
+ * input's qparams.
  */
 export function mean(x, dims, keepdim = false, options = {}) {
   const where = 'mean';
@@ -160,19 +169,18 @@ export function mean(x, dims, keepdim = false, options = {}) {
   if (!Array.isArray(dims) || dims.length !== 2 || dims[0] !== 2 || dims[1] !== 3) {
     throw new RangeError(`${where}: only dims [2, 3] (global average pooling) are supported, got ${show(dims)}`);
   }
-  const form = semanticsOf(options, where, 'pytorch-qnnpack').form('pooling');
+  const form = poolingForm(options, where);
   let y;
   if (form === 'onnx') {
     y = ortGlobalAvgPool(x, r, options, where);
-  } else if (form === 'qnnpack') {
+  } else {
     checkKeepsQParams(options ?? {}, r, where);
     const [, , h, w] = r.shape;
+    const kernel = form === 'qnnpack' && r.dtype.name === 'quint8' ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK : QW_AVG_POOL.QW_AVG_POOL_MEAN;
     y = pool(r, 1, 1, where, (be, ps, xp, yp) => {
       writePoolShape(be, ps, r, 1, 1, [h, w], [h, w], [0, 0], [1, 1]);
-      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, QW_AVG_POOL.QW_AVG_POOL_QNNPACK, 1, 0);
+      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0);
     });
-  } else {
-    throw new UnsupportedError(`${where}: the ${form} form of quantized mean (PyTorch's generic kernel) is not implemented`);
   }
   if (keepdim) return y;
   try {

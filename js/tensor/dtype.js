@@ -10,8 +10,12 @@ export const DTYPES = Object.freeze({
 
 export const DTYPE_BY_CODE = Object.freeze(Object.values(DTYPES).sort((a, b) => a.code - b.code));
 
-/** The C code of each quantize rounding rule ('torch': x * (1/scale), 'onnx': x / scale; both ties to even). */
-const ROUNDING_CODES = Object.freeze({ torch: QW_ROUNDING.QW_ROUND_TORCH, onnx: QW_ROUNDING.QW_ROUND_ONNX });
+/**
+ * The C code of each quantize rounding rule (semantics.js `rounding`): 'torch' zp + round(x * (1/scale)), 'onnx'
+ * round(x / scale) + zp, 'fbgemm' round(x * (1/scale) + zp) (the C core takes FBGEMM's scalar form per channel and
+ * for qint32); all ties to even.
+ */
+const ROUNDING_CODES = Object.freeze({ torch: QW_ROUNDING.QW_ROUND_TORCH, onnx: QW_ROUNDING.QW_ROUND_ONNX, fbgemm: QW_ROUNDING.QW_ROUND_FBGEMM });
 
 export function dtypeInfo(dtype, where) {
   const info = typeof dtype === 'string' ? DTYPES[dtype] : undefined;

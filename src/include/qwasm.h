@@ -54,10 +54,21 @@ typedef enum qw_dtype {
  *   QW_ROUND_ONNX:  q = saturate(round_half_even(x / scale) + zp), the addition exact (ONNX QuantizeLinear).
  * Non-finite input (both rules): NaN -> zero_point, +Inf -> qmax, -Inf -> qmin, and finite values
  * beyond the range saturate. (PyTorch 1.13 maps NaN, +-Inf and |x / scale| >= 2^63 to qmin through an
- * int64 conversion overflow; qwasm deliberately does not reproduce that.) */
+ * int64 conversion overflow; qwasm deliberately does not reproduce that.)
+ * PyTorch 2.x from PyPI on x86 (FBGEMM inside, its LEGACY Quantize) adds the zero point BEFORE rounding:
+ *   QW_ROUND_FBGEMM:        torch.quantize_per_tensor there. quint8 / qint8 (QuantizeAvx2):
+ *                           q = clamp(nearbyint(fmaf(x, 1.0f / scale, (float)zp))), one rounding of
+ *                           x / scale + zp; NaN and +Inf -> qmax, -Inf -> qmin. qint32, and every dtype
+ *                           per channel, as QW_ROUND_FBGEMM_SCALAR.
+ *   QW_ROUND_FBGEMM_SCALAR: FBGEMM's scalar Quantize (quantize_val: torch.quantize_per_channel, qint32,
+ *                           the scalar tails of the generic kernels): q = clamp(nearbyint((float)zp +
+ *                           x * (1.0f / scale))), two float roundings; NaN -> 0 (8-bit, the low byte of
+ *                           INT32_MIN) or qmin (qint32), +-Inf saturate. */
 typedef enum qw_rounding {
   QW_ROUND_TORCH = 0,
   QW_ROUND_ONNX = 1,
+  QW_ROUND_FBGEMM = 2,
+  QW_ROUND_FBGEMM_SCALAR = 3,
 } qw_rounding;
 
 /* The schemes of torch.ao.quantization observers. */
@@ -157,7 +168,12 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  *   GENERIC_CHANNELS_LAST:   zp + rint((float)sum(q - zp) * (1 / d));
  *   ADAPTIVE:                adaptive windows, rint((float)sum(q) * (1 / n)), the zero point never
  *                            subtracted (PyTorch's non-QNNPACK adaptive_avg_pool2d);
- *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n)).
+ *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n));
+ *   MEAN:                    adaptive windows, rint((float)sum(q) / n), divided (PyTorch's
+ *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK);
+ *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernel's scalar channel
+ *                            loop in PyTorch 2.x's x86 builds: m = (s / s) / d, then quantize_val(1 / m, zp,
+ *                            sum(q - zp)): nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))).
  * The results saturate to the dtype's range. */
 enum {
   QW_AVG_POOL_QNNPACK = 0,
@@ -165,6 +181,9 @@ enum {
   QW_AVG_POOL_GENERIC_CHANNELS_LAST = 2,
   QW_AVG_POOL_ADAPTIVE = 3,
   QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST = 4,
+  QW_AVG_POOL_MEAN = 5,
+  QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM = 6,
+  QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM = 7,
 };
 QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
                                int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);
@@ -187,11 +206,13 @@ QW_API qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_p
  * (relu,) quantize with the output qparams by torch's rule. Element i reads a[a_index[i]] and
  * b[b_index[i]] (NULL: i). PyTorch's vectorized kernel dequantizes with an FMA in whole blocks of
  * `block` elements (64 on AVX2) of its innermost dimension of `inner` elements, the tail without:
- * element i takes the FMA when i % inner < inner / block * block. */
+ * element i takes the FMA when i % inner < inner / block * block. The blocks quantize by torch's rule;
+ * the tail by tail_rounding: QW_ROUND_TORCH as PyTorch 1.13, QW_ROUND_FBGEMM_SCALAR as PyTorch 2.x's x86
+ * builds (FBGEMM's scalar Quantize: the zero point added before rounding). */
 QW_API qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
                               const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point,
                               qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner,
-                              size_t block);
+                              size_t block, qw_rounding tail_rounding);
 
 /* Quantized add as ONNX Runtime computes com.microsoft QLinearAdd (MLAS's portable kernel, used by
  * its wasm build): c = (a_s * (float)(a - za) + b_s * (float)(b - zb)) / y_s, clamped to
@@ -218,9 +239,14 @@ typedef enum qw_unary_op {
   QW_UNARY_SIGMOID_QNNPACK = 1,   /* quint8: QNNPACK's table, lrintf(clamp(256 / (1 + exp(-x)))) + yz */
   QW_UNARY_LEAKY_RELU = 2,        /* quint8 / qint8, param = negative slope: PyTorch's generic kernel, two
                                      tables (block / tail dequantization), apply with qw_lut8_blocked */
+  /* PyTorch 2.x's x86 builds (fbgemm / x86 engines): the generic kernel, two tables as for
+   * QW_UNARY_LEAKY_RELU, the tail quantized by FBGEMM's scalar rule (zero point added before rounding). */
+  QW_UNARY_LEAKY_RELU_FBGEMM = 3,
+  QW_UNARY_HARDSWISH_FBGEMM = 4,  /* x * min(max(x + 3, 0), 6), times 1/6 in the blocks, / 6 in the tail */
+  QW_UNARY_SIGMOID_FBGEMM = 5,    /* 1 / (1 + exp(-x)); output (1/256, 0) for quint8, (1/256, -128) for qint8 */
 } qw_unary_op;
 
-/* Fills table[256] (table[512] for QW_UNARY_LEAKY_RELU) for an op with the given qparams. */
+/* Fills table[256] (table[512] for the two-table ops) for an op with the given qparams. */
 QW_API qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point,
                                 float out_scale, int32_t out_zero_point, float param, uint8_t* table);
 
@@ -249,20 +275,28 @@ QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* s
  * (docs/quantization.md, "Requantization modes"):
  *   QW_REQUANT_QNNPACK:    PyTorch's qnnpack engine: float bias rounded to int32 at scale
  *                          w_scale * in_scale; requant_scale = w_scale * in_scale * (1 / out_scale).
- *   QW_REQUANT_FBGEMM:     PyTorch's fbgemm / x86 engine: bias stays float, added as
- *                          bias / (in_scale * w_scale) to the float accumulator; multiplier =
- *                          (in_scale * w_scale) / out_scale; lrintf.
+ *   QW_REQUANT_FBGEMM:     PyTorch's fbgemm / x86 engine (FBGEMM's x86 kernels): bias stays float,
+ *                          added to the float accumulator as bias * (float)(1.0 / (double)(in_scale *
+ *                          w_scale)) per tensor, bias / (in_scale * w_scale) per channel; multiplier =
+ *                          (in_scale * w_scale) / out_scale; nearest-even, and a scaled value beyond
+ *                          int32 (or NaN) gives the lower bound, as cvtps2dq's INT32_MIN does.
  *   QW_REQUANT_ONNX:       QLinearConv / QLinearMatMul: int32 bias (scale in_scale * w_scale) given;
  *                          multiplier = in_scale * w_scale / out_scale.
  *   QW_REQUANT_FIXEDPOINT: integer only (gemmlowp / TFLite): multiplier as a Q31 m0 and a shift,
  *                          SaturatingRoundingDoublingHighMul then RoundingDivideByPOT: two roundings,
- *                          so a result may differ by one from rounding the exact product once. */
+ *                          so a result may differ by one from rounding the exact product once.
+ *   QW_REQUANT_ONEDNN:     oneDNN's int8 convolution as PyTorch 2.x's x86 engine runs it (symmetric weights
+ *                          on AVX512-VNNI hosts): S = 1.0f / (float)(1.0 / in_scale), Dinv = 1.0f / (1.0f /
+ *                          (float)(1.0 / out_scale)); v = ((float)acc * S) * (float)w_scale + bias (float,
+ *                          unscaled); q = clamp(nearbyint(v * Dinv + (float)zp)): the zero point added
+ *                          before rounding. */
 typedef enum qw_requant_mode {
   QW_REQUANT_QNNPACK = 0,
   QW_REQUANT_FBGEMM = 1,
   QW_REQUANT_ONNX = 2,
   QW_REQUANT_FIXEDPOINT = 3,
   QW_REQUANT_NONE = 4, /* int32 output: the exact sum (ONNX MatMulInteger / ConvInteger); out_dtype qint32 */
+  QW_REQUANT_ONEDNN = 5,
 } qw_requant_mode;
 
 /* Bytes of a requantization blob for n output channels. */
@@ -271,7 +305,8 @@ QW_API size_t qw_requantization_size(size_t n);
 /* Fills a requantization blob (qw_requantization_size(n) bytes, 4-byte aligned) for n output
  * channels. Scales are given as PyTorch keeps them (double); each mode rounds them to float where its
  * reference does. w_scales / w_zero_points: w_scale_count = 1 (per tensor) or n entries; w_dtype is the
- * weights' dtype (quint8 or qint8). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
+ * weights' dtype (quint8 or qint8); w_per_channel non-zero when the weights are quantized per channel
+ * (which a single output channel cannot tell from w_scale_count; FBGEMM takes their bias differently). bias_f32 or bias_i32 (n entries) or neither; ONNX takes only
  * int32. out_dtype quint8 or qint8 (qint32 with QW_REQUANT_NONE, where scales are ignored). [clamp_min, clamp_max] is a fused activation in real units
  * (-INFINITY, INFINITY for none; 0, INFINITY for ReLU, which gives PyTorch's clamp at the output zero
  * point), quantized with the OUTPUT qparams by the mode's rounding rule. (PyTorch's standalone
@@ -280,7 +315,7 @@ QW_API qw_status qw_requantization_init(void* blob, size_t n, qw_requant_mode mo
                                         const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
                                         qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32,
                                         double out_scale, int32_t out_zero_point, qw_dtype out_dtype, float clamp_min,
-                                        float clamp_max);
+                                        float clamp_max, int32_t w_per_channel);
 
 /* Narrows a blob's output range to the integers [lo, hi]: an integer Clip after the layer (ONNX Clip with
  * 8-bit bounds) fused into it, exactly: clamp(clamp(v, qmin, qmax), lo, hi). */

@@ -10,8 +10,25 @@ size_t qw_histogram_workspace_size(size_t bins) {
   return bins * (sizeof(double) + sizeof(float));
 }
 
+/* Edge i of torch.linspace(left, right, steps) as PyTorch 1.13's x86 build computes it (ATen
+ * RangeFactoriesKernel.cpp, AVX2, the float expressions contracted to FMAs): blocks of 16 edges as two
+ * 8-lane vectors whose base is fmaf(step, idx, left), or fmaf(-step, steps - 1 - idx, right) from the
+ * vector's first index idx on past the middle, each lane base + lane * step; the tail one by one. */
+static float linspace_edge(float left, float right, float step, int64_t steps, int64_t i) {
+  const int64_t half = steps / 2;
+  if (i < steps / 16 * 16) {
+    const int64_t idx = i - i % 8;
+    const float base = idx < half ? fmaf(step, (float)idx, left) : fmaf(-step, (float)(steps - idx - 1), right);
+    return base + (float)(i % 8) * step;
+  }
+  return i < half ? fmaf(step, (float)i, left) : fmaf(-step, (float)(steps - i - 1), right);
+}
+
 /* torch.histc(x, bins, min=lo, max=hi) on CPU (ATen Histogram.cpp histc_select_outer_bin_edges, then
- * HistogramKernel.cpp with LINEAR_INTERPOLATION: pos = (int64)((x - left) * bins / (right - left))). */
+ * HistogramKernel.cpp, LINEAR_INTERPOLATION): outer edges e_0, e_bins taken from the linspace tensor,
+ * bin (int64)((x - e_0) / (e_bins - e_0) * bins) in float32, divided before the multiplication (the
+ * other order puts values on a bin edge one bin lower, e.g. 8.03 of [0, 10] in 1000 bins), a value
+ * on the last edge counted in the last bin. */
 static qw_status histc(size_t n, const float* x, size_t bins, double lo, double hi, float data_min, float data_max,
                        float* hist) {
   if (lo == hi) {
@@ -22,17 +39,21 @@ static qw_status histc(size_t n, const float* x, size_t bins, double lo, double 
     lo -= 1;
     hi += 1;
   }
-  const float left = (float)lo, right = (float)hi; /* linspace's first and last edge, exactly */
-  if (!isfinite(left) || !isfinite(right) || !(left < right)) {
+  const float start = (float)lo, end = (float)hi;
+  if (!isfinite(start) || !isfinite(end) || !(start < end)) {
     return QW_INVALID_ARGUMENT;
   }
+  const int64_t steps = (int64_t)bins + 1;
+  const float step = (end - start) / (float)(steps - 1);
+  const float left = linspace_edge(start, end, step, steps, 0);
+  const float right = linspace_edge(start, end, step, steps, steps - 1);
   memset(hist, 0, bins * sizeof(float));
   const float width = right - left;
   const float nb = (float)(int64_t)bins;
   for (size_t i = 0; i < n; i++) {
     const float v = x[i];
     if (!(v >= left && v <= right)) continue;
-    const float p = (v - left) * nb / width;
+    const float p = (v - left) / width * nb;
     /* torch casts to int64 directly; a range so wide that p is not finite would index out of
      * bounds there. qwasm clamps to stay in bounds. */
     int64_t pos = (p >= 0.0f && p < 9.2e18f) ? (int64_t)p : (p >= 0.0f ? (int64_t)bins : 0);

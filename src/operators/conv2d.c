@@ -12,7 +12,8 @@ enum { CONV_GEMM = 1, CONV_DEPTHWISE = 2 };
 
 struct conv_pack_header {
   uint32_t kind;
-  uint32_t reserved[3];
+  uint32_t fbgemm_depthwise; /* byte offset of the raw weights for FBGEMM's depthwise path, or 0 */
+  uint32_t reserved[2];
 };
 #define HEADER_BYTES 16
 
@@ -42,8 +43,37 @@ qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_
   return QW_OK;
 }
 
+/* FBGEMM's depthwise fast path (FbgemmConv.cc takeDepthWiseFastPath), which PyTorch's fbgemm and x86
+ * engines take for these shapes: its kernel (GenerateI8Depthwise.cc) multiplies the RAW uint8 inputs by
+ * the raw int8 weights with vpmaddubsw, which adds the products of two consecutive taps (row-major) in
+ * saturating int16. 7-bit inputs (reduce_range) never saturate; full-range ones can. Mode 'fbgemm'
+ * reproduces it from a copy of the raw weights kept for these shapes. */
+static int fbgemm_depthwise_shape(const qw_conv2d_shape* s) {
+  const int32_t k = s->kernel_h, pad = (k - 1) / 2;
+  return s->groups == s->in_c && (s->out_c == s->in_c || s->out_c == 2 * s->in_c) && s->in_c % 8 == 0 &&
+         s->kernel_w == k && (k == 3 || k == 5 || k == 7) && (s->stride_h == 1 || s->stride_h == 2) &&
+         (s->stride_w == 1 || s->stride_w == 2) && s->dilation_h == 1 && s->dilation_w == 1 && s->pad_top == pad &&
+         s->pad_bottom == pad && s->pad_left == pad && s->pad_right == pad;
+}
+
+/* Raw int8 weights [out_c][taps], then the int32 weight zero point of each output channel. */
+static size_t fbgemm_depthwise_bytes(const qw_conv2d_shape* s) {
+  if (!fbgemm_depthwise_shape(s)) {
+    return 0;
+  }
+  return qw_round_up((size_t)s->out_c * s->kernel_h * s->kernel_w, 4) + (size_t)s->out_c * sizeof(int32_t);
+}
+
 static size_t gemm_k(const qw_conv2d_shape* s) {
   return (size_t)s->kernel_h * s->kernel_w * (s->in_c / s->groups);
+}
+
+/* Bytes of the packed weights proper (before the FBGEMM depthwise copy). */
+static size_t packed_bytes(const qw_conv2d_shape* s) {
+  if (is_depthwise(s)) {
+    return qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+  }
+  return (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
 }
 
 size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
@@ -51,10 +81,21 @@ size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
     return 0;
   }
-  if (is_depthwise(s)) {
-    return HEADER_BYTES + qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+  return qw_round_up(HEADER_BYTES + packed_bytes(s), 4) + fbgemm_depthwise_bytes(s);
+}
+
+/* Keeps the raw qint8 weights and zero points for mode 'fbgemm' on FBGEMM's depthwise shapes. */
+static void pack_fbgemm_depthwise(const qw_conv2d_shape* s, const int8_t* w, const int32_t* w_zero_points,
+                                  size_t w_zp_count, void* packed) {
+  struct conv_pack_header* header = (struct conv_pack_header*)packed;
+  const size_t offset = qw_round_up(HEADER_BYTES + packed_bytes(s), 4);
+  const size_t weights = (size_t)s->out_c * s->kernel_h * s->kernel_w;
+  memcpy((char*)packed + offset, w, weights);
+  int32_t* zps = (int32_t*)((char*)packed + offset + qw_round_up(weights, 4));
+  for (size_t c = 0; c < (size_t)s->out_c; c++) {
+    zps[c] = w_zero_points[w_zp_count == 1 ? 0 : c];
   }
-  return HEADER_BYTES + (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
+  header->fbgemm_depthwise = (uint32_t)offset;
 }
 
 qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
@@ -91,6 +132,9 @@ qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dty
       }
       sums[c] = sum;
     }
+    if (fbgemm_depthwise_shape(s) && w_dtype == QW_QINT8) {
+      pack_fbgemm_depthwise(s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
+    }
     return QW_OK;
   }
   /* GEMM (int16 c2 layout, zero points folded): per group, N = out_c / groups columns of
@@ -113,6 +157,9 @@ qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dty
       }
     }
   }
+  if (fbgemm_depthwise_shape(s) && w_dtype == QW_QINT8) {
+    pack_fbgemm_depthwise(s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
+  }
   return QW_OK;
 }
 
@@ -127,11 +174,7 @@ static size_t im2col_rows(const qw_conv2d_shape* s) {
   return rows < QW_GEMM_MR_MAX ? QW_GEMM_MR_MAX : rows;
 }
 
-size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
-    return 0;
-  }
+static size_t workspace_size(const qw_conv2d_shape* s, int32_t ow) {
   if (is_depthwise(s)) {
     /* padding row, the effective bias, an output row's tap pointers and accumulators */
     const size_t taps = qw_dwconv_taps_padded((size_t)s->kernel_h * s->kernel_w);
@@ -140,6 +183,68 @@ size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
   }
   const size_t gemm_ws = qw_gemm_workspace_size((size_t)(s->out_c / s->groups), gemm_k(s));
   return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
+}
+
+size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
+  int32_t oh, ow;
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+    return 0;
+  }
+  const size_t ws = workspace_size(s, ow);
+  const size_t fbgemm_row = fbgemm_depthwise_shape(s) ? (size_t)s->out_c * sizeof(int32_t) : 0;
+  return ws > fbgemm_row ? ws : fbgemm_row;
+}
+
+/* Inputs (and the padding value) of at most 128 keep every int16 pair sum in range (128 * 127 * 2 and
+ * 128 * -128 * 2 fit): the exact sums are FBGEMM's, and the regular depthwise kernels compute them. Always
+ * so for 7-bit (reduce_range) activations. */
+static int no_pair_saturates(const void* x, size_t n, int32_t x_zero_point) {
+  const uint8_t* p = (const uint8_t*)x;
+  uint8_t max = (uint8_t)x_zero_point;
+  for (size_t i = 0; i < n; i++) {
+    max = p[i] > max ? p[i] : max;
+  }
+  return max <= 128;
+}
+
+/* FBGEMM's depthwise sums, one output pixel (all channels) at a time into acc, then requantized:
+ * sum over tap pairs of sat16(x[t0] w[t0] + x[t1] w[t1]) with raw values (padding reads the input zero
+ * point), less x_zp * (sum_t w - w_zp * taps) and w_zp * sum_t x, FBGEMM's column and row offsets. */
+static void fbgemm_depthwise_run(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const uint8_t* x, int32_t x_zp,
+                                 const uint8_t* packed, const struct qw_output_stage* stage, uint8_t* y, int32_t* acc) {
+  const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
+  const int32_t taps = s->kernel_h * s->kernel_w, mult = s->out_c / s->in_c;
+  const int8_t* w = (const int8_t*)(packed + header->fbgemm_depthwise);
+  const int32_t* w_zp = (const int32_t*)(packed + header->fbgemm_depthwise + qw_round_up((size_t)s->out_c * taps, 4));
+  const qw_requantization_ukernel requantize = qw_output_kernel(stage);
+  for (int32_t b = 0; b < s->batch; b++) {
+    const uint8_t* image = x + (size_t)b * s->in_h * s->in_w * s->in_c;
+    for (int32_t oy = 0; oy < oh; oy++) {
+      for (int32_t ox = 0; ox < ow; ox++, y += (size_t)s->out_c * stage->elem_size) {
+        for (int32_t co = 0; co < s->out_c; co++) {
+          const int8_t* wc = w + (size_t)co * taps;
+          const int32_t ci = co / mult;
+          int32_t sum = 0, row_sum = 0, w_sum = 0, pair = 0;
+          for (int32_t t = 0; t < taps; t++) {
+            const int32_t iy = oy * s->stride_h - s->pad_top + t / s->kernel_w;
+            const int32_t ix = ox * s->stride_w - s->pad_left + t % s->kernel_w;
+            const int32_t v = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w)
+                                  ? x_zp
+                                  : image[((size_t)iy * s->in_w + ix) * s->in_c + ci];
+            row_sum += v;
+            w_sum += wc[t];
+            pair += v * wc[t];
+            if (t % 2 == 1 || t == taps - 1) {
+              sum += pair < -32768 ? -32768 : pair > 32767 ? 32767 : pair;
+              pair = 0;
+            }
+          }
+          acc[co] = sum - x_zp * (w_sum - w_zp[co] * taps) - w_zp[co] * row_sum;
+        }
+        requantize((size_t)s->out_c, acc, stage->params, y);
+      }
+    }
+  }
 }
 
 /* Copies n bytes; long runs memcpy, short ones (a few channels: the first layer of an image model
@@ -206,6 +311,13 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
   const int32_t x_min = x_dtype == QW_QINT8 ? -128 : 0;
   if (x_zero_point < x_min || x_zero_point > x_min + 255) {
     return QW_INVALID_QPARAMS;
+  }
+  if (header->fbgemm_depthwise != 0 && stage.mode == QW_REQUANT_FBGEMM && x_dtype == QW_QUINT8 &&
+      stage.kernel == QW_REQUANT_KERNEL_FP32 && !no_pair_saturates(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c,
+                                                                  x_zero_point)) {
+    fbgemm_depthwise_run(s, oh, ow, (const uint8_t*)x, x_zero_point, (const uint8_t*)packed, &stage, (uint8_t*)y,
+                         (int32_t*)workspace);
+    return QW_OK;
   }
   const int x_signed = x_dtype == QW_QINT8;
   const uint8_t pad_byte = (uint8_t)x_zero_point;

@@ -139,18 +139,25 @@ qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale,
   return QW_OK;
 }
 
+/* expf correctly rounded in practice: exp in double, rounded once to float. */
+static float expf_rounded(float x) {
+  return (float)exp((double)x);
+}
+
 /* PyTorch's generic (TensorIterator) kernels dequantize elements in whole vector blocks with an FMA,
  * fma(s, q, s * -zp), and the remaining tail with (q - zp) * s: two tables, [0] for the blocks and
- * [1] for the tail (qw_lut8_blocked applies them). leaky_relu: y = x > 0 ? x : x * slope, quantized
- * by torch's rule with the output qparams. */
-static qw_status leaky_relu_tables(qw_dtype dtype, float in_scale, int32_t in_zero_point, float out_scale,
-                                   int32_t out_zero_point, float slope, uint8_t* tables) {
+ * [1] for the tail (qw_lut8_blocked applies them). The blocks quantize by torch's rule (ATen's vector
+ * quantize adds the zero point after rounding); the tail by torch's rule too in PyTorch 1.13, by
+ * FBGEMM's scalar rule in PyTorch 2.x's x86 builds (tail_fbgemm). */
+static qw_status generic_tables(qw_unary_op op, qw_dtype dtype, float in_scale, int32_t in_zero_point,
+                                float out_scale, int32_t out_zero_point, float param, int tail_fbgemm,
+                                uint8_t* tables) {
   const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
   if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < lo || in_zero_point > hi ||
       out_zero_point < lo || out_zero_point > hi) {
     return QW_INVALID_QPARAMS;
   }
-  if (!isfinite(slope)) {
+  if (!isfinite(param)) {
     return QW_INVALID_ARGUMENT;
   }
   struct qw_quantize_params p;
@@ -159,8 +166,20 @@ static qw_status leaky_relu_tables(qw_dtype dtype, float in_scale, int32_t in_ze
   for (int32_t q = lo; q <= hi; q++) {
     const float dx[2] = {fmaf(in_scale, (float)q, premul), (float)(q - in_zero_point) * in_scale};
     for (int t = 0; t < 2; t++) {
-      const float dy = dx[t] > 0.0f ? dx[t] : dx[t] * slope;
-      tables[t * 256 + (uint8_t)q] = (uint8_t)qw_quantize_torch(dy, &p);
+      const float x = dx[t];
+      float dy;
+      if (op == QW_UNARY_HARDSWISH_FBGEMM) {
+        float x3 = x + 3.0f;
+        x3 = x3 > 0.0f ? x3 : 0.0f;
+        x3 = x3 < 6.0f ? x3 : 6.0f;
+        dy = t == 0 ? x * x3 * (1.0f / 6.0f) : x * x3 / 6.0f; /* the vector code multiplies by 1/6 */
+      } else if (op == QW_UNARY_SIGMOID_FBGEMM) {
+        dy = 1.0f / (1.0f + expf_rounded(-x));
+      } else {
+        dy = x > 0.0f ? x : x * param;
+      }
+      const int32_t y = t == 1 && tail_fbgemm ? qw_quantize_fbgemm_scalar(dy, &p) : qw_quantize_torch(dy, &p);
+      tables[t * 256 + (uint8_t)q] = (uint8_t)y;
     }
   }
   return QW_OK;
@@ -176,18 +195,14 @@ qw_status qw_lut8_blocked(size_t n, const void* x, const uint8_t* tables, size_t
   return QW_OK;
 }
 
-/* expf correctly rounded in practice: exp in double, rounded once to float. */
-static float expf_rounded(float x) {
-  return (float)exp((double)x);
-}
-
 qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point, float out_scale,
                          int32_t out_zero_point, float param, uint8_t* table) {
-  if (table == NULL || (unsigned)op > QW_UNARY_LEAKY_RELU || !is_8bit(in_dtype)) {
+  if (table == NULL || (unsigned)op > QW_UNARY_SIGMOID_FBGEMM || !is_8bit(in_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  if (op == QW_UNARY_LEAKY_RELU) {
-    return leaky_relu_tables(in_dtype, in_scale, in_zero_point, out_scale, out_zero_point, param, table);
+  if (op >= QW_UNARY_LEAKY_RELU) {
+    return generic_tables(op, in_dtype, in_scale, in_zero_point, out_scale, out_zero_point, param,
+                          op != QW_UNARY_LEAKY_RELU, table);
   }
   if (in_dtype != QW_QUINT8) {
     return QW_UNSUPPORTED;
@@ -222,13 +237,15 @@ qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int3
 
 qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_scale, int32_t a_zero_point,
                        const void* b, const int32_t* b_index, float b_scale, int32_t b_zero_point, qw_dtype dtype,
-                       void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner, size_t block) {
+                       void* y, float y_scale, int32_t y_zero_point, int relu, size_t inner, size_t block,
+                       qw_rounding tail_rounding) {
   const qw_status status = check_binary(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, dtype, y, y_scale,
                                         y_zero_point);
   if (status != QW_OK) {
     return status;
   }
-  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0)) {
+  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0) ||
+      (tail_rounding != QW_ROUND_TORCH && tail_rounding != QW_ROUND_FBGEMM_SCALAR)) {
     return QW_INVALID_ARGUMENT;
   }
   struct qw_quantize_params p;
@@ -239,7 +256,8 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
     const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
     float da, db;
-    if (i % inner < vector_part) {
+    const int vector = i % inner < vector_part;
+    if (vector) {
       da = fmaf(a_scale, (float)qa, a_premul);
       db = fmaf(b_scale, (float)qb, b_premul);
     } else {
@@ -250,7 +268,7 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     if (relu) {
       c = c > 0.0f ? c : 0.0f;
     }
-    store8(y, i, qw_quantize_torch(c, &p));
+    store8(y, i, vector || tail_rounding == QW_ROUND_TORCH ? qw_quantize_torch(c, &p) : qw_quantize_fbgemm_scalar(c, &p));
   }
   return QW_OK;
 }

@@ -11,7 +11,7 @@
 /* K limit of the int32 sums (|a - a_zp|, |w - w_zp| <= 255). */
 #define QW_GEMM_K_MAX 32768
 
-enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1, QW_REQUANT_KERNEL_NONE = 2 };
+enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1, QW_REQUANT_KERNEL_ONEDNN = 2, QW_REQUANT_KERNEL_NONE = 3 };
 
 /* The requantization params of channels n0... */
 struct qw_requantization_params qw_requantization_params_at(const struct qw_requantization_params* rq, size_t n0);
@@ -20,6 +20,7 @@ struct qw_requantization_params qw_requantization_params_at(const struct qw_requ
 struct qw_output_stage {
   const struct qw_requantization_params* params;
   int kernel;        /* QW_REQUANT_KERNEL_* */
+  int mode;          /* qw_requant_mode: which engine's arithmetic (FBGEMM's depthwise sums saturate) */
   int y_signed;      /* 8-bit outputs: qint8 */
   size_t elem_size;  /* 1, or 4 for int32 outputs */
 };

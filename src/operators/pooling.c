@@ -91,7 +91,7 @@ static void store_clamped(uint8_t* p, int32_t v, qw_dtype dtype) {
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
                         void* y, int form, int count_include_pad, int32_t divisor_override) {
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || (dtype != QW_QUINT8 && dtype != QW_QINT8) ||
-      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST || divisor_override < 0) {
+      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0) {
     return QW_INVALID_ARGUMENT;
   }
   if (!(isfinite(scale) && scale > 0.0f)) {
@@ -107,7 +107,9 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
     for (int32_t oy = 0; oy < s->out_h; oy++) {
       for (int32_t ox = 0; ox < s->out_w; ox++, out += c) {
         int32_t y0, y1, x0, x1, pool_size;
-        if (form >= QW_AVG_POOL_ADAPTIVE) {
+        const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
+                             form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
+        if (adaptive) {
           /* adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)) */
           y0 = (int32_t)(((int64_t)oy * s->in_h) / s->out_h);
           y1 = (int32_t)((((int64_t)oy + 1) * s->in_h + s->out_h - 1) / s->out_h);
@@ -127,6 +129,12 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
         }
         const int32_t valid = (y1 - y0) * (x1 - x0);
         int32_t divisor = divisor_override != 0 ? divisor_override : count_include_pad ? pool_size : valid;
+        if (adaptive) {
+          divisor = pool_size;
+        }
+        /* PyTorch 2.x's channels-last scalar loop: quantize_val(1.0f / m, zp, sum) with m = (s / s) / d */
+        const float m = (scale / scale) / (float)divisor;
+        const float fbgemm_inv_scale = 1.0f / (float)(double)(1.0f / m);
         for (size_t ch = 0; ch < c; ch++) {
           int32_t sum = 0;
           for (int32_t iy = y0; iy < y1; iy++) {
@@ -147,6 +155,13 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
               break;
             case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST:
               q = zero_point + (int32_t)nearbyintf((float)(sum - valid * zero_point) * (1.0f / (float)pool_size));
+              break;
+            case QW_AVG_POOL_MEAN:
+              q = (int32_t)nearbyintf((float)sum / (float)pool_size);
+              break;
+            case QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM:
+            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM:
+              q = (int32_t)nearbyintf((float)zero_point + (float)(sum - valid * zero_point) * fbgemm_inv_scale);
               break;
             default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
               q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));

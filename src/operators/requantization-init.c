@@ -12,6 +12,7 @@ struct requantization_blob {
   uint32_t n;
   int32_t kernel; /* QW_REQUANT_KERNEL_FP32 / _FIXEDPOINT */
   int32_t output_dtype;
+  int32_t mode; /* qw_requant_mode */
   struct qw_requantization_params params;
 };
 
@@ -61,16 +62,17 @@ static int32_t quantize_bound(float bound, float scale, int32_t zero_point, int 
 qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, double in_scale_f64,
                                  const double* w_scales, size_t w_scale_count, const int32_t* w_zero_points,
                                  qw_dtype w_dtype, const float* bias_f32, const int32_t* bias_i32, double out_scale_f64,
-                                 int32_t out_zero_point, qw_dtype out_dtype, float clamp_min, float clamp_max) {
+                                 int32_t out_zero_point, qw_dtype out_dtype, float clamp_min, float clamp_max,
+                                 int32_t w_per_channel) {
   /* PyTorch keeps scales as double and casts them to float for the float arithmetic below; the
    * qnnpack bias scale alone is a double product (see docs/quantization.md). */
   const float in_scale = (float)in_scale_f64;
   const float out_scale = (float)out_scale_f64;
   if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
-      (unsigned)mode > QW_REQUANT_NONE || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
+      (unsigned)mode > QW_REQUANT_ONEDNN || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
       (unsigned)out_dtype > QW_QINT32 ||
       (w_dtype != QW_QUINT8 && w_dtype != QW_QINT8) || (bias_f32 != NULL && bias_i32 != NULL) ||
-      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
+      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || (mode == QW_REQUANT_ONEDNN && bias_i32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
     return QW_INVALID_ARGUMENT;
   }
   const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : out_dtype == QW_QINT8 ? -128 : INT32_MIN;
@@ -99,6 +101,7 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
   int32_t* m0 = arrays + 3 * stride;
   int32_t* shift = arrays + 4 * stride;
 
+  const int per_channel = w_per_channel != 0 || w_scale_count > 1;
   for (size_t j = 0; j < n; j++) {
     const double w_scale_f64 = w_scales[w_scale_count == 1 ? 0 : j];
     const float w_scale = (float)w_scale_f64;
@@ -120,18 +123,28 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
         break;
       }
       case QW_REQUANT_FBGEMM: {
-        /* FBGEMM: act_times_w_scale = in_scale * w_scale; multiplier = act_times_w_scale / out_scale;
-         * the float bias enters as bias / act_times_w_scale, added to the float accumulator. */
+        /* FBGEMM (OutputProcessing-inl.h; QuantUtilsAvx2.cc requantizeOutputProcessingAvx2, the path of
+         * every column on x86): act_times_w_scale = in_scale * w_scale; multiplier = act_times_w_scale /
+         * out_scale; the float bias is added to the float accumulator divided by act_times_w_scale per
+         * channel, but per tensor multiplied by its reciprocal, taken in double and rounded to float. */
         const float act_times_w_scale = in_scale * w_scale;
         multiplier[j] = act_times_w_scale / out_scale;
         if (bias_f32 != NULL) {
-          bias_float[j] = bias_f32[j] / act_times_w_scale;
+          bias_float[j] = per_channel ? bias_f32[j] / act_times_w_scale
+                                      : bias_f32[j] * (float)(1.0 / (double)act_times_w_scale);
         }
         break;
       }
       case QW_REQUANT_ONNX:
         /* ONNX Runtime's QLinearConv / QLinearMatMul: a_scale * b_scale / y_scale in float. */
         multiplier[j] = in_scale * w_scale / out_scale;
+        break;
+      case QW_REQUANT_ONEDNN:
+        /* oneDNN: the weight scale as float, the float bias added unscaled (the scalars below) */
+        multiplier[j] = w_scale;
+        if (bias_f32 != NULL) {
+          bias_float[j] = bias_f32[j];
+        }
         break;
       case QW_REQUANT_NONE:
         break;
@@ -140,17 +153,22 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
       bias[j] = bias_i32[j];
     }
   }
+  /* FBGEMM converts with cvtps2dq: a scaled value of 2^31 or more in magnitude (or NaN) becomes INT32_MIN,
+   * which saturates to the lowest output. Without a float bias that needs a multiplier of at least 1. */
+  const int overflow_to_min = mode == QW_REQUANT_FBGEMM;
   int fp32_plain = 1;
   for (size_t j = 0; j < n; j++) {
-    fp32_plain &= bias_float[j] == 0.0f && isfinite(multiplier[j]);
+    fp32_plain &= bias_float[j] == 0.0f && isfinite(multiplier[j]) && !(overflow_to_min && multiplier[j] >= 1.0f);
   }
   const int onnx_rule = mode == QW_REQUANT_ONNX;
   blob->magic = BLOB_MAGIC;
   blob->n = (uint32_t)n;
   blob->kernel = mode == QW_REQUANT_FIXEDPOINT ? QW_REQUANT_KERNEL_FIXEDPOINT
                  : mode == QW_REQUANT_NONE     ? QW_REQUANT_KERNEL_NONE
+                 : mode == QW_REQUANT_ONEDNN   ? QW_REQUANT_KERNEL_ONEDNN
                                                : QW_REQUANT_KERNEL_FP32;
   blob->output_dtype = out_dtype;
+  blob->mode = mode;
   blob->params = (struct qw_requantization_params){
       .bias = bias,
       .bias_f32 = bias_float,
@@ -163,6 +181,11 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
       .qmax = mode == QW_REQUANT_NONE ? out_max
                                       : quantize_bound(clamp_max, out_scale, out_zero_point, onnx_rule, out_min, out_max),
       .fp32_plain = fp32_plain,
+      .overflow_to_min = overflow_to_min,
+      /* PyTorch hands ideep 1.0 / scale (double, stored as float); ideep gives oneDNN 1.0f / that, and
+       * oneDNN multiplies by the reciprocal of the destination scale. */
+      .onednn_src_scale = 1.0f / (float)(1.0 / in_scale_f64),
+      .onednn_dst_inv_scale = 1.0f / (1.0f / (float)(1.0 / out_scale_f64)),
   };
   return QW_OK;
 }
@@ -192,6 +215,7 @@ int qw_output_stage_of(const void* buffer, size_t n, struct qw_output_stage* out
   }
   out->params = &blob->params;
   out->kernel = blob->kernel;
+  out->mode = blob->mode;
   out->y_signed = blob->output_dtype == QW_QINT8;
   out->elem_size = blob->output_dtype == QW_QINT32 ? 4 : 1;
   return 1;

@@ -87,6 +87,31 @@ static inline int32_t qw_quantize_onnx(float x, const struct qw_quantize_params*
   return (int32_t)t;
 }
 
+/* FBGEMM's QuantizeAvx2 (PyTorch 2.x on x86, 8-bit quantize_per_tensor): fma(x, inv_scale, zp), one
+ * rounding; min(., 2147483520) takes NaN and +Inf to qmax; cvtps2dq rounds to nearest even and takes
+ * values below -2^31 to INT32_MIN; clamp. Clamping the float first gives the same integers. */
+static inline int32_t qw_quantize_fbgemm(float x, const struct qw_quantize_params* p) {
+  float t = fmaf(x, p->inv_scale, p->zero_point_f);
+  if (t != t) {
+    return p->qmax;
+  }
+  t = t < p->qmin_f ? p->qmin_f : t;
+  t = p->qmax_f < t ? p->qmax_f : t;
+  return qw_clamped_float_to_int32(nearbyintf(t));
+}
+
+/* FBGEMM's scalar Quantize (LEGACY): nearbyint((float)zp + x * inv_scale), two float roundings; NaN
+ * becomes INT32_MIN, whose low byte is 0 for the 8-bit types. */
+static inline int32_t qw_quantize_fbgemm_scalar(float x, const struct qw_quantize_params* p) {
+  float t = nearbyintf(p->zero_point_f + x * p->inv_scale);
+  if (t != t) {
+    return p->qmin == INT32_MIN ? INT32_MIN : 0;
+  }
+  t = t < p->qmin_f ? p->qmin_f : t;
+  t = p->qmax_f < t ? p->qmax_f : t;
+  return qw_clamped_float_to_int32(t);
+}
+
 /* real = scale * (float)(q - zp); the subtraction wraps modulo 2^32 like wasm's i32x4.sub. */
 static inline float qw_dequantize_value(int32_t q, const struct qw_dequantize_params* p) {
   const int32_t d = (int32_t)((uint32_t)q - (uint32_t)p->zero_point);
@@ -113,6 +138,11 @@ QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__scalar);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_onnx_ukernel__scalar);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs8_quantize_onnx_ukernel__scalar);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_onnx_ukernel__scalar);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_fbgemm_ukernel__scalar);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs8_quantize_fbgemm_ukernel__scalar);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_fbgemm_scalar_ukernel__scalar);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs8_quantize_fbgemm_scalar_ukernel__scalar);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_fbgemm_scalar_ukernel__scalar);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qu8_f32_dequantize_ukernel__scalar);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs8_f32_dequantize_ukernel__scalar);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs32_f32_dequantize_ukernel__scalar);

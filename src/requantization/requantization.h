@@ -6,6 +6,7 @@
  *
  * fp32 (PyTorch qnnpack, ONNX, PyTorch fbgemm):
  *   v = ((float)x + bias_f32[j]) * multiplier[j];  q = clamp(nearbyint(v) + zp, qmin, qmax)
+ *   (NaN gives clamp(zp); with overflow_to_min, as FBGEMM's cvtps2dq, |v| >= 2^31 or NaN gives qmin)
  *   qnnpack: int32 bias in bias, bias_f32 = 0, multiplier = (w_scale * in_scale) * (1 / out_scale);
  *   onnx:    int32 bias in bias, bias_f32 = 0, multiplier = (in_scale * w_scale) / out_scale;
  *   fbgemm:  bias = 0, bias_f32 = bias / (in_scale * w_scale), multiplier = (in_scale * w_scale) / out_scale.
@@ -13,6 +14,9 @@
  * fixedpoint (gemmlowp / TFLite, integer only):
  *   q = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x << left, m0[j]), right) + zp)
  *   with shift[j] = left - right as TFLite's QuantizeMultiplier gives it (m0 in [2^30, 2^31)).
+ * onednn (oneDNN's int8 convolution, PyTorch 2.x's x86 engine), float32, the zero point before rounding:
+ *   q = clamp(nearbyint((((float)x * onednn_src_scale) * multiplier[j] + bias_f32[j]) * onednn_dst_inv_scale + zp))
+ *   with multiplier = (float)w_scale and the float bias unscaled. Scalar in every build.
  * [qmin, qmax] carries fused activations (ReLU: qmin = max(qmin, zp); ReLU6 / hardtanh: quantized bounds).
  */
 #ifndef QWASM_REQUANTIZATION_H
@@ -34,6 +38,10 @@ struct qw_requantization_params {
   /* 1 when every bias_f32 is 0 and every multiplier finite: v = (float)x * multiplier is then never
    * NaN and the float bias adds nothing, so vector kernels may skip both (a hint, same results). */
   int32_t fp32_plain;
+  /* FBGEMM: a v beyond int32 (or NaN) gives qmin (cvtps2dq returns INT32_MIN). */
+  int32_t overflow_to_min;
+  float onednn_src_scale;     /* onednn: 1.0f / (float)(1.0 / in_scale) */
+  float onednn_dst_inv_scale; /* onednn: 1.0f / (1.0f / (float)(1.0 / out_scale)) */
 };
 
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
@@ -46,6 +54,9 @@ static inline int32_t qw_requant_input(int32_t acc, size_t j, const struct qw_re
 /* The fp32 rule for output j, saturating like the vector code (nearest, then clamp in float). */
 static inline int32_t qw_requantize_fp32_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
   const float v = ((float)x + p->bias_f32[j]) * p->multiplier[j];
+  if (p->overflow_to_min && !(fabsf(v) < 2147483648.0f)) {
+    return p->qmin;
+  }
   float t = nearbyintf(v);
   if (t != t) {
     return p->zero_point < p->qmin ? p->qmin : p->zero_point > p->qmax ? p->qmax : p->zero_point;
@@ -74,6 +85,18 @@ static inline int32_t qw_rdbpot(int32_t x, int e) {
   return (x >> e) + (remainder > threshold ? 1 : 0);
 }
 
+/* oneDNN: v = ((float)x * S) * W[j] + bias; v * Dinv + zp rounded to nearest even, saturated (NaN: qmin). */
+static inline int32_t qw_requantize_onednn_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
+  const float v = ((float)x * p->onednn_src_scale) * p->multiplier[j] + p->bias_f32[j];
+  float t = v * p->onednn_dst_inv_scale + (float)p->zero_point;
+  if (t != t) {
+    return p->qmin;
+  }
+  t = t < (float)p->qmin ? (float)p->qmin : t;
+  t = (float)p->qmax < t ? (float)p->qmax : t;
+  return (int32_t)nearbyintf(t);
+}
+
 static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const struct qw_requantization_params* p) {
   const int32_t shift = p->shift[j];
   const int left = shift > 0 ? shift : 0;
@@ -94,6 +117,8 @@ QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_onednn_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_onednn_ukernel__scalar);
 #if QW_SIMD
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd);

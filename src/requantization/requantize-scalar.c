@@ -1,6 +1,6 @@
-/* Scalar requantization: loops over the per-element rules of requantization.h. The fixedpoint mode
- * is scalar in every build: its per-column shifts have no wasm SIMD counterpart, and it costs per
- * output, not per multiply-add. */
+/* Scalar requantization: loops over the per-element rules of requantization.h. The fixedpoint and
+ * onednn modes are scalar in every build: the per-column shifts have no wasm SIMD counterpart, and
+ * both cost per output, not per multiply-add. */
 #include "requantization/requantization.h"
 
 #define QW_REQUANTIZE_SCALAR(name, T, rule)                                   \
@@ -15,6 +15,8 @@ QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fp32_ukernel__scalar, uint8_t, qw_re
 QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fp32_ukernel__scalar, int8_t, qw_requantize_fp32_value)
 QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, uint8_t, qw_requantize_fixedpoint_value)
 QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar, int8_t, qw_requantize_fixedpoint_value)
+QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_onednn_ukernel__scalar, uint8_t, qw_requantize_onednn_value)
+QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_onednn_ukernel__scalar, int8_t, qw_requantize_onednn_value)
 
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar) {
   int32_t* out = (int32_t*)y;

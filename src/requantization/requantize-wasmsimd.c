@@ -7,6 +7,9 @@ struct fp32_constants {
   const float* bias_f32;
   const float* multiplier;
   v128_t lower, upper, magic, magic_bits_minus_zp;
+  /* Lanes with |v| > finite_limit (and NaN lanes) are replaced by fill: 0 (the zero point) normally,
+   * the lower bound for FBGEMM, whose conversion turns |v| >= 2^31 into INT32_MIN. */
+  v128_t finite_limit, fill;
 };
 
 /* Everything loaded once per call: the output pointer could alias the parameters as far as the
@@ -20,6 +23,8 @@ static inline struct fp32_constants fp32_constants(const struct qw_requantizatio
       .upper = wasm_f32x4_splat((float)(p->qmax - p->zero_point)),
       .magic = wasm_f32x4_splat(12582912.0f),
       .magic_bits_minus_zp = wasm_i32x4_splat(0x4B400000 - p->zero_point),
+      .finite_limit = wasm_f32x4_splat(p->overflow_to_min ? 2147483520.0f : INFINITY),
+      .fill = wasm_f32x4_splat(p->overflow_to_min ? (float)(p->qmin - p->zero_point) : 0.0f),
   };
 }
 
@@ -29,13 +34,14 @@ static inline struct fp32_constants fp32_constants(const struct qw_requantizatio
  * converted to int32 at once by adding 1.5 * 2^23 and subtracting the float's bit pattern. This
  * replaces f32x4.nearest and i32x4.trunc_sat_f32x4 (about seven x64 instructions in V8). NaN lanes
  * (only from non-finite multipliers or float biases) are zeroed first, so they clamp to where the
- * scalar rule puts NaN: the zero point, clamped. */
+ * scalar rule puts NaN: the zero point, clamped; with overflow_to_min, NaN lanes and lanes beyond
+ * int32 take the lower bound instead. */
 static inline v128_t requantize_i32x4(const int32_t* acc, const int32_t* bias, const float* bias_f32,
                                      const float* multiplier, const struct fp32_constants* k) {
   const v128_t x = wasm_i32x4_add(wasm_v128_load(acc), wasm_v128_load(bias));
   v128_t v = wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_convert_i32x4(x), wasm_v128_load(bias_f32)),
                             wasm_v128_load(multiplier));
-  v = wasm_v128_and(v, wasm_f32x4_eq(v, v));
+  v = wasm_v128_bitselect(v, k->fill, wasm_f32x4_le(wasm_f32x4_abs(v), k->finite_limit));
   const v128_t t = wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(v, k->lower), k->upper), k->magic);
   return wasm_i32x4_sub(t, k->magic_bits_minus_zp);
 }

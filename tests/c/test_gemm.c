@@ -271,7 +271,7 @@ static void test_qw_gemm_driver(void) {
     void* blob = exact_alloc(qw_requantization_size(n));
     const double one = 1.0;
     CHECK(qw_requantization_init(blob, n, QW_REQUANT_NONE, 1.0, &one, 1, w_zp, w_dtype, NULL, with_bias ? bias : NULL,
-                                 1.0, 0, QW_QINT32, -INFINITY, INFINITY) == QW_OK,
+                                 1.0, 0, QW_QINT32, -INFINITY, INFINITY, 0) == QW_OK,
           "qw_requantization_init status");
     void* ws = exact_alloc(qw_gemm_workspace_size(n, k));
     const size_t y_bytes = (m - 1) * y_stride + n * sizeof(int32_t);
@@ -346,16 +346,16 @@ static void test_qw_gemm_arguments(void) {
   void* blob = exact_alloc(qw_requantization_size(N));
   void* blob_n1 = exact_alloc(qw_requantization_size(N + 1));
   CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QINT32,
-                               -INFINITY, INFINITY) == QW_OK,
+                               -INFINITY, INFINITY, 0) == QW_OK,
         "blob");
   CHECK(qw_requantization_init(blob_n1, N + 1, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0,
-                               QW_QINT32, -INFINITY, INFINITY) == QW_OK,
+                               QW_QINT32, -INFINITY, INFINITY, 0) == QW_OK,
         "blob n+1");
   CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QUINT8,
-                               -INFINITY, INFINITY) == QW_INVALID_ARGUMENT,
+                               -INFINITY, INFINITY, 0) == QW_INVALID_ARGUMENT,
         "mode none wants qint32 output");
   CHECK(qw_requantization_init(blob, N, QW_REQUANT_NONE, 1.0, &one, 1, &zp0, QW_QUINT8, NULL, NULL, 1.0, 0, QW_QINT32,
-                               -INFINITY, INFINITY) == QW_OK,
+                               -INFINITY, INFINITY, 0) == QW_OK,
         "blob again");
   void* ws = exact_alloc(qw_gemm_workspace_size(N + 1, K + 1));
   int32_t y[M * (N + 1)];

@@ -195,6 +195,28 @@ static void test_per_channel_and_requantize(void) {
   }
 }
 
+/* PyTorch 2.x on x86 (FBGEMM's Quantize): the zero point is added before rounding; values measured with
+ * torch 2.13 (tests/fixtures/torch2/replay.json holds the full comparison). */
+static void test_fbgemm_rules(void) {
+  const float x[5] = {1.25f, 0.75f, NAN, INFINITY, -INFINITY};
+  uint8_t u[5];
+  CHECK(qw_quantize(5, x, u, QW_QUINT8, QW_ROUND_FBGEMM, 0.5f, 1) == QW_OK, "status");
+  CHECK(u[0] == 4 && u[1] == 2, "round(1 + 2.5) = 4, round(1 + 1.5) = 2 (torch 1.13: 3 and 3)");
+  CHECK(u[2] == 255 && u[3] == 255 && u[4] == 0, "NaN and +Inf -> qmax, -Inf -> qmin");
+  CHECK(qw_quantize(5, x, u, QW_QUINT8, QW_ROUND_FBGEMM_SCALAR, 0.5f, 1) == QW_OK, "status");
+  CHECK(u[0] == 4 && u[1] == 2 && u[2] == 0 && u[3] == 255 && u[4] == 0, "scalar rule: NaN -> 0");
+  int32_t w[3];
+  CHECK(qw_quantize(3, x + 2, w, QW_QINT32, QW_ROUND_FBGEMM, 1.0f, 0) == QW_OK, "status");
+  CHECK(w[0] == INT32_MIN && w[1] == INT32_MAX && w[2] == INT32_MIN, "qint32: NaN -> INT32_MIN, +-Inf saturate");
+  /* one rounding (fma) against two: torch.quantize_per_tensor(17.549036026000977, 0.3856930136680603, 151)
+   * gives 197 on torch 2.13; zp + (float)(x * (1/s)) rounds to 196 */
+  const float near = 17.549036026000977f;
+  CHECK(qw_quantize(1, &near, u, QW_QUINT8, QW_ROUND_FBGEMM, 0.3856930136680603f, 151) == QW_OK && u[0] == 197,
+        "fma: 197");
+  CHECK(qw_quantize(1, &near, u, QW_QUINT8, QW_ROUND_FBGEMM_SCALAR, 0.3856930136680603f, 151) == QW_OK && u[0] == 196,
+        "two roundings: 196");
+}
+
 static void test_validation(void) {
   float x = 1.0f;
   uint8_t q;
@@ -206,7 +228,7 @@ static void test_validation(void) {
   CHECK(qw_quantize(1, &x, &q, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 256) == QW_INVALID_QPARAMS, "zp > 255");
   CHECK(qw_quantize(1, &x, &q, QW_QINT8, QW_ROUND_TORCH, 1.0f, -129) == QW_INVALID_QPARAMS, "zp < -128");
   CHECK(qw_quantize(1, &x, &q, (qw_dtype)7, QW_ROUND_TORCH, 1.0f, 0) == QW_INVALID_ARGUMENT, "bad dtype");
-  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, (qw_rounding)2, 1.0f, 0) == QW_INVALID_ARGUMENT, "bad rounding");
+  CHECK(qw_quantize(1, &x, &q, QW_QUINT8, (qw_rounding)4, 1.0f, 0) == QW_INVALID_ARGUMENT, "bad rounding");
   CHECK(qw_quantize(1, NULL, &q, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 0) == QW_INVALID_ARGUMENT, "NULL input");
   CHECK(qw_quantize(0, NULL, NULL, QW_QUINT8, QW_ROUND_TORCH, 1.0f, 0) == QW_OK, "empty is fine");
   CHECK(qw_dequantize(1, &q, &x, QW_QINT8, 1.0f, 200) == QW_INVALID_QPARAMS, "dequantize zp");
@@ -273,6 +295,7 @@ static void test_requantize_kernels_match_scalar(void) {
 }
 
 int main(void) {
+  test_fbgemm_rules();
   test_simd_matches_scalar();
   test_dequantize_simd_matches_scalar();
   test_requantize_kernels_match_scalar();

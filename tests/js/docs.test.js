@@ -10,7 +10,7 @@ import { test } from 'node:test';
 const root = new URL('../../', import.meta.url);
 const SNIPPET = /```js\n([\s\S]*?)```\n(?:```text\n([\s\S]*?)```\n)?/g;
 
-for (const page of ['docs/quantization.md', 'docs/qtensor-format.md', 'docs/ptq.md']) {
+for (const page of ['docs/quantization.md', 'docs/qtensor-format.md', 'docs/ptq.md', 'docs/pytorch2.md']) {
   test(`${page}: every example prints what the page shows`, () => {
     const text = readFileSync(new URL(page, root), 'utf8');
     const snippets = [...text.matchAll(SNIPPET)];

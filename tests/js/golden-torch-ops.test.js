@@ -2,17 +2,12 @@
 // were written by tools/golden/torch_ops.py. Every output is compared bit for bit.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { assertBitEqual, fixture, qwasm, setup } from './helpers.js';
+import { assertBitEqual, fixture, fixtureTensor, fixtureWeight, qwasm, setup } from './helpers.js';
 
 before(setup);
 
-const q = (t) => qwasm.fromIntRepr(t.q, t.shape, t.scale, t.zero_point, t.dtype);
-
-function weightOf(w) {
-  return w.qscheme === 'per_channel_affine'
-    ? qwasm.fromIntReprPerChannel(w.q, w.shape, w.scales, w.zero_points, w.axis, w.dtype)
-    : qwasm.fromIntRepr(w.q, w.shape, w.scale, w.zero_point, w.dtype);
-}
+const q = fixtureTensor;
+const weightOf = fixtureWeight;
 
 /** Runs fn over the cases of a family whose op passes `accept`; returns how many ran. */
 function runCases(family, accept, fn) {
@@ -181,6 +176,21 @@ describe('pooling equals torch (qnnpack engine)', () => {
   test('adaptive_avg_pool2d (dividing and non-dividing sizes)', () => {
     const n = runCases('pooling', (op) => op.endsWith('adaptive_avg_pool2d'), (c, track) => qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size));
     assert.ok(n >= 14, `${n} cases`);
+  });
+
+  test("mean over [2, 3] of qint8 (any engine) and of quint8 in mode 'generic' (onednn): rint((float)sum(q) / n)", () => {
+    // tests/fixtures/torch/checks113.json (tools/golden/torch113_checks.py): sums on exact .5 steps, odd zero points.
+    const cases = fixture('torch/checks113.json').mean;
+    for (const c of cases) {
+      const x = qwasm.fromIntRepr(c.q, c.shape, c.scale, c.zero_point, c.dtype);
+      const y = qwasm.mean(x, [2, 3], true, { mode: c.engine === 'qnnpack' ? 'qnnpack' : 'generic' });
+      const label = `${c.engine} ${c.dtype} [${c.shape}] zp ${c.zero_point}`;
+      assertBitEqual(assert, y.intRepr(), c.output.q, label);
+      assert.equal(y.qZeroPoint(), c.output.zero_point, label);
+      x.dispose();
+      y.dispose();
+    }
+    assert.equal(cases.length, 15);
   });
 
   test('mean over dims [2, 3] (global average pooling)', () => {

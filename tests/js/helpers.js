@@ -37,6 +37,16 @@ export function assertBitEqual(assert, actual, expected, label) {
   assert.equal(i, -1, i < 0 ? '' : `${label}: element ${i} is ${actual[i]}, expected ${expected[i]} (length ${actual.length} vs ${expected.length})`);
 }
 
+/** A QTensor from a golden fixture's tensor record {q, shape, scale, zero_point, dtype}. */
+export const fixtureTensor = (t) => qwasm.fromIntRepr(t.q, t.shape, t.scale, t.zero_point, t.dtype);
+
+/** A QTensor from a fixture's weight record (per tensor, or per channel with scales / zero_points / axis). */
+export function fixtureWeight(w) {
+  return w.qscheme === 'per_channel_affine'
+    ? qwasm.fromIntReprPerChannel(w.q, w.shape, w.scales, w.zero_points, w.axis, w.dtype)
+    : qwasm.fromIntRepr(w.q, w.shape, w.scale, w.zero_point, w.dtype);
+}
+
 export const DTYPE_RANGE = { quint8: [0, 255], qint8: [-128, 127], qint32: [-2147483648, 2147483647] };
 
 /** Runs fn(...tensors) and disposes them afterwards, even when an assertion fails. */

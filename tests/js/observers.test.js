@@ -90,6 +90,23 @@ describe('observers equal torch.ao.quantization observers (PyTorch 1.13)', () =>
     for (const c of obs.synthetic) checkCase(c);
   });
 
+  test('HistogramObserver(bins = 1000) over batches of growing range: histc divides before it multiplies', () => {
+    // tests/fixtures/torch/checks113.json (tools/golden/torch113_checks.py): values on a bin edge, such as
+    // 8.03 of [0, 10] in 1000 bins, land where torch.histc's (int64)((x - lo) / (hi - lo) * bins) puts them.
+    const cases = fixture('torch/checks113.json').histogram;
+    for (const [i, c] of cases.entries()) {
+      const o = new qwasm.HistogramObserver({ bins: c.bins });
+      c.batches_b64.forEach((b, k) => {
+        o.observe(floats(b));
+        assert.equal(o.state().minVal, Math.fround(c.states[k].min), `case ${i} batch ${k}: min`);
+        assert.equal(o.state().maxVal, Math.fround(c.states[k].max), `case ${i} batch ${k}: max`);
+      });
+      assertBitEqual(assert, o.state().histogram, floats(c.histogram_b64), `case ${i}: histogram`);
+      assert.deepEqual(o.calculateQparams(), { scale: Math.fround(c.scale), zeroPoint: c.zero_point }, `case ${i}: qparams`);
+    }
+    assert.equal(cases.length, 4);
+  });
+
   test('reset() returns an observer to its initial state', () => {
     for (const c of obs.cases.slice(0, 40).concat(obs.cases.filter((x) => x.observer === 'HistogramObserver').slice(0, 3))) {
       const o = new qwasm[c.observer](jsOptions(c.options));

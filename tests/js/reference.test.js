@@ -33,8 +33,9 @@ test('quantizeTorch and quantizeOnnx equal qw_quantize: every dtype, tie-prone a
     for (const scale of SCALES) {
       const xs = sweepInputs(scale, rand);
       for (const zp of dtype === 'quint8' ? [0, 128, 255, 3] : dtype === 'qint8' ? [0, -128, 127, -5] : [0, 7, -(2 ** 31), 2 ** 31 - 1]) {
-        for (const rounding of ['torch', 'onnx']) {
-          const rule = rounding === 'torch' ? ref.quantizeTorch : ref.quantizeOnnx;
+        for (const rounding of ['torch', 'onnx', 'fbgemm']) {
+          // FBGEMM's vector rule quantizes 8-bit tensors, its scalar rule qint32 ones
+          const rule = { torch: ref.quantizeTorch, onnx: ref.quantizeOnnx, fbgemm: dtype === 'qint32' ? ref.quantizeFbgemmScalar : ref.quantizeFbgemm }[rounding];
           using(qwasm.quantizePerTensor(xs, [xs.length], scale, zp, dtype, { rounding }))((q) => {
             const ints = q.intRepr();
             for (let i = 0; i < xs.length; i++) {
@@ -76,9 +77,11 @@ test('dequantize and dequantizePerChannel equal the wasm kernels, qint32 wrap-ar
  * zero point (so every accumulator is 0) and whose int32 bias of channel j is xs[j]; per-channel weight scales make
  * one multiplier per channel. Returns the output integers.
  */
-function requantizeInWasm(form, xs, { inScale, weightScales, outScale, outZeroPoint, dtype, floatBias }) {
+function requantizeInWasm(form, xs, { inScale, weightScales, outScale, outZeroPoint, dtype, floatBias, perTensor }) {
   const n = xs.length;
-  const w = qwasm.fromIntReprPerChannel(new Int8Array(n).fill(1), [n, 1], weightScales, new Array(n).fill(0), 0, 'qint8');
+  const w = perTensor
+    ? qwasm.fromIntRepr(new Int8Array(n).fill(1), [n, 1], weightScales[0], 0, 'qint8')
+    : qwasm.fromIntReprPerChannel(new Int8Array(n).fill(1), [n, 1], weightScales, new Array(n).fill(0), 0, 'qint8');
   const bias = floatBias ? Float32Array.from(xs) : Int32Array.from(xs);
   return using(w, qwasm.fromIntRepr([7], [1, 1], inScale, 7, 'quint8'))((weight, x) => {
     const packed = qwasm.packLinear(weight, bias, { mode: form });
@@ -105,20 +108,21 @@ test('requantize equals the GEMM output stage for every form: ties, powers of tw
     { inScale: 3.1, weightScales: [7.7], outScale: 1e-4 },
   ];
   let checked = 0;
-  for (const form of ['qnnpack', 'fbgemm', 'onnx', 'fixedpoint']) {
-    for (const floatBias of form === 'onnx' ? [false] : [false, true]) {
-      for (const c of cases) {
+  const biasKinds = { onnx: [false], onednn: [true] }; // the int32 bias of ONNX, the float bias of oneDNN
+  for (const form of ['qnnpack', 'fbgemm', 'onednn', 'onnx', 'fixedpoint']) {
+    for (const floatBias of biasKinds[form] ?? [false, true]) {
+      for (const [c, perTensor] of cases.flatMap((k) => [[k, false], [k, true]])) {
         for (const [dtype, zps] of [['quint8', [0, 128, 255]], ['qint8', [-128, 0, 127]]]) {
           for (const zp of zps) {
             const [qmin, qmax] = DTYPE_RANGE[dtype];
             const weightScales = xs.map((_, j) => c.weightScales[j % c.weightScales.length]);
-            const got = requantizeInWasm(form, xs, { ...c, weightScales, outZeroPoint: zp, dtype, floatBias });
+            const got = requantizeInWasm(form, xs, { ...c, weightScales, outZeroPoint: zp, dtype, floatBias, perTensor });
             xs.forEach((x, j) => {
               // an int32 bias goes in as it is; a float bias through the form's own bias rule
-              const params = ref.requantizationParams(form, { inScale: c.inScale, weightScale: weightScales[j], outScale: c.outScale, bias: floatBias ? f32(x) : 0 });
+              const params = ref.requantizationParams(form, { inScale: c.inScale, weightScale: weightScales[j], outScale: c.outScale, bias: floatBias ? f32(x) : 0, perChannel: !perTensor });
               if (!floatBias) params.biasInt = x;
               const want = ref.requantize(form, 0, params, zp, qmin, qmax);
-              if (got[j] !== want) assert.fail(`${form} ${floatBias ? 'float' : 'int32'} bias ${x}, ${JSON.stringify(c)}, ${dtype} zp ${zp}: wasm ${got[j]}, reference.js ${want}`);
+              if (got[j] !== want) assert.fail(`${form} ${floatBias ? 'float' : 'int32'} bias ${x}, ${JSON.stringify(c)} ${perTensor ? 'per tensor' : 'per channel'}, ${dtype} zp ${zp}: wasm ${got[j]}, reference.js ${want}`);
             });
             checked += xs.length;
           }
@@ -127,6 +131,15 @@ test('requantize equals the GEMM output stage for every form: ties, powers of tw
     }
   }
   assert.ok(checked > 30000, `${checked} values`);
+});
+
+test('fmaf rounds a * b + c once, where the float64 sum alone would round twice', () => {
+  // 1 + 2^-24 is a float32 midpoint; the product's tail decides the direction
+  assert.equal(ref.fmaf(1 + 2 ** -23, 2 ** -24 + 2 ** -47, 1), 1 + 2 ** -23);
+  assert.equal(ref.fmaf(1 - 2 ** -24, 2 ** -24, 1), 1); // just below the midpoint: down
+  assert.equal(ref.fmaf(3, 1 / 3, 0), f32(3 * f32(1 / 3)));
+  assert.ok(Number.isNaN(ref.fmaf(NaN, 1, 0)));
+  assert.equal(ref.fmaf(Infinity, 1, -1), Infinity);
 });
 
 test('the fixed-point pieces: quantizeMultiplier, SRDHM and RDBPOT at their edges', () => {

@@ -6,7 +6,10 @@
 // qlinear.cpp computes the scales), all float32:
 //   act_times_w_scale = (float)in_scale * (float)w_scale
 //   multiplier        = act_times_w_scale / (float)out_scale
-//   out = clamp(lrintf(((float)raw + bias / act_times_w_scale) * multiplier) + out_zp, relu ? out_zp : qmin, qmax)
+//   out = clamp(lrintf(((float)raw + bias') * multiplier) + out_zp, relu ? out_zp : qmin, qmax)
+//   bias' = bias / act_times_w_scale per channel, bias * (float)(1.0 / (double)act_times_w_scale) per tensor
+//   (FBGEMM's x86 kernels, QuantUtilsAvx2.cc requantizeOutputProcessingAvx2; checked against live
+//   PyTorch 2.13 in golden-torch2.test.js)
 // gemmlowp / TFLite fixed point (tensorflow/lite/kernels/internal/common.{h,cc}):
 //   QuantizeMultiplier(in_scale * w_scale / out_scale in double) -> m0 (Q31, [2^30, 2^31)), shift
 //   out = clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul((raw + bias_q) << left, m0), right) + out_zp)
@@ -77,7 +80,7 @@ function outputBounds(c) {
 // that tell the right formula from the wrong one); 'exact' is the published formula.
 
 /** FBGEMM's rounded value lrintf(((float)raw + bias / act_times_w_scale) * multiplier), before the zero point. */
-function fbgemmValue(raw, inScale, wScale, outScale, bias, variant = 'exact', stats = null) {
+function fbgemmValue(raw, inScale, wScale, outScale, bias, variant = 'exact', stats = null, perTensor = false) {
   let act = f32(f32(inScale) * f32(wScale));
   if (variant === 'scales-in-double') act = f32(inScale * wScale);
   let multiplier = f32(act / f32(outScale));
@@ -85,7 +88,9 @@ function fbgemmValue(raw, inScale, wScale, outScale, bias, variant = 'exact', st
   if (variant === 'multiplier-in-double') multiplier = f32((inScale * wScale) / outScale);
   let rawF = f32(raw);
   if (bias !== 0) {
-    const term = variant === 'reciprocal-bias' ? f32(bias * f32(1 / act)) : f32(bias / act);
+    // Per tensor FBGEMM multiplies by the reciprocal (in double, then float); per channel it divides.
+    const reciprocal = perTensor !== (variant === 'reciprocal-bias');
+    const term = reciprocal ? f32(bias * f32(1 / act)) : f32(bias / act);
     rawF = f32(rawF + term);
   }
   const ab = variant === 'product-in-double' ? rawF * multiplier : f32(rawF * multiplier);
@@ -104,7 +109,7 @@ function fbgemmReference(c, stats = { ties: 0 }, variant = 'exact') {
     for (let j = 0; j < c.N; j++) {
       const wScale = c.wScales.length === 1 ? c.wScales[0] : c.wScales[j];
       tie.other = null;
-      const r = fbgemmValue(acc[i * c.N + j], c.inScale, wScale, c.outScale, c.bias === null ? 0 : c.bias[j], variant, tie);
+      const r = fbgemmValue(acc[i * c.N + j], c.inScale, wScale, c.outScale, c.bias === null ? 0 : c.bias[j], variant, tie, !c.perChannel);
       const q = clamp(r + c.outZp, lo, hi);
       // An exact .5 tie whose direction shows in the output (the other neighbour clamps differently).
       if (tie.other !== null && q !== clamp(tie.other + c.outZp, lo, hi)) {

@@ -11,7 +11,7 @@ failOnLeaks(before, afterEach);
 const FAMILIES = Object.keys(FORMS);
 
 test('every profile names a known form for every family, and the package exports the table', () => {
-  assert.deepEqual(Object.keys(PROFILES), ['pytorch-qnnpack', 'pytorch-fbgemm', 'onnx', 'tflite']);
+  assert.deepEqual(Object.keys(PROFILES), ['pytorch-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite']);
   for (const [name, profile] of Object.entries(PROFILES)) {
     assert.equal(typeof profile.reference, 'string');
     for (const family of FAMILIES) assert.ok(Object.hasOwn(FORMS[family], profile[family]), `${name}.${family} = ${profile[family]}`);
@@ -24,9 +24,10 @@ test('every profile names a known form for every family, and the package exports
 test('a form override wins over the profile; unknown names and missing kernels are named errors', () => {
   assert.equal(semanticsOf({ semantics: 'pytorch-fbgemm' }, 'f').form('requantization'), 'fbgemm');
   assert.equal(semanticsOf({ semantics: 'onnx' }, 'f').form('requantization', 'fixedpoint'), 'fixedpoint');
-  assert.equal(semanticsOf({}, 'f', 'pytorch-qnnpack').form('add', 'fbgemm'), 'float'); // the engine's name for its form
-  assert.equal(semanticsOf({}, 'f', 'onnx').form('mul', 'qnnpack'), 'pytorch');
-  assert.throws(() => semanticsOf({ semantics: 'pytorch' }, 'add'), /add: unknown semantics 'pytorch'; expected one of 'pytorch-qnnpack', 'pytorch-fbgemm', 'onnx', 'tflite'/);
+  assert.equal(semanticsOf({}, 'f', 'pytorch-qnnpack').form('add', 'fbgemm'), 'fbgemm');
+  assert.equal(semanticsOf({}, 'f', 'onnx').form('mul', 'qnnpack'), 'pytorch'); // an earlier name of the form
+  assert.equal(semanticsOf({}, 'f', 'onnx').form('leakyRelu', 'float'), 'generic');
+  assert.throws(() => semanticsOf({ semantics: 'pytorch' }, 'add'), /add: unknown semantics 'pytorch'; expected one of 'pytorch-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite'/);
   assert.throws(() => semanticsOf({ semantics: 'tflite' }, 'add').form('add'),
     { name: 'UnsupportedError', message: /add: the 'tflite' semantics' add form \(TFLite's fixed-point add .*\) is not implemented/ });
   assert.throws(() => semanticsOf({}, 'mul', 'onnx').form('mul', 'tflite'), { name: 'UnsupportedError', message: /mul: the mul form 'tflite'/ });
@@ -55,8 +56,8 @@ function addBoth(options, mulOptions = options) {
 
 test('add and mul: semantics pick the same kernels as the equivalent modes', () => {
   const fbgemm = addBoth({ semantics: 'pytorch-fbgemm' });
-  assertBitEqual(assert, fbgemm.add, addBoth({ mode: 'float' }, {}).add, 'fbgemm add = float form');
-  assertBitEqual(assert, fbgemm.add, addBoth({ mode: 'fbgemm' }, {}).add, "mode 'fbgemm' = float form");
+  assertBitEqual(assert, fbgemm.add, addBoth({ mode: 'fbgemm' }, {}).add, "semantics 'pytorch-fbgemm' = mode 'fbgemm'");
+  assertBitEqual(assert, addBoth({ semantics: 'pytorch-x86' }).add, fbgemm.add, 'the x86 engine adds as the fbgemm engine');
   const onnx = addBoth({ semantics: 'onnx' });
   assertBitEqual(assert, onnx.add, addBoth({ mode: 'onnx' }).add, 'onnx add');
   assertBitEqual(assert, onnx.mul, addBoth({ mode: 'onnx' }).mul, 'onnx mul');
@@ -82,6 +83,26 @@ test('linear / conv2d: the packing records the semantics\' requantization form; 
       }
       assertBitEqual(assert, using(qwasm.linear(x, packs[0], { ...out, semantics: 'pytorch-fbgemm' }))((y) => y.intRepr()),
         using(qwasm.linear(x, packs[1], out))((y) => y.intRepr()), 'call-time semantics');
+    } finally {
+      for (const p of packs) p.dispose();
+    }
+  });
+});
+
+test("semantics 'pytorch-x86' picks oneDNN for convolutions with symmetric weights, FBGEMM for the rest", () => {
+  using(
+    qwasm.quantizePerTensor([0.5, -0.25, 0.125, 1], [1, 1, 2, 2], 0.01, 0, 'qint8'),
+    qwasm.quantizePerTensor([0.5, -0.25, 0.125, 1], [1, 1, 2, 2], 0.01, 3, 'qint8'),
+    qwasm.quantizePerTensor([0.5, -0.25, 0.125, 1], [4, 1], 0.01, 0, 'qint8'),
+  )((symmetric, affine, w2) => {
+    const packs = [
+      qwasm.packConv2d(symmetric, null, { semantics: 'pytorch-x86' }),
+      qwasm.packConv2d(affine, null, { semantics: 'pytorch-x86' }),
+      qwasm.packLinear(w2, null, { semantics: 'pytorch-x86' }),
+      qwasm.packConv2d(symmetric, null, { semantics: 'pytorch-fbgemm' }),
+    ];
+    try {
+      assert.deepEqual(packs.map((p) => p.mode), ['onednn', 'fbgemm', 'fbgemm', 'fbgemm']);
     } finally {
       for (const p of packs) p.dispose();
     }

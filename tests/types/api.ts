@@ -412,8 +412,8 @@ flat.flatten([0, 1]);
 
 // ---- requantization modes and packed weights -------------------------------------------------
 
-assertType<Equal<RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint' | 'none'>>(true);
-assertType<Equal<Int8RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint'>>(true);
+assertType<Equal<RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint' | 'none' | 'onednn'>>(true);
+assertType<Equal<Int8RequantMode, 'qnnpack' | 'fbgemm' | 'onnx' | 'fixedpoint' | 'onednn'>>(true);
 assertType<Equal<typeof REQUANT_MODES.none, 4>>(true);
 const modeCode: 0 | 1 | 2 | 3 | 4 = REQUANT_MODES[Math.random() > 0.5 ? 'onnx' : 'qnnpack'];
 // @ts-expect-error REQUANT_MODES is read-only
@@ -701,8 +701,11 @@ assertType<Equal<typeof mixed, QTensor<ActivationDtype>>>(true);
 cat([x8], 0, { relu: true });
 // @ts-expect-error the bounds are numbers
 clamp(x8, '0', '6');
-// @ts-expect-error hardswish is quint8 only
+// @ts-expect-error hardswish is quint8 only (QNNPACK's table)
 hardswish(xs8, { scale: 0.05, zeroPoint: 0 });
+assertType<Equal<ReturnType<typeof hardswish<'qint8'>>, QTensor<'qint8'>>>(true);
+hardswish(xs8, { scale: 0.05, zeroPoint: 0, mode: 'fbgemm' });
+sigmoid(xs8, { mode: 'fbgemm' });
 // @ts-expect-error hardswish needs its output qparams
 hardswish(x8);
 // @ts-expect-error sigmoid is quint8 only

@@ -230,12 +230,13 @@ def w_qparams(w, n):
     return np.full(n, w["scale"], dtype=np.float64), np.full(n, w["zero_point"], dtype=np.int64)
 
 
-def conv_ref(c):
+def conv_acc(c):
+    """The exact int32 sums of a conv2d case: sum((x - x_zp) * (w - w_zp)) over each window."""
     x, w, p = c["inputs"][0], c["weight"], c["params"]
     xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"]) - x["zero_point"]
     wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
     cout, cg, kh, kw = wq.shape
-    ws, wz = w_qparams(w, cout)
+    _, wz = w_qparams(w, cout)
     wq = wq - wz[:, None, None, None]
     (sh, sw), (ph, pw), (dh, dw), g = p["stride"], p["padding"], p["dilation"], p["groups"]
     n, _, h, wd = xq.shape
@@ -251,6 +252,13 @@ def conv_ref(c):
                 r0, c0 = i * dh, j * dw
                 patch = xp[:, gi * cg:(gi + 1) * cg, r0:r0 + sh * (oh - 1) + 1:sh, c0:c0 + sw * (ow - 1) + 1:sw]
                 acc[:, co] += np.einsum("nchw,c->nhw", patch, wq[co, :, i, j])
+    return acc
+
+
+def conv_ref(c):
+    x, w, p = c["inputs"][0], c["weight"], c["params"]
+    ws, _ = w_qparams(w, w["shape"][0])
+    acc = conv_acc(c)
     if c.get("bias") is not None:
         acc += qbias_ref(c["bias"], ws, x["scale"])[None, :, None, None]
     o = c["output"]
@@ -492,16 +500,18 @@ def maxpool_ref(c):
     return y
 
 
-def avgpool_ref(c):
-    """Three code paths (see README): QNNPACK unless ceil_mode; else the generic NCHW or the NHWC kernel."""
+def avg_pool_windows(c):
+    """An avg_pool2d case's output shape and, per output (i, j): the sum of q - zp over the window's part inside
+    the input, and the divisor avg_pool2d's arguments choose (divisor_override, or the window with padding when
+    count_include_pad, else its valid part)."""
     q, s, z = pool_in(c)
     p = c["params"]
     (kh, kw), (sh, sw), (ph, pw) = p["kernel_size"], p["stride"], p["padding"]
     n, ch, h, w = q.shape
     ceil = p["ceil_mode"]
     oh, ow = out_size(h, kh, sh, ph, 1, ceil), out_size(w, kw, sw, pw, 1, ceil)
-    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
     xc = q - z
+    windows = []
     for i in range(oh):
         for j in range(ow):
             hs, ws = i * sh - ph, j * sw - pw
@@ -509,42 +519,60 @@ def avgpool_ref(c):
             pool = (he - hs) * (we - ws)
             hs0, ws0, he0, we0 = max(hs, 0), max(ws, 0), min(he, h), min(we, w)
             acc = xc[:, :, hs0:he0, ws0:we0].sum(axis=(2, 3))
-            if not ceil:  # QNNPACK: padding counts as zero, divisor kh*kw; count_include_pad/divisor_override ignored
-                m = F32(F32(s) / (F32(s) * F32(kh * kw)))
-                y[:, :, i, j] = rint(acc.astype(F32) * m) + z
-                continue
-            if p["divisor_override"]:
-                d = p["divisor_override"]
-            elif p["count_include_pad"]:
-                d = pool
-            else:
-                d = (he0 - hs0) * (we0 - ws0)
-            if ch == 1 or h * w == 1:  # channels-last-contiguous too: NHWC kernel, zp added after rounding
-                y[:, :, i, j] = rint(acc.astype(F32) * F32(1.0 / d)) + z
-            else:  # NCHW kernel: nearbyint(sum * multiplier + zp) in float32
-                y[:, :, i, j] = rint(acc.astype(F32) * F32(1.0 / d) + F32(z))
+            d = p["divisor_override"] or (pool if p["count_include_pad"] else (he0 - hs0) * (we0 - ws0))
+            windows.append((i, j, acc, d))
+    return (n, ch, oh, ow), windows
+
+
+def avgpool_ref(c):
+    """Three code paths (see README): QNNPACK unless ceil_mode; else the generic NCHW or the NHWC kernel."""
+    q, s, z = pool_in(c)
+    p = c["params"]
+    kh, kw = p["kernel_size"]
+    shape, windows = avg_pool_windows(c)
+    y = np.zeros(shape, dtype=np.int64)
+    _, ch, h, w = q.shape
+    for i, j, acc, d in windows:
+        if not p["ceil_mode"]:  # QNNPACK: padding counts as zero, divisor kh*kw; count_include_pad/divisor_override ignored
+            m = F32(F32(s) / (F32(s) * F32(kh * kw)))
+            y[:, :, i, j] = rint(acc.astype(F32) * m) + z
+        elif ch == 1 or h * w == 1:  # channels-last-contiguous too: NHWC kernel, zp added after rounding
+            y[:, :, i, j] = rint(acc.astype(F32) * F32(1.0 / d)) + z
+        else:  # NCHW kernel: nearbyint(sum * multiplier + zp) in float32
+            y[:, :, i, j] = rint(acc.astype(F32) * F32(1.0 / d) + F32(z))
     return np.clip(y, 0, 255)
+
+
+def adaptive_windows(c):
+    """An adaptive_avg_pool2d case's output shape and, per output (i, j), the window's integers and its size:
+    rows [floor(i h / oh), ceil((i + 1) h / oh)), columns likewise."""
+    q, s, z = pool_in(c)
+    oh, ow = c["params"]["output_size"]
+    n, ch, h, w = q.shape
+    windows = []
+    for i in range(oh):
+        hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
+        for j in range(ow):
+            ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
+            windows.append((i, j, q[:, :, hs:he, ws:we], (he - hs) * (we - ws)))
+    return (n, ch, oh, ow), windows
 
 
 def adaptive_ref(c):
     q, s, z = pool_in(c)
     oh, ow = c["params"]["output_size"]
-    n, ch, h, w = q.shape
-    y = np.zeros((n, ch, oh, ow), dtype=np.int64)
+    _, ch, h, w = q.shape
+    shape, windows = adaptive_windows(c)
+    y = np.zeros(shape, dtype=np.int64)
     qnnp = h % oh == 0 and w % ow == 0
-    for i in range(oh):
-        hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
-        for j in range(ow):
-            ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
-            d = (he - hs) * (we - ws)
-            blk = q[:, :, hs:he, ws:we]
-            if qnnp:  # QNNPACK average pooling with kernel = stride = input / output
-                m = F32(F32(s) / (F32(s) * F32(d)))
-                y[:, :, i, j] = rint((blk - z).sum(axis=(2, 3)).astype(F32) * m) + z
-            elif ch == 1 or h * w == 1:  # NHWC kernel
-                y[:, :, i, j] = rint((blk - z).sum(axis=(2, 3)).astype(F32) * F32(1.0 / d)) + z
-            else:  # NCHW kernel: raw integer sum (zero point never subtracted) times float32 1/size
-                y[:, :, i, j] = rint(blk.sum(axis=(2, 3)).astype(F32) * F32(1.0 / d))
+    for i, j, blk, d in windows:
+        if qnnp:  # QNNPACK average pooling with kernel = stride = input / output
+            m = F32(F32(s) / (F32(s) * F32(d)))
+            y[:, :, i, j] = rint((blk - z).sum(axis=(2, 3)).astype(F32) * m) + z
+        elif ch == 1 or h * w == 1:  # NHWC kernel
+            y[:, :, i, j] = rint((blk - z).sum(axis=(2, 3)).astype(F32) * F32(1.0 / d)) + z
+        else:  # NCHW kernel: raw integer sum (zero point never subtracted) times float32 1/size
+            y[:, :, i, j] = rint(blk.sum(axis=(2, 3)).astype(F32) * F32(1.0 / d))
     return np.clip(y, 0, 255)
 
 
@@ -873,6 +901,20 @@ def pair(v):
     return list(v) if isinstance(v, (tuple, list)) else [v, v]
 
 
+def conv_bias_and_output(rng, x, w, xs, ws, bias, out, stride, padding, dilation, groups):
+    """A float bias comparable to the accumulated products (so it moves the outputs), or None; and unless given,
+    output qparams that put the float result on about 150 to 400 steps (pick_out_qparams)."""
+    cout, cg, kh, kw = w.shape
+    bt = None
+    if bias:
+        mag = xs * float(np.mean(ws)) * 70.0 * math.sqrt(cg * kh * kw)
+        bt = torch.tensor((rng.standard_normal(cout) * mag).astype(F32))
+    if out is None:
+        yf = F.conv2d(x.dequantize(), w.dequantize(), bt, stride, padding, dilation, groups).numpy()
+        out = pick_out_qparams(yf, rng)
+    return bt, out
+
+
 def gen_conv2d():
     fam = Family("conv2d")
     rng = np.random.default_rng(2002)
@@ -893,14 +935,7 @@ def gen_conv2d():
         wz = [int(v) for v in rng.integers(-6, 7, nsc)] if wz_nonzero else [0] * nsc
         x = qt(xq, xs, xz, dtype)
         w = qw(wq, ws, wz, per_channel)
-        bt = None
-        if bias:
-            mag = xs * float(np.mean(ws)) * 70.0 * math.sqrt(cin // groups * k[0] * k[1])
-            bt = torch.tensor((rng.standard_normal(cout) * mag).astype(F32))
-        if out is None:
-            yf = F.conv2d(x.dequantize(), w.dequantize(), bt, stride, padding, dilation, groups).numpy()
-            out = pick_out_qparams(yf, rng)
-        os_, oz = out
+        bt, (os_, oz) = conv_bias_and_output(rng, x, w, xs, ws, bias, out, stride, padding, dilation, groups)
         if dtype == "qint8":
             oz = int(oz) - 128
         cls = nniq.ConvReLU2d if relu else nnq.Conv2d

@@ -1,0 +1,324 @@
+// qwasm against live PyTorch 2.13 (the PyPI CPU build, FBGEMM and oneDNN inside) on its fbgemm and x86
+// engines: tests/fixtures/torch2/*.json were written by tools/golden/torch2_ops.py. Public API only; every
+// output is compared bit for bit.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { assertBitEqual, fixture, fixtureTensor, fixtureWeight, qwasm, setup } from './helpers.js';
+
+before(setup);
+
+const q = fixtureTensor;
+const weightOf = fixtureWeight;
+
+/** Runs fn over the cases of a fixture that pass `accept`, comparing with `expected(c)`; returns the count. */
+function runCases(file, accept, fn, expected = (c) => c.output.q) {
+  let count = 0;
+  for (const c of fixture(`torch2/${file}.json`).cases.filter((k) => accept(k))) {
+    const created = [];
+    const track = (t) => (created.push(t), t);
+    try {
+      const y = track(fn(c, track));
+      assertBitEqual(assert, y.intRepr(), expected(c), `${c.name} (${c.op})`);
+      assert.deepEqual(y.shape, c.output.shape, `${c.name} shape`);
+      assert.equal(y.dtype, c.output.dtype);
+    } finally {
+      for (const t of created) t.dispose();
+    }
+    count++;
+  }
+  return count;
+}
+
+const all = () => true;
+
+describe('linear and conv2d equal torch 2.13 (fbgemm and x86 engines)', () => {
+  test("quantized Linear / LinearReLU, mode 'fbgemm' (both engines run FBGEMM)", () => {
+    const n = runCases('linear', all, (c, track) => {
+      const packed = track(qwasm.packLinear(track(weightOf(c.weight)), c.bias, { mode: 'fbgemm' }));
+      return qwasm.linear(track(q(c.inputs[0])), packed, { scale: c.params.output_scale, zeroPoint: c.params.output_zero_point, relu: c.params.relu });
+    });
+    assert.ok(n >= 80, `${n} cases`);
+  });
+
+  const convOf = (c, track, mode) => {
+    const p = c.params;
+    const packed = track(qwasm.packConv2d(track(weightOf(c.weight)), c.bias, { stride: p.stride, padding: p.padding, dilation: p.dilation, groups: p.groups, mode }));
+    return qwasm.conv2d(track(q(c.inputs[0])), packed, { scale: p.output_scale, zeroPoint: p.output_zero_point, relu: p.relu });
+  };
+
+  test("quantized Conv2d / ConvReLU2d, mode 'fbgemm': im2col GEMM and the depthwise fast path", () => {
+    const n = runCases('conv2d', all, (c, track) => convOf(c, track, 'fbgemm'));
+    assert.ok(n >= 60, `${n} cases`);
+  });
+});
+
+describe("quantize with rounding 'fbgemm' equals torch 2.13 on 1.13's inputs (zero point added before rounding)", () => {
+  const q113 = fixture('torch/quantize.json');
+  const replay = fixture('torch2/replay.json');
+  // The valid scales qwasm accepts (PyTorch checks none; docs/quantization.md "Which scales are accepted").
+  const validScale = (s) => Number.isFinite(Math.fround(s)) && Math.fround(s) > 0 && Number.isFinite(Math.fround(1 / Math.fround(s)));
+
+  test('quantize_per_tensor: every 1.13 case, with 2.13 results where they changed', () => {
+    const changed = new Map(replay.quantize_per_tensor.map((c) => [`${c.name} ${c.dtype} ${c.zero_point}`, c]));
+    let checked = 0, moved = 0;
+    for (const c of q113.per_tensor) {
+      if (!validScale(c.scale)) continue;
+      const key = `${c.name} ${c.dtype} ${c.zero_point}`;
+      const want = changed.get(key)?.q ?? c.q;
+      if (changed.has(key)) moved += changed.get(key).changed.length;
+      const t = qwasm.quantizePerTensor(c.input, [c.input.length], c.scale, c.zero_point, c.dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, t.intRepr(), want, key);
+      t.dispose();
+      checked++;
+    }
+    assert.ok(checked >= 110 && moved >= 280, `${checked} cases, ${moved} changed elements`);
+  });
+
+  test('quantize_per_channel (two float roundings) and requantize', () => {
+    const changed = new Map(replay.quantize_per_channel.map((c) => [`${c.name} ${c.dtype}`, c]));
+    for (const c of q113.per_channel) {
+      const t = qwasm.quantizePerChannel(c.input, c.shape, c.scales, c.zero_points, c.axis, c.dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, t.intRepr(), changed.get(`${c.name} ${c.dtype}`)?.q ?? c.q, `${c.name} ${c.dtype}`);
+      t.dispose();
+    }
+    assert.equal(changed.size + replay.unchanged.quantize_per_channel, q113.per_channel.length);
+    const reChanged = new Map(replay.requantize.map((c) => [c.name, c])); // requantize names are unique
+    for (const c of q113.requantize) {
+      const src = qwasm.fromIntRepr(c.q_in, [c.q_in.length], c.src_scale, c.src_zero_point, c.src_dtype);
+      const y = src.requantize(c.dst_scale, c.dst_zero_point, c.dst_dtype, { rounding: 'fbgemm' });
+      assertBitEqual(assert, y.intRepr(), reChanged.get(c.name)?.q_out ?? c.q_out, c.name);
+      src.dispose();
+      y.dispose();
+    }
+  });
+});
+
+describe('elementwise ops equal torch 2.13 (fbgemm and x86 engines, the same generic kernels)', () => {
+  const binary = (op, options) => (c, track) =>
+    qwasm[op](track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, ...options });
+
+  test("add / add_relu, mode 'fbgemm': vector blocks of 64, the scalar tail adds the zero point before rounding", () => {
+    const n = runCases('elementwise', (c) => /quantized\.add(_relu)?$/.test(c.op), binary('add', { mode: 'fbgemm' }));
+    assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test('mul / mul_relu (unchanged from 1.13)', () => {
+    const n = runCases('elementwise', (c) => /quantized\.mul(_relu)?$/.test(c.op), binary('mul', {}));
+    assert.ok(n >= 8, `${n} cases`);
+  });
+
+  test("cat of inputs with different qparams, rounding 'fbgemm' (quantize_per_tensor of the dequantized cat)", () => {
+    const n = runCases('elementwise', (c) => c.op.endsWith('quantized.cat'), (c, track) =>
+      qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale, zeroPoint: c.params.zero_point, rounding: 'fbgemm' }));
+    assert.ok(n >= 7, `${n} cases`);
+  });
+});
+
+describe('activations equal torch 2.13 (generic kernels: vector blocks of 64, FBGEMM-rounded tails)', () => {
+  const x0 = (c, track) => track(q(c.inputs[0]));
+  const ops = {
+    relu: (c, x) => qwasm.relu(x),
+    relu6: (c, x) => qwasm.relu6(x, { rounding: 'fbgemm' }),
+    hardtanh: (c, x) => qwasm.hardtanh(x, c.params.min_val, c.params.max_val, { rounding: 'fbgemm' }),
+    clamp: (c, x) => qwasm.clamp(x, c.params.min_val, c.params.max_val, { rounding: 'fbgemm' }),
+    hardswish: (c, x) => qwasm.hardswish(x, { scale: c.params.scale, zeroPoint: c.params.zero_point, mode: 'fbgemm' }),
+    leaky_relu: (c, x) => qwasm.leakyRelu(x, c.params.negative_slope, { scale: c.params.scale, zeroPoint: c.params.zero_point, mode: 'fbgemm' }),
+    sigmoid: (c, x) => qwasm.sigmoid(x, { mode: 'fbgemm' }),
+  };
+  for (const [name, fn] of Object.entries(ops)) {
+    test(`${name}, quint8 and qint8`, () => {
+      const n = runCases('activations', (c) => c.name.replace(/_(ties_)?\d.*$/, '') === name, (c, track) => {
+        const y = fn(c, x0(c, track));
+        assert.equal(Math.fround(y.qScale()), Math.fround(c.output.scale), `${c.name}: output scale`);
+        assert.equal(y.qZeroPoint(), c.output.zero_point, `${c.name}: output zero point`);
+        return y;
+      });
+      assert.ok(n >= 3, `${n} cases`);
+    });
+  }
+});
+
+describe("pooling equals torch 2.13 (mode 'fbgemm': the generic kernels, never QNNPACK)", () => {
+  const pick = (v) => (Array.isArray(v) ? v : [v, v]);
+  test('max_pool2d: window positions outside the input skipped (dilation meets padding)', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('max_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.maxPool2d(track(q(c.inputs[0])), { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), dilation: pick(p.dilation), ceilMode: p.ceil_mode, mode: 'fbgemm' });
+    });
+    assert.ok(n >= 14, `${n} cases`);
+  });
+
+  test('avg_pool2d: count_include_pad and divisor_override honoured; C == 1 takes the channels-last scalar loop', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('.avg_pool2d'), (c, track) => {
+      const p = c.params;
+      return qwasm.avgPool2d(track(q(c.inputs[0])), {
+        kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), ceilMode: p.ceil_mode,
+        countIncludePad: p.count_include_pad, divisorOverride: p.divisor_override, mode: 'fbgemm',
+      });
+    });
+    assert.ok(n >= 16, `${n} cases`);
+  });
+
+  test('adaptive_avg_pool2d and mean over [2, 3]', () => {
+    const n = runCases('pooling', (c) => c.op.endsWith('adaptive_avg_pool2d'), (c, track) => qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size, { mode: 'fbgemm' }));
+    const m = runCases('pooling', (c) => c.op === 'torch.mean', (c, track) => qwasm.mean(track(q(c.inputs[0])), [2, 3], true, { mode: 'fbgemm' }));
+    assert.ok(n >= 10 && m >= 8, `${n} adaptive, ${m} mean cases`);
+  });
+});
+
+describe('dynamic linear (torch.ao.nn.quantized.dynamic.Linear, fbgemm and x86) from qwasm integer ops', () => {
+  // What torch 2.13 computes (tools/golden/torch2_ops.py dynamic_ref): the float input quantized per tensor
+  // with ATen's ChooseQuantizationParams (double arithmetic, reduce_range: [0, 127]) and FBGEMM's quantize,
+  // the exact int32 sums, then fma((float)acc, x_s * w_s[c], bias[c]). qwasm supplies the quantize
+  // (rounding 'fbgemm') and the sums (mode 'none'); the qparams choice and the float epilogue are written
+  // here: qwasm has no dynamic linear op of its own (docs/pytorch2.md).
+  const f32 = Math.fround;
+  function chooseQParamsDynamic(min, max, reduceRange) {
+    const [qmin, qmax] = reduceRange ? [0, 127] : [0, 255];
+    let lo = Math.min(f32(min), 0), hi = Math.max(f32(max), 0);
+    let scale = (hi - lo) / (qmax - qmin);
+    if (f32(scale) === 0 || !Number.isFinite(f32(1 / f32(scale)))) scale = 0.1;
+    const SMALL = 6.1e-5;
+    if (scale < SMALL) {
+      const org = scale;
+      scale = SMALL;
+      if (lo === 0) hi = f32(SMALL * (qmax - qmin));
+      else if (hi === 0) lo = f32(-SMALL * (qmax - qmin));
+      else { const amp = f32(SMALL / org); lo = f32(lo * amp); hi = f32(hi * amp); }
+    }
+    const fromMin = qmin - lo / scale, fromMax = qmax - hi / scale;
+    const zp = Math.abs(qmin) - Math.abs(lo / scale) < Math.abs(qmax) - Math.abs(hi / scale) ? fromMin : fromMax;
+    const rint = (v) => { const r = Math.round(v); return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+    return { scale: f32(scale), zeroPoint: zp < qmin ? qmin : zp > qmax ? qmax : rint(zp) };
+  }
+  /** float32 fma: a * b exact in double, the double sum rounded to odd when inexact, then to float32. */
+  function fmaf(a, b, c) {
+    const p = a * b;
+    let s = p + c;
+    const bb = s - p;
+    const e = (p - (s - bb)) + (c - bb);
+    if (e !== 0 && Number.isFinite(s)) {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, s);
+      const bits = view.getBigUint64(0);
+      if ((bits & 1n) === 0n) view.setBigUint64(0, (e > 0) === (s > 0) ? bits + 1n : bits - 1n);
+      s = view.getFloat64(0);
+    }
+    return f32(s);
+  }
+
+  test('32 cases: per-tensor and per-channel qint8 weights, zero points, bias, relu, reduce_range both ways', () => {
+    const { cases } = fixture('torch2/dynamic.json');
+    for (const c of cases) {
+      const x = Float32Array.from(c.input.values);
+      const { scale, zeroPoint } = chooseQParamsDynamic(Math.min(...x), Math.max(...x), c.params.reduce_range);
+      const xq = qwasm.quantizePerTensor(x, c.input.shape, scale, zeroPoint, 'quint8', { rounding: 'fbgemm' });
+      const w = weightOf(c.weight);
+      const packed = qwasm.packLinear(w, null, { mode: 'none' });
+      const acc = qwasm.linear(xq, packed, { mode: 'none' });
+      const sums = acc.intRepr();
+      const n = c.params.out_features;
+      const ws = c.weight.scales ?? [c.weight.scale];
+      const y = Float32Array.from(sums, (v, i) => {
+        const j = i % n;
+        const mult = f32(f32(scale) * f32(ws[ws.length === 1 ? 0 : j]));
+        const r = c.bias === null ? f32(f32(v) * mult) : fmaf(f32(v), mult, f32(c.bias[j]));
+        return c.params.relu ? Math.max(r, 0) : r;
+      });
+      assertBitEqual(assert, y, Float32Array.from(c.output.values), c.name);
+      for (const t of [xq, w, packed, acc]) t.dispose();
+    }
+    assert.equal(cases.length, 32);
+  });
+});
+
+describe('seed 002: Linear(2, 2, bias=False), MinMax quint8 activations, MinMax qint8 AFFINE weights, fbgemm', () => {
+  const seed = fixture('torch2/seed002.json').cases[0];
+  const f32 = Math.fround;
+  const rintEven = (v) => { const r = Math.round(v); return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+  const clamp255 = (v) => Math.min(255, Math.max(0, v));
+
+  test('qwasm (quantize rounding fbgemm, linear mode fbgemm) gives torch 2.13 [59, 253]', () => {
+    const x = qwasm.quantizePerTensor(seed.float_input, [1, 2], seed.input.scale, seed.input.zero_point, 'quint8', { rounding: 'fbgemm' });
+    assertBitEqual(assert, x.intRepr(), seed.input.q, 'quantized input');
+    const w = weightOf(seed.weight);
+    const fc = qwasm.packLinear(w, null, { mode: 'fbgemm' });
+    const y = qwasm.linear(x, fc, { scale: seed.output_scale, zeroPoint: seed.output_zero_point });
+    assert.deepEqual(Array.from(y.intRepr()), [59, 253]);
+    assertBitEqual(assert, y.intRepr(), seed.output.q, 'seed output');
+    for (const part of [seed.batch, seed.random]) {
+      const xb = q(part.input);
+      const yb = qwasm.linear(xb, fc, { scale: seed.output_scale, zeroPoint: seed.output_zero_point });
+      assertBitEqual(assert, yb.intRepr(), part.output.q, 'batch');
+      xb.dispose();
+      yb.dispose();
+    }
+    for (const t of [x, w, fc, y]) t.dispose();
+  });
+
+  test("the question's formula subtracts the weight zero point from the activations: [0, 255]", () => {
+    const { q: xq, zero_point: xz, scale: xs } = seed.input;
+    const { q: wq, zero_point: wz, scale: ws } = seed.weight;
+    const m = (xs * ws) / seed.output_scale;
+    // X = x - zp_x - w_zp; linear(X, w) with the raw weights, times m, rounded, + zp_out, clamped
+    const user = [0, 1].map((j) => clamp255(Math.round(((xq[0] - xz - wz) * wq[2 * j] + (xq[1] - xz - wz) * wq[2 * j + 1]) * m) + seed.output_zero_point));
+    assert.deepEqual(user, [0, 255]);
+    // The fix: each zero point from its own tensor, sum((x - x_zp)(w - w_zp)), then FBGEMM's float32 multiplier.
+    const mult = f32(f32(f32(xs) * f32(ws)) / f32(seed.output_scale));
+    const acc = [0, 1].map((j) => (xq[0] - xz) * (wq[2 * j] - wz) + (xq[1] - xz) * (wq[2 * j + 1] - wz));
+    assert.deepEqual(acc, [5555, 23794]);
+    assert.deepEqual(acc.map((a) => clamp255(rintEven(f32(a * mult)) + seed.output_zero_point)), seed.output.q);
+  });
+
+  test("the question's quantizer round(clamp(zp + x / scale)) equals torch 2.13 here (both add the zero point first)", () => {
+    const { scale, zero_point: zp } = seed.random.input;
+    const user = seed.random.float_input.map((x) => Math.round(clamp255(f32(zp + f32(f32(x) / f32(scale))))));
+    // torch.round is half-to-even; none of these lands on .5.
+    assertBitEqual(assert, user, seed.random.input.q, 'random inputs');
+    assert.equal(seed.grid_differ, 0); // and sum * (x_s w_s / y_s) in double rounds like FBGEMM for all 65536 input pairs
+  });
+});
+
+describe("the x86 engine's oneDNN convolutions (symmetric weights, AVX512-VNNI host): mode 'onednn'", () => {
+  test('every conv2d case the x86 engine sent to oneDNN', () => {
+    const n = runCases('conv2d', (c) => c.x86?.path === 'onednn', (c, track) => {
+      const p = c.params;
+      const packed = track(qwasm.packConv2d(track(weightOf(c.weight)), c.bias, { stride: p.stride, padding: p.padding, dilation: p.dilation, groups: p.groups, mode: 'onednn' }));
+      return qwasm.conv2d(track(q(c.inputs[0])), packed, { scale: p.output_scale, zeroPoint: p.output_zero_point, relu: p.relu });
+    }, (c) => c.x86.q);
+    assert.ok(n >= 40, `${n} cases`);
+  });
+
+  test('the two differ: the oneDNN cases are not all what FBGEMM computes', () => {
+    const cases = fixture('torch2/conv2d.json').cases.filter((c) => c.x86?.path === 'onednn');
+    const differing = cases.filter((c) => c.x86.q.some((v, i) => v !== c.output.q[i]));
+    assert.ok(differing.length >= 3, `${differing.length} of ${cases.length} oneDNN cases differ from the fbgemm engine`);
+  });
+});
+
+describe("1.13's observer, qparams, dequantize and fake-quantize cases give the same results on 2.13", () => {
+  // tools/golden/torch2_ops.py ran every case of tests/fixtures/torch/{qparams,quantize,observers,fakequant}.json
+  // again on torch 2.13; what stayed equal is counted, what changed is listed (replay.json). qwasm is tested
+  // against the 1.13 files (observers.test.js, golden-torch.test.js), so these counts carry those tests to 2.13.
+  const replay = fixture('torch2/replay.json');
+  test('qparams (MinMaxObserver, PerChannelMinMaxObserver), dequantize, fake quantize: all unchanged', () => {
+    const qp = fixture('torch/qparams.json');
+    const fq = fixture('torch/fakequant.json');
+    const dq = fixture('torch/quantize.json').dequantize;
+    assert.equal(replay.unchanged.qparams_per_tensor, qp.per_tensor.length);
+    assert.equal(replay.unchanged.qparams_per_channel, qp.per_channel.length);
+    assert.equal(replay.unchanged.dequantize, dq.length);
+    assert.equal(replay.unchanged.fakequant, fq.cases.length);
+    assert.equal(replay.qparams_per_tensor.length + replay.qparams_per_channel.length + replay.dequantize.length + replay.fakequant.length, 0);
+  });
+
+  test('observers: only HistogramObserver changed (2.13 merges histograms differently and has no upsample_rate)', () => {
+    const obs = fixture('torch/observers.json');
+    const changed = new Set(replay.observers.map((o) => o.index));
+    assert.ok(replay.observers.every((o) => o.observer === 'HistogramObserver'));
+    const others = obs.cases.filter((c) => c.observer !== 'HistogramObserver').length;
+    assert.equal(replay.unchanged.observers, obs.cases.length - changed.size);
+    assert.ok(replay.unchanged.observers >= others, `${replay.unchanged.observers} unchanged, ${others} non-histogram cases`);
+    assert.ok(replay.observers.filter((o) => o.error).every((o) => /upsample_rate/.test(o.error)));
+  });
+});
