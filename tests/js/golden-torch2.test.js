@@ -322,3 +322,40 @@ describe("1.13's observer, qparams, dequantize and fake-quantize cases give the 
     assert.ok(replay.observers.filter((o) => o.error).every((o) => /upsample_rate/.test(o.error)));
   });
 });
+
+describe('the semantics profiles carry all of the above: one name per engine', () => {
+  const convWith = (semantics) => (c, track) => {
+    const p = c.params;
+    const packed = track(qwasm.packConv2d(track(weightOf(c.weight)), c.bias, { stride: p.stride, padding: p.padding, dilation: p.dilation, groups: p.groups, semantics }));
+    return qwasm.conv2d(track(q(c.inputs[0])), packed, { scale: p.output_scale, zeroPoint: p.output_zero_point, relu: p.relu });
+  };
+  test("semantics 'pytorch-fbgemm': every linear and conv2d case of the fbgemm engine", () => {
+    const n = runCases('linear', all, (c, track) => {
+      const packed = track(qwasm.packLinear(track(weightOf(c.weight)), c.bias, { semantics: 'pytorch-fbgemm' }));
+      return qwasm.linear(track(q(c.inputs[0])), packed, { scale: c.params.output_scale, zeroPoint: c.params.output_zero_point, relu: c.params.relu });
+    }) + runCases('conv2d', all, convWith('pytorch-fbgemm'));
+    assert.ok(n >= 140, `${n} cases`);
+  });
+  test("semantics 'pytorch-x86': every conv2d case of the x86 engine, oneDNN where it took the convolution", () => {
+    const n = runCases('conv2d', all, convWith('pytorch-x86'), (c) => (c.x86?.path === 'onednn' ? c.x86.q : c.output.q));
+    assert.ok(n >= 60, `${n} cases`);
+  });
+  test("semantics 'pytorch-fbgemm' / 'pytorch-x86' on the elementwise, activation and pooling cases", () => {
+    const bySemantics = {
+      'quantized.add': (c, x, y, semantics) => qwasm.add(x, y, { scale: c.params.scale, zeroPoint: c.params.zero_point, semantics }),
+    };
+    let n = 0;
+    for (const semantics of ['pytorch-fbgemm', 'pytorch-x86']) {
+      n += runCases('elementwise', (c) => /quantized\.add$/.test(c.op), (c, track) => bySemantics['quantized.add'](c, track(q(c.inputs[0])), track(q(c.inputs[1])), semantics));
+      n += runCases('activations', (c) => /hardswish|sigmoid|leaky_relu/.test(c.op), (c, track) => {
+        const x = track(q(c.inputs[0]));
+        if (/hardswish/.test(c.op)) return qwasm.hardswish(x, { scale: c.params.scale, zeroPoint: c.params.zero_point, semantics });
+        if (/leaky_relu/.test(c.op)) return qwasm.leakyRelu(x, c.params.negative_slope, { scale: c.params.scale, zeroPoint: c.params.zero_point, semantics });
+        return qwasm.sigmoid(x, { semantics });
+      });
+      n += runCases('pooling', (c) => c.op.endsWith('adaptive_avg_pool2d') || c.op === 'torch.mean', (c, track) =>
+        c.op === 'torch.mean' ? qwasm.mean(track(q(c.inputs[0])), [2, 3], true, { semantics }) : qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size, { semantics }));
+    }
+    assert.ok(n >= 40, `${n} cases`);
+  });
+});
