@@ -188,32 +188,18 @@ qw_status qw_where(size_t elem_size, size_t rank, const int32_t* out_dims, const
   return QW_OK;
 }
 
-/* float -> integer as wasm's saturating truncations (i32.trunc_sat_f32_s, i64.trunc_sat_f32_s): toward
- * zero, NaN -> 0, out of range -> the nearest bound. */
-static int64_t trunc_sat_i64(float v) {
+/* float -> a signed integer of `bits` bits as wasm's saturating truncations (i32.trunc_sat_f32_s,
+ * i64.trunc_sat_f32_s): toward zero, NaN -> 0, out of range -> the nearest bound. */
+static int64_t trunc_sat(float v, int bits) {
+  const float limit = bits == 64 ? 9223372036854775808.0f : 2147483648.0f;
+  const int64_t max = bits == 64 ? INT64_MAX : INT32_MAX;
   if (v != v) {
     return 0;
   }
-  if (v >= 9223372036854775808.0f) {
-    return INT64_MAX;
+  if (v >= limit) {
+    return max;
   }
-  if (v < -9223372036854775808.0f) {
-    return INT64_MIN;
-  }
-  return (int64_t)v;
-}
-
-static int64_t trunc_sat_i32(float v) {
-  if (v != v) {
-    return 0;
-  }
-  if (v >= 2147483648.0f) {
-    return INT32_MAX;
-  }
-  if (v < -2147483648.0f) {
-    return INT32_MIN;
-  }
-  return (int32_t)v;
+  return v < -limit ? -max - 1 : (int64_t)v;
 }
 
 static int cast_type_ok(qw_tensor_type t) {
@@ -241,10 +227,10 @@ qw_status qw_cast(size_t n, const void* x, qw_tensor_type x_type, void* y, qw_te
     switch (y_type) {
       case QW_TYPE_FLOAT32: ((float*)y)[i] = from_float ? f : (float)v; break;
       case QW_TYPE_BOOL: ((uint8_t*)y)[i] = from_float ? f != 0.0f || f != f : v != 0; break;
-      case QW_TYPE_INT64: ((int64_t*)y)[i] = from_float ? trunc_sat_i64(f) : v; break;
-      case QW_TYPE_INT32: ((int32_t*)y)[i] = (int32_t)(uint32_t)(from_float ? trunc_sat_i32(f) : v); break;
-      case QW_TYPE_INT8: ((int8_t*)y)[i] = (int8_t)(uint8_t)(from_float ? trunc_sat_i32(f) : v); break;
-      case QW_TYPE_UINT8: ((uint8_t*)y)[i] = (uint8_t)(from_float ? trunc_sat_i32(f) : v); break;
+      case QW_TYPE_INT64: ((int64_t*)y)[i] = from_float ? trunc_sat(f, 64) : v; break;
+      case QW_TYPE_INT32: ((int32_t*)y)[i] = (int32_t)(uint32_t)(from_float ? trunc_sat(f, 32) : v); break;
+      case QW_TYPE_INT8: ((int8_t*)y)[i] = (int8_t)(uint8_t)(from_float ? trunc_sat(f, 32) : v); break;
+      case QW_TYPE_UINT8: ((uint8_t*)y)[i] = (uint8_t)(from_float ? trunc_sat(f, 32) : v); break;
     }
   }
   return QW_OK;
