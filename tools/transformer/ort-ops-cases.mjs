@@ -34,8 +34,9 @@ function initializers(modelBytes) {
 
 /**
  * The cases with decoded tensors: { name, op, domain, attrs, params, model (bytes),
- * inputs: [{ name, absent?, initializer?, dtype, dims, data }], outputs: [{ name, dtype, dims, data }] (Python),
- * web: [...] (onnxruntime-web, when the fixture has them) }.
+ * inputs: [{ name, absent?, initializer?, dtype, dims, data }], outputs: [{ name, dtype, dims, data }] (Python;
+ * stored as { same_as_web: true } where identical to onnxruntime-web's), web: [...] (onnxruntime-web, when the
+ * fixture has them) }.
  */
 export function loadCases(path = CASES_PATH) {
   const { cases, ...header } = JSON.parse(readFileSync(path, 'utf8'));
@@ -48,8 +49,8 @@ export function loadCases(path = CASES_PATH) {
         ...c,
         model: new Uint8Array(model),
         inputs: c.inputs.map((i) => (i.absent ? i : i.initializer ? { ...i, ...inits[i.name] } : { ...i, ...decodeTensor(i) })),
-        outputs: c.outputs.map((o) => ({ ...o, ...decodeTensor(o) })),
         web: c.web?.map((o) => ({ ...o, ...decodeTensor(o) })),
+        outputs: c.outputs.map((o, i) => (o.same_as_web ? { ...c.web[i], ...decodeTensor(c.web[i]) } : { ...o, ...decodeTensor(o) })),
       };
     }),
   };
