@@ -1,7 +1,8 @@
 // The transformer kernels at the MiniLM-sized encoder's shapes (hidden 384, 12 heads of 32, FFN 1536,
 // sequence 128) against onnxruntime-web, byte for byte: the nodes onnxruntime's optimizer leaves in such a model
 // (tests/fixtures/transformer/tiny-bert-ort_q8.onnx shows them), with seeded random inputs, so that K blocking
-// (constant B of depth 1536: six packed blocks of 256), many rows and long softmax rows are exercised.
+// (constant B of depth 1536: six packed blocks of 256; N >= K > 128: blocks of 128), the one-row GEMV, many rows
+// and long softmax rows are exercised.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { loadBackend } from '../../js/wasm.js';
@@ -67,6 +68,10 @@ function cases() {
       [t('float32', [1, 12, 128, 128], 1, { name: 'a' }), t('float32', [1, 12, 128, 32], 2, { name: 'b' })], {}, 13),
     makeCase('MatMul 128x1536 by constant 1536x384 (packed: 6 K blocks)', 'MatMul', '',
       [t('float32', [1, 128, 1536], 2, { name: 'a' }), t('float32', [1536, 384], 0.05, { name: 'b', initializer: true })], {}, 13),
+    makeCase('MatMul 2 x (64x260 by 260x264): N >= K, blocks of 128', 'MatMul', '',
+      [t('float32', [1, 2, 64, 260], 2, { name: 'a' }), t('float32', [1, 2, 260, 264], 2, { name: 'b' })], {}, 13),
+    makeCase('MatMul 1x600 by 600x37 (one row: MLAS GEMV)', 'MatMul', '',
+      [t('float32', [1, 600], 2, { name: 'a' }), t('float32', [600, 37], 2, { name: 'b' })], {}, 13),
     makeCase('Softmax 12x128x128 with masked columns', 'Softmax', '', [(() => {
       const x = t('float32', [1, 12, 128, 128], 8, { name: 'x' });
       for (let i = 100; i < x.data.length; i += 128) x.data.fill(-3.4028234663852886e38, i, i + 28);
