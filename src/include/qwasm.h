@@ -489,22 +489,24 @@ typedef enum qw_tensor_type {
  * bool -> anything is 0 or 1. */
 QW_API qw_status qw_cast(size_t n, const void* x, qw_tensor_type x_type, void* y, qw_tensor_type y_type);
 
-/* Float matrix product y[m][n] = alpha * sum_k a[m][k] * b[k][n] (b[n][k] when transpose_b), rows lda / ldb
- * / ldy floats apart, summed as onnxruntime's SGEMM (MLAS sgemm.cpp + SgemmKernelWasmSimd.cpp) does:
+/* Float matrix product y[m][n] = alpha * sum_k a[m][k] * b[k][n] (b[n][k] when transpose_b), plus y as it
+ * was when accumulate (onnxruntime's Gemm with beta 1: y pre-filled with the broadcast C), rows lda / ldb / ldy
+ * floats apart, summed as onnxruntime's SGEMM (MLAS sgemm.cpp + SgemmKernelWasmSimd.cpp) does:
  * K is cut into blocks; within a block each output sums its products in k order starting from 0, and the
- * block results are scaled by alpha and added in block order. The block length is MLAS's: 256 when
- * onnxruntime pre-packed B (b_prepacked: the MatMul's B is a 2-D constant initializer), otherwise 128,
- * doubled while N is at most half the column stride (which starts at 128 and halves down to 16) and
- * halved while K is at most half of it. A single row (m == 1) with alpha 1, B neither transposed nor
- * pre-packed takes MLAS's GEMV instead: over all of K, y = a0 b0, then four products at a time, added in
- * turn to the columns of its vector loop (all but the last n % 4), summed first ((p1 + p2) + p3) + p4 and
- * then added for the last n % 4 columns, the last (k - 1) % 4 products one by one. (MatMul = alpha 1;
- * com.microsoft FusedMatMul = alpha, transB.) Batched / broadcast MatMul is this per matrix; a MatMul
- * with a 1-D B is computed by onnxruntime as one m = 1, n = 1 product per output row.
- * workspace: qw_f32_matmul_workspace_size bytes. */
+ * block results are scaled by alpha and added in block order (the first one stored, or added to y when
+ * accumulating). The block length is MLAS's: 256 when onnxruntime pre-packed B (b_prepacked: the B of a
+ * MatMul / Gemm is a 2-D constant initializer), otherwise 128, doubled while N is at most half the column
+ * stride (which starts at 128 and halves down to 16) and halved while K is at most half of it. A single row
+ * (m == 1) with alpha 1, B neither transposed nor pre-packed takes MLAS's GEMV instead: over all of K, y = a0 b0
+ * (y as it is when accumulating), then four products at a time, added in turn to the columns of its vector loop
+ * (all but the last n % 4), summed first ((p1 + p2) + p3) + p4 and then added for the last n % 4 columns, the
+ * rest one by one. (MatMul = alpha 1; com.microsoft FusedMatMul = alpha, transB.) Batched / broadcast MatMul
+ * is this per matrix; a MatMul with a 1-D B is computed by onnxruntime as one m = 1, n = 1 product per output
+ * row. workspace: qw_f32_matmul_workspace_size bytes. */
 QW_API size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k);
 QW_API qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                               int transpose_b, int b_prepacked, float alpha, float* y, size_t ldy, void* workspace);
+                               int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
+                               void* workspace);
 
 /* Dynamic int8 matrix product against weights packed once by qw_gemm_pack (B[k][n]: n_stride 1,
  * k_stride n; int8 or uint8 with their zero point), writing float, as onnxruntime's

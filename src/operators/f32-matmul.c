@@ -35,15 +35,19 @@ static size_t k_block(size_t n, size_t k, int b_prepacked) {
 }
 
 /* MLAS's single-row product (MlasGemvFloatKernel, wasm_simd/SgemvKernelWasmSimd.cpp), which onnxruntime's
- * wasm build takes for M == 1, alpha 1, B neither transposed nor pre-packed, over all of K: y = p0, then
- * products four k at a time, added one by one to the columns its vector loop covers (all but the last
- * n % 4) and summed first, ((p1 + p2) + p3) + p4, for the last n % 4; the last k % 4 one by one. */
-static void gemv(size_t n, size_t k, const float* a, const float* b, size_t ldb, float* y) {
+ * wasm build takes for M == 1, alpha 1, B neither transposed nor pre-packed, over all of K: y = p0 (or, when
+ * accumulating, y as it is), then products four k at a time, added one by one to the columns its vector loop
+ * covers (all but the last n % 4) and summed first, ((p1 + p2) + p3) + p4, for the last n % 4; the rest of K
+ * one by one. */
+static void gemv(size_t n, size_t k, const float* a, const float* b, size_t ldb, int accumulate, float* y) {
   const size_t vector_columns = n - n % 4;
-  for (size_t j = 0; j < n; j++) {
-    y[j] = a[0] * b[j];
+  size_t kk = 0;
+  if (!accumulate) {
+    for (size_t j = 0; j < n; j++) {
+      y[j] = a[0] * b[j];
+    }
+    kk = 1;
   }
-  size_t kk = 1;
   for (; k - kk >= 4; kk += 4) {
     const float* b0 = b + kk * ldb;
     for (size_t j = 0; j < vector_columns; j++) {
@@ -74,7 +78,8 @@ size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
 }
 
 qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                        int transpose_b, int b_prepacked, float alpha, float* y, size_t ldy, void* workspace) {
+                        int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
+                        void* workspace) {
   if (m == 0 || n == 0) {
     return QW_OK;
   }
@@ -83,13 +88,13 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
     return QW_INVALID_ARGUMENT;
   }
   if (k == 0) { /* MLAS has no block to store: onnxruntime's MatMul fills zeros itself */
-    for (size_t i = 0; i < m; i++) {
+    for (size_t i = 0; i < m && !accumulate; i++) {
       memset(y + i * ldy, 0, n * sizeof(float));
     }
     return QW_OK;
   }
   if (m == 1 && alpha == 1.0f && !transpose_b && !b_prepacked) {
-    gemv(n, k, a, b, ldb, y);
+    gemv(n, k, a, b, ldb, accumulate, y);
     return QW_OK;
   }
   const struct qw_kernels* kernels = qw_kernels();
@@ -136,7 +141,7 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
         for (size_t r = 0; r < mr; r++) {
           float* yr = y + (t * QW_F32_GEMM_MR + r) * ldy + j0;
           const float* sr = tile + r * QW_F32_GEMM_NR;
-          if (k0 == 0) {
+          if (k0 == 0 && !accumulate) {
             for (size_t jj = 0; jj < nc; jj++) {
               yr[jj] = sr[jj] * alpha;
             }

@@ -22,7 +22,7 @@ struct ort_step {
   int kind;
   int n_ints;
   int32_t ints[16];
-  float floats[1];
+  float floats[2];
   int inputs[5];
   int output;
 };

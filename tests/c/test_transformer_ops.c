@@ -57,9 +57,17 @@ static qw_status run_step(const struct ort_step* s, const struct ort_tensor* ten
       return qw_cast((size_t)I[0], in[0], (qw_tensor_type)I[1], out, (qw_tensor_type)I[2]);
     case KIND_MATMUL: {
       const size_t m = (size_t)I[0], n = (size_t)I[1], k = (size_t)I[2];
+      float* y = (float*)out + I[10];
+      if (in[2] != NULL) { /* Gemm's C: y = C * beta, broadcast over [m, n], then accumulated onto */
+        const int32_t dims[2] = {I[0], I[1]}, zero[2] = {0, 0};
+        const qw_status st = qw_f32_binary(QW_F32_MUL, 2, dims, in[2], I + 11, &s->floats[1], zero, y);
+        if (st != QW_OK) {
+          return st;
+        }
+      }
       void* ws = exact_alloc(qw_f32_matmul_workspace_size(m, n, k));
       const qw_status st = qw_f32_matmul(m, n, k, (const float*)in[0] + I[8], (size_t)I[3], (const float*)in[1] + I[9],
-                                         (size_t)I[4], I[5], I[6], s->floats[0], (float*)out + I[10], (size_t)I[7], ws);
+                                         (size_t)I[4], I[5], I[6], s->floats[0], in[2] != NULL, y, (size_t)I[7], ws);
       free(ws);
       return st;
     }
@@ -271,8 +279,8 @@ static void argument_checks(void) {
   CHECK(qw_where(3, 2, dims, (const uint8_t*)x, strides, x, strides, x, strides, y) == QW_INVALID_ARGUMENT,
         "where element size");
   CHECK(qw_cast(8, x, QW_TYPE_FLOAT32, y, (qw_tensor_type)5) == QW_INVALID_ARGUMENT, "cast type");
-  CHECK(qw_f32_matmul(2, 2, 2, x, 1, x, 2, 0, 0, 1.0f, y, 2, y) == QW_INVALID_ARGUMENT, "matmul lda < k");
-  CHECK(qw_f32_matmul(2, 2, 2, x, 2, x, 2, 0, 0, 1.0f, y, 2, NULL) == QW_INVALID_ARGUMENT, "matmul workspace");
+  CHECK(qw_f32_matmul(2, 2, 2, x, 1, x, 2, 0, 0, 1.0f, 0, y, 2, y) == QW_INVALID_ARGUMENT, "matmul lda < k");
+  CHECK(qw_f32_matmul(2, 2, 2, x, 2, x, 2, 0, 0, 1.0f, 0, y, 2, NULL) == QW_INVALID_ARGUMENT, "matmul workspace");
   float ws[64];
   CHECK(qw_dynamic_matmul(1, 2, 2, x, ws, x, 1, NULL, y, ws) == QW_INVALID_ARGUMENT, "dynamic matmul: not packed weights");
   const int8_t w[4] = {1, -2, 3, -4};

@@ -44,8 +44,12 @@ export function broadcastStrides(...shapes) {
   return { dims: out, strides };
 }
 
-/** MatMul / FusedMatMul: one 2-D product per batch (onnxruntime's MatMulComputeHelper offsets). */
-function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0 }) {
+/**
+ * MatMul / FusedMatMul / Gemm: one 2-D product per batch (onnxruntime's MatMulComputeHelper offsets). Gemm's C
+ * (input ic, broadcast over [m, n]) is written into y times beta first and the product accumulated onto it,
+ * as onnxruntime does (GemmBroadcastBias, then MLAS with beta 1).
+ */
+function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0, c = null, ic = -1, beta = 1 }) {
   const aDims = a.dims.length === 1 ? [1, a.dims[0]] : a.dims;
   const bDims = b.dims.length === 1 ? [b.dims[0], 1] : b.dims;
   const [m, k] = aDims.slice(-2);
@@ -63,14 +67,20 @@ function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0 
       offB += idx * strides[1][d] * k * n;
     }
     const offY = i * m * n;
-    // ints: m, n, k, lda, ldb, transpose_b, b_prepacked, ldy, then element offsets of a, b, y
+    // ints: m, n, k, lda, ldb, transpose_b, b_prepacked, ldy, element offsets of a, b, y, then C's row and column
+    // strides (when there is a C); floats: alpha, beta
     if (b.dims.length === 1) {
       // A 1-D B: onnxruntime computes each output row as its own 1 x K by K x 1 product.
       for (let r = 0; r < m; r++) {
-        steps.push({ kind: KIND.MATMUL, ints: [1, 1, k, k, 1, 0, 0, 1, offA + r * k, offB, offY + r], floats: [alpha], inputs: [ia, ib], output: out });
+        steps.push({ kind: KIND.MATMUL, ints: [1, 1, k, k, 1, 0, 0, 1, offA + r * k, offB, offY + r], floats: [alpha, 0], inputs: [ia, ib], output: out });
       }
     } else {
-      steps.push({ kind: KIND.MATMUL, ints: [m, n, k, k, transB ? k : n, transB, bPrepacked, n, offA, offB, offY], floats: [alpha], inputs: [ia, ib], output: out });
+      const withC = c && beta !== 0;
+      const cStrides = withC ? broadcastStrides(c.dims, [m, n]).strides[0] : [];
+      steps.push({
+        kind: KIND.MATMUL, ints: [m, n, k, k, transB ? k : n, transB, bPrepacked, n, offA, offB, offY, ...cStrides],
+        floats: [alpha, withC ? beta : 0], inputs: withC ? [ia, ib, ic] : [ia, ib], output: out,
+      });
     }
   }
   return steps;
@@ -136,6 +146,18 @@ export function planCase(c) {
     case 'FusedMatMul':
       steps = matmulSteps(c.inputs[0], c.inputs[1], 0, 1, out, { alpha: attrs.alpha ?? 1, transB: attrs.transB ?? 0 });
       break;
+    case 'Gemm': case 'FusedGemm': {
+      const b = c.inputs[1];
+      steps = matmulSteps(c.inputs[0], b, 0, 1, out, {
+        alpha: attrs.alpha ?? 1, beta: attrs.beta ?? 1, transB: attrs.transB ?? 0, bPrepacked: b.initializer ? 1 : 0,
+        c: at(2) >= 0 ? c.inputs[2] : null, ic: at(2),
+      });
+      if (c.op === 'FusedGemm') {
+        if (attrs.activation !== 'Tanh') throw new Error(`FusedGemm activation ${attrs.activation} has no plan`);
+        steps.push(step(KIND.UNARY, [UNARY.Tanh, product(c.outputs[0].dims)], [out])); // in place on y
+      }
+      break;
+    }
     case 'DynamicQuantizeMatMul': case 'MatMulIntegerToFloat': {
       const w = c.inputs[index('b')];
       const [k, cols] = w.dims;
@@ -220,9 +242,16 @@ function run(be, s, p, tensors) {
       be.call('qw_cast', I[0], p(a), I[1], p(y), I[2]);
       break;
     case KIND.MATMUL: {
-      const [m, n, k, lda, ldb, transB, prepacked, ldy, oa, ob, oy] = I;
+      const [m, n, k, lda, ldb, transB, prepacked, ldy, oa, ob, oy, cRow, cColumn] = I;
+      const beta = s.floats[1];
+      if (c >= 0) {
+        // y = C * beta, broadcast (for beta 1 an exact copy)
+        withMemory(be, [Int32Array.of(m, n), Int32Array.of(cRow, cColumn), Float32Array.of(beta), Int32Array.of(0, 0)], [],
+          (pd, pcs, pb, pbs) => be.call('qw_f32_binary', BINARY.Mul, 2, pd, p(c), pcs, pb, pbs, p(y, oy)));
+      }
       const ws = be.exports.qw_f32_matmul_workspace_size(m, n, k);
-      be.withBuffers([ws], (pw) => be.call('qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0], p(y, oy), ldy, pw));
+      be.withBuffers([ws], (pw) => be.call('qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0],
+        c >= 0 ? 1 : 0, p(y, oy), ldy, pw));
       break;
     }
     case KIND.DYNAMIC_MATMUL:

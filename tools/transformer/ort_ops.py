@@ -219,6 +219,16 @@ def main():
          [("y", np.float32)], opset=13)
     case("matmul_vec_20_20x6", "MatMul", [("a", nrm(20)), ("b", nrm(20, 6))], [("y", np.float32)], opset=13)
     case("matmul_2x3x20_vec_20", "MatMul", [("a", nrm(2, 3, 20)), ("b", nrm(20))], [("y", np.float32)], opset=13)
+    # Gemm with a bias C (MLAS accumulates onto the broadcast C), and onnxruntime's FusedGemm + Tanh (a pooler)
+    case("gemm_bias_transb_constb", "Gemm", [("a", nrm(3, 300)), ("b", nrm(20, 300)), ("c", nrm(20))], [("y", np.float32)],
+         attrs={"transB": 1}, opset=13, initializers=("b", "c"))
+    case("gemm_alpha_beta_c4x1", "Gemm", [("a", nrm(4, 40)), ("b", nrm(40, 24)), ("c", nrm(4, 1))], [("y", np.float32)],
+         attrs={"alpha": 0.5, "beta": 2.0}, opset=13)
+    case("gemm_one_row_bias", "Gemm", [("a", nrm(1, 21)), ("b", nrm(21, 13)), ("c", nrm(13))], [("y", np.float32)],
+         opset=13, initializers=("c",))
+    case("gemm_no_bias", "Gemm", [("a", nrm(5, 130)), ("b", nrm(130, 9))], [("y", np.float32)], opset=13)
+    case("fusedgemm_tanh_pooler", "FusedGemm", [("a", nrm(2, 300)), ("b", nrm(16, 300)), ("c", nrm(16))],
+         [("y", np.float32)], attrs={"transB": 1, "activation": "Tanh"}, domain="com.microsoft", initializers=("b", "c"))
     # com.microsoft FusedMatMul (onnxruntime folds the attention Div into alpha and the K transpose into transB)
     case("fusedmatmul_alpha_transb", "FusedMatMul", [("a", nrm(2, 4, 6, 16)), ("b", nrm(2, 4, 6, 16))],
          [("y", np.float32)], attrs={"alpha": 0.25, "transB": 1}, domain="com.microsoft")

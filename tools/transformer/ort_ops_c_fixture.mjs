@@ -32,7 +32,7 @@ for (const [ci, c] of cases.entries()) {
   if (bytes > C_CASE_BYTES || plan.steps.some((s) => s.kind === KIND.DYNAMIC_QUANTIZE)) continue;
   lines.push(`static const struct ort_step case${ci}_steps[] = {`);
   for (const s of plan.steps) {
-    const floats = s.floats.map((f) => `${Math.fround(f).toPrecision(9)}f`).join(', ') || '0.0f';
+    const floats = [...s.floats, 0, 0].slice(0, 2).map((f) => `${Math.fround(f).toPrecision(9)}f`).join(', ');
     const inputs = [...s.inputs, ...Array(5 - s.inputs.length).fill(-1)].join(', ');
     lines.push(`    {${s.kind}, ${s.ints.length}, {${s.ints.join(', ')}}, {${floats}}, {${inputs}}, ${s.output}},`);
   }
