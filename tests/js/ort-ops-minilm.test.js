@@ -5,7 +5,7 @@
 // and long softmax rows are exercised.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { loadBackend } from '../../js/wasm.js';
+import { loadBackend } from '../../js/runtime/wasm.js';
 import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
 import { compareBytes, runWeb } from '../../tools/transformer/ort-ops-cases.mjs';

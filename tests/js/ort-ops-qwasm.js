@@ -2,7 +2,7 @@
 // planCase turns a node's attributes and shapes into the exports' arguments, the way the model loader's
 // operators will (broadcast strides, softmax's [outer, axis, inner], layer norm rows, one 2-D product per
 // batch of a MatMul, weights packed once for the dynamic int8 matmuls); runPlan executes a plan on a raw
-// backend (js/wasm.js). tools/transformer/ort_ops_web.mjs writes the same plans into the C test's fixture
+// backend (js/runtime/wasm.js). tools/transformer/ort_ops_web.mjs writes the same plans into the C test's fixture
 // (tests/c/ort_ops_cases.h), which tests/c/test_transformer_ops.c replays against the native builds.
 //
 // A plan: { tensors: [{ dtype, dims, data? }] (the case's inputs, then its outputs), steps: [{ kind, ints,
@@ -24,6 +24,7 @@ export const KIND = Object.freeze({
 });
 
 const product = (dims) => dims.reduce((a, b) => a * b, 1);
+const WHERE = 'ort-ops plan'; // names the caller in the errors of Backend.call
 
 /** numpy broadcasting: the output shape and each input's element strides over it (0 where broadcast). */
 export function broadcastStrides(...shapes) {
@@ -214,18 +215,18 @@ function run(be, s, p, tensors) {
   const I = s.ints;
   switch (s.kind) {
     case KIND.UNARY:
-      be.call('qw_f32_unary', I[0], I[1], p(a), p(y));
+      be.call(WHERE, 'qw_f32_unary', I[0], I[1], p(a), p(y));
       break;
     case KIND.GELU:
-      be.call('qw_f32_gelu', I[0], I[1], I[2], p(a), p(b), p(y));
+      be.call(WHERE, 'qw_f32_gelu', I[0], I[1], I[2], p(a), p(b), p(y));
       break;
     case KIND.SOFTMAX: {
-      const ws = be.exports.qw_f32_softmax_workspace_size(I[1], I[2]);
-      be.withBuffers([ws], (pw) => be.call('qw_f32_softmax', I[0], I[1], I[2], p(a), p(y), ws ? pw : 0));
+      const ws = be.size('qw_f32_softmax_workspace_size', I[1], I[2]);
+      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_softmax', I[0], I[1], I[2], p(a), p(y), ws ? pw : 0));
       break;
     }
     case KIND.LAYER_NORM:
-      be.call('qw_f32_layer_norm', I[0], I[1], p(a), p(b), I[2], p(c), p(d), p(e), s.floats[0], p(y), 0);
+      be.call(WHERE, 'qw_f32_layer_norm', I[0], I[1], p(a), p(b), I[2], p(c), p(d), p(e), s.floats[0], p(y), 0);
       break;
     case KIND.BINARY:
     case KIND.WHERE: {
@@ -233,13 +234,13 @@ function run(be, s, p, tensors) {
       const rank = I[1];
       const groups = [I.slice(2, 2 + rank), ...Array.from({ length: operands }, (_, o) => I.slice(2 + rank * (o + 1), 2 + rank * (o + 2)))];
       withMemory(be, groups.map((g) => Int32Array.from(g)), [], (pd, ...ps) => {
-        if (s.kind === KIND.BINARY) be.call('qw_f32_binary', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(y));
-        else be.call('qw_where', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(c), ps[2], p(y));
+        if (s.kind === KIND.BINARY) be.call(WHERE, 'qw_f32_binary', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(y));
+        else be.call(WHERE, 'qw_where', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(c), ps[2], p(y));
       });
       break;
     }
     case KIND.CAST:
-      be.call('qw_cast', I[0], p(a), I[1], p(y), I[2]);
+      be.call(WHERE, 'qw_cast', I[0], p(a), I[1], p(y), I[2]);
       break;
     case KIND.MATMUL: {
       const [m, n, k, lda, ldb, transB, prepacked, ldy, oa, ob, oy, cRow, cColumn] = I;
@@ -247,10 +248,10 @@ function run(be, s, p, tensors) {
       if (c >= 0) {
         // y = C * beta, broadcast (for beta 1 an exact copy)
         withMemory(be, [Int32Array.of(m, n), Int32Array.of(cRow, cColumn), Float32Array.of(beta), Int32Array.of(0, 0)], [],
-          (pd, pcs, pb, pbs) => be.call('qw_f32_binary', BINARY.Mul, 2, pd, p(c), pcs, pb, pbs, p(y, oy)));
+          (pd, pcs, pb, pbs) => be.call(WHERE, 'qw_f32_binary', BINARY.Mul, 2, pd, p(c), pcs, pb, pbs, p(y, oy)));
       }
-      const ws = be.exports.qw_f32_matmul_workspace_size(m, n, k);
-      be.withBuffers([ws], (pw) => be.call('qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0],
+      const ws = be.size('qw_f32_matmul_workspace_size', m, n, k);
+      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0],
         c >= 0 ? 1 : 0, p(y, oy), ldy, pw));
       break;
     }
@@ -258,18 +259,18 @@ function run(be, s, p, tensors) {
     case KIND.MATMUL_INTEGER_TO_FLOAT: {
       const [m, n, k, wDtype, wZero, aZero] = I;
       const scales = product(tensors[c].dims);
-      const bytes = be.exports.qw_gemm_pack_size(n, k);
-      const ws = be.exports.qw_dynamic_matmul_workspace_size(m, n, k);
+      const bytes = be.size('qw_gemm_pack_size', n, k);
+      const ws = be.size('qw_dynamic_matmul_workspace_size', m, n, k);
       withMemory(be, [Int32Array.of(wZero)], [bytes, ws], (pz, packed, pw) => {
-        be.call('qw_gemm_pack', n, k, p(b), wDtype, 1, n, pz, 1, packed);
-        if (s.kind === KIND.DYNAMIC_MATMUL) be.call('qw_dynamic_matmul', m, n, k, p(a), packed, p(c), scales, p(d), p(y), pw);
-        else be.call('qw_matmul_integer_to_float', m, n, k, p(a), aZero, s.floats[0], packed, p(c), scales, p(d), p(y), pw);
+        be.call(WHERE, 'qw_gemm_pack', n, k, p(b), wDtype, 1, n, pz, 1, packed);
+        if (s.kind === KIND.DYNAMIC_MATMUL) be.call(WHERE, 'qw_dynamic_matmul', m, n, k, p(a), packed, p(c), scales, p(d), p(y), pw);
+        else be.call(WHERE, 'qw_matmul_integer_to_float', m, n, k, p(a), aZero, s.floats[0], packed, p(c), scales, p(d), p(y), pw);
       });
       break;
     }
     case KIND.DYNAMIC_QUANTIZE:
       withMemory(be, [], [8], (pq) => {
-        be.call('qw_dynamic_quantize', I[0], p(a), p(y), pq, pq + 4);
+        be.call(WHERE, 'qw_dynamic_quantize', I[0], p(a), p(y), pq, pq + 4);
         be.f32(p(y + 1), 1)[0] = be.f32(pq, 1)[0];
         be.u8(p(y + 2), 1)[0] = be.i32(pq + 4, 1)[0];
       });

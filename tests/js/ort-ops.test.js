@@ -6,7 +6,7 @@
 // last bits wherever MLAS's x86 kernels (AVX2 / FMA3) run: reported, not required.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { loadBackend } from '../../js/wasm.js';
+import { loadBackend } from '../../js/runtime/wasm.js';
 import { compareBytes, loadCases, runWeb } from '../../tools/transformer/ort-ops-cases.mjs';
 import { planCase, runPlan } from './ort-ops-qwasm.js';
 import { wantSimd } from './helpers.js';
