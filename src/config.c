@@ -35,6 +35,16 @@ const struct qw_kernels qw_scalar_kernels = {
                  qw_f32_gemm_ukernel_4x8__scalar},
     .f32_dwconv = qw_f32_dwconv_ukernel__scalar,
     .f32_relu = qw_f32_relu_ukernel__scalar,
+    .f32_vunary = {qw_f32_vexp_ukernel__scalar, qw_f32_verf_ukernel__scalar, qw_f32_vtanh_ukernel__scalar,
+                   qw_f32_vsqrt_ukernel__scalar},
+    .f32_vbinary = {{qw_f32_vadd_ukernel__scalar, qw_f32_vaddc_ukernel__scalar, qw_f32_vraddc_ukernel__scalar},
+                    {qw_f32_vsub_ukernel__scalar, qw_f32_vsubc_ukernel__scalar, qw_f32_vrsubc_ukernel__scalar},
+                    {qw_f32_vmul_ukernel__scalar, qw_f32_vmulc_ukernel__scalar, qw_f32_vrmulc_ukernel__scalar},
+                    {qw_f32_vdiv_ukernel__scalar, qw_f32_vdivc_ukernel__scalar, qw_f32_vrdivc_ukernel__scalar},
+                    {qw_f32_vpow_ukernel__scalar, qw_f32_vpowc_ukernel__scalar, qw_f32_vrpowc_ukernel__scalar}},
+    .f32_softmax = qw_f32_softmax_ukernel__scalar,
+    .f32_layernorm = qw_f32_layernorm_ukernel__scalar,
+    .scale_output = {qw_qs32_f32_scale_ukernel__scalar, qw_qs32_f32_scale_bias_ukernel__scalar},
 };
 
 #if QW_SIMD
@@ -70,6 +80,17 @@ static const struct qw_kernels wasmsimd_kernels = {
                  qw_f32_gemm_ukernel_4x8__wasmsimd},
     .f32_dwconv = qw_f32_dwconv_ukernel_16__wasmsimd,
     .f32_relu = qw_f32_relu_ukernel_16__wasmsimd,
+    .f32_vunary = {qw_f32_vexp_ukernel_4__wasmsimd, qw_f32_verf_ukernel_4__wasmsimd, qw_f32_vtanh_ukernel_4__wasmsimd,
+                   qw_f32_vsqrt_ukernel_8__wasmsimd},
+    .f32_vbinary = {{qw_f32_vadd_ukernel__wasmsimd, qw_f32_vaddc_ukernel__wasmsimd, qw_f32_vraddc_ukernel__wasmsimd},
+                    {qw_f32_vsub_ukernel__wasmsimd, qw_f32_vsubc_ukernel__wasmsimd, qw_f32_vrsubc_ukernel__wasmsimd},
+                    {qw_f32_vmul_ukernel__wasmsimd, qw_f32_vmulc_ukernel__wasmsimd, qw_f32_vrmulc_ukernel__wasmsimd},
+                    {qw_f32_vdiv_ukernel__wasmsimd, qw_f32_vdivc_ukernel__wasmsimd, qw_f32_vrdivc_ukernel__wasmsimd},
+                    /* powf has no SIMD form */
+                    {qw_f32_vpow_ukernel__scalar, qw_f32_vpowc_ukernel__scalar, qw_f32_vrpowc_ukernel__scalar}},
+    .f32_softmax = qw_f32_softmax_ukernel_4__wasmsimd,
+    .f32_layernorm = qw_f32_layernorm_ukernel_4__wasmsimd,
+    .scale_output = {qw_qs32_f32_scale_ukernel__wasmsimd, qw_qs32_f32_scale_bias_ukernel__wasmsimd},
 };
 #endif
 

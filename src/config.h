@@ -7,7 +7,11 @@
 #include "elementwise/vadd.h"
 #include "f32/dwconv.h"
 #include "f32/gemm.h"
+#include "f32/layernorm.h"
 #include "f32/relu.h"
+#include "f32/softmax.h"
+#include "f32/vbinary.h"
+#include "f32/vunary.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
 #include "pooling/maxpool.h"
@@ -29,6 +33,12 @@ struct qw_kernels {
   qw_f32_gemm_ukernel f32_gemm[4];                   /* [rows - 1]: float GEMM for 1..4 rows */
   qw_f32_dwconv_ukernel f32_dwconv;                  /* float depthwise convolution, one output channel */
   qw_f32_relu_ukernel f32_relu;                      /* float ReLU (a float Conv's fused Relu) */
+  /* Transformers' float operators, onnxruntime's arithmetic (src/f32/mlas.h): */
+  qw_f32_vunary_ukernel f32_vunary[4];               /* [qw_f32_unary_op]: exp, erf, tanh, sqrt */
+  qw_f32_vbinary_ukernel f32_vbinary[5][3];          /* [qw_f32_binary_op][vv, vs, sv] */
+  qw_f32_softmax_ukernel f32_softmax;                /* one row */
+  qw_f32_layernorm_ukernel f32_layernorm;            /* one row, optional skip / bias / beta */
+  qw_requantization_ukernel scale_output[2];         /* int32 -> float (dynamic matmul): [with bias] */
 };
 
 /* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */

@@ -27,6 +27,14 @@ export const QW_UNARY_OP = Object.freeze({
   QW_UNARY_HARDSWISH_QNNPACK: 0, QW_UNARY_SIGMOID_QNNPACK: 1, QW_UNARY_LEAKY_RELU: 2, QW_UNARY_LEAKY_RELU_FBGEMM: 3,
   QW_UNARY_HARDSWISH_FBGEMM: 4, QW_UNARY_SIGMOID_FBGEMM: 5,
 });
+/** qw_f32_unary_op: ONNX Runtime's float functions (MLAS). */
+export const QW_F32_UNARY_OP = Object.freeze({ QW_F32_EXP: 0, QW_F32_ERF: 1, QW_F32_TANH: 2, QW_F32_SQRT: 3 });
+/** qw_gelu_form. */
+export const QW_GELU_FORM = Object.freeze({ QW_GELU_ERF: 0, QW_GELU_TANH: 1 });
+/** qw_f32_binary_op. */
+export const QW_F32_BINARY_OP = Object.freeze({ QW_F32_ADD: 0, QW_F32_SUB: 1, QW_F32_MUL: 2, QW_F32_DIV: 3, QW_F32_POW: 4 });
+/** qw_tensor_type: ONNX's TensorProto.DataType numbers. */
+export const QW_TENSOR_TYPE = Object.freeze({ QW_TYPE_FLOAT32: 1, QW_TYPE_UINT8: 2, QW_TYPE_INT8: 3, QW_TYPE_INT32: 6, QW_TYPE_INT64: 7, QW_TYPE_BOOL: 9 });
 /** QW_MAX_RANK. */
 export const QW_MAX_RANK = 8;
 

@@ -435,6 +435,135 @@ QW_API qw_status qw_fake_quantize_per_channel(size_t outer, size_t channels, siz
                                               const float* scales, const int32_t* zero_points, int32_t quant_min,
                                               int32_t quant_max);
 
+/* ---- float operators of transformers, with onnxruntime's arithmetic -------------------------- */
+/*
+ * Each reproduces what onnxruntime-web (its wasm build: MLAS's portable and wasm SIMD128 kernels) computes,
+ * bit for bit; docs/transformer-ops.md names the onnxruntime source of each formula. float32 in and out,
+ * contiguous row-major tensors; x == y allowed where said.
+ */
+
+/* Unary float operators (x == y allowed):
+ *   QW_F32_EXP  MlasComputeExp (range-reduced polynomial, exact two-step scaling down to 2^-150)
+ *   QW_F32_ERF  the Erf operator (MlasComputeErf: polynomial below 0.921875, 1 - exp(-p(|x|)) above)
+ *   QW_F32_TANH the Tanh operator (MlasComputeTanh: a rational approximation on [-9, 9])
+ *   QW_F32_SQRT the Sqrt operator (IEEE square root) */
+typedef enum qw_f32_unary_op {
+  QW_F32_EXP = 0,
+  QW_F32_ERF = 1,
+  QW_F32_TANH = 2,
+  QW_F32_SQRT = 3,
+} qw_f32_unary_op;
+QW_API qw_status qw_f32_unary(qw_f32_unary_op op, size_t n, const float* x, float* y);
+
+/* GELU in onnxruntime's forms, over rows of `cols` (bias: NULL or [cols], added first: v = x + bias):
+ *   QW_GELU_ERF:  y = (v * 0.5f) * (erf(v * 0.70710677f) + 1)  -- ONNX Gelu-20 approximate="none",
+ *                 com.microsoft Gelu, BiasGelu (with bias)
+ *   QW_GELU_TANH: y = (v * 0.5f) * (tanh(v * ((0.035677408f * v) * v + 0.7978846f)) + 1)
+ *                 -- ONNX Gelu-20 approximate="tanh", com.microsoft FastGelu (bias optional)
+ * erf and tanh as qw_f32_unary. x == y allowed. */
+typedef enum qw_gelu_form {
+  QW_GELU_ERF = 0,
+  QW_GELU_TANH = 1,
+} qw_gelu_form;
+QW_API qw_status qw_f32_gelu(qw_gelu_form form, size_t rows, size_t cols, const float* x, const float* bias, float* y);
+
+/* Softmax over the middle axis of a contiguous [outer, axis_len, inner] tensor (ONNX Softmax-13 with any
+ * axis; opset < 13 coerces to 2-D: outer = prod(dims[:axis]), axis_len = prod(dims[axis:]), inner = 1).
+ * Each row of axis_len values as MlasComputeSoftmax (max, exp(x - max) summed lane-wise, times 1 / sum);
+ * onnxruntime transposes other axes last and back, which changes no value. x == y allowed when inner == 1.
+ * workspace: qw_f32_softmax_workspace_size bytes (0 when inner == 1: pass NULL). */
+QW_API size_t qw_f32_softmax_workspace_size(size_t axis_len, size_t inner);
+QW_API qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const float* x, float* y,
+                                void* workspace);
+
+/* Layer normalization of `rows` rows of `cols` (LayerNormalization with axis -1 after flattening:
+ * cols = prod(dims[axis:]); com.microsoft SkipLayerNormalization with skip != NULL):
+ *   v = x (+ skip[r % skip_rows]) (+ bias); mean and m2 by Welford's recurrence in float32 as onnxruntime
+ *   1.30's CPU kernels do (d = v - mean; mean += d / (h + 1); m2 += d * (v - mean), h in order),
+ *   std = sqrtf(m2 / cols + epsilon), y = (v - mean) / std * gamma (+ beta).
+ * skip: NULL or skip_rows rows (the skip tensor repeats over the rows); bias, beta: NULL or [cols];
+ * sum: NULL or [rows, cols] receiving v (SkipLayerNormalization's fourth output). x == y allowed. */
+QW_API qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const float* skip, size_t skip_rows,
+                                   const float* bias, const float* gamma, const float* beta, float epsilon, float* y,
+                                   float* sum);
+
+/* Binary float operators with numpy broadcasting: out_dims[rank] is the output shape (contiguous), a and b
+ * are read at the index dot their strides (elements; 0 broadcasts a dimension). One IEEE operation per
+ * element for add / sub / mul / div; pow is onnxruntime's Pow for a float exponent: x * x and (x * x) * x
+ * where the exponent is a single 2 or 3 over the innermost span, powf otherwise (libm's powf: identical
+ * where qwasm and onnxruntime-web share Emscripten's musl). rank <= QW_MAX_RANK. */
+typedef enum qw_f32_binary_op {
+  QW_F32_ADD = 0,
+  QW_F32_SUB = 1,
+  QW_F32_MUL = 2,
+  QW_F32_DIV = 3,
+  QW_F32_POW = 4,
+} qw_f32_binary_op;
+QW_API qw_status qw_f32_binary(qw_f32_binary_op op, size_t rank, const int32_t* out_dims, const float* a,
+                               const int32_t* a_strides, const float* b, const int32_t* b_strides, float* y);
+
+/* ONNX Where with broadcasting: y = cond ? a : b, elements of elem_size bytes (1, 4 or 8), cond one byte
+ * (non-zero = true); strides as qw_f32_binary. */
+QW_API qw_status qw_where(size_t elem_size, size_t rank, const int32_t* out_dims, const uint8_t* cond,
+                          const int32_t* cond_strides, const void* a, const int32_t* a_strides, const void* b,
+                          const int32_t* b_strides, void* y);
+
+/* Element types of qw_cast, numbered as ONNX's TensorProto.DataType. */
+typedef enum qw_tensor_type {
+  QW_TYPE_FLOAT32 = 1,
+  QW_TYPE_UINT8 = 2,
+  QW_TYPE_INT8 = 3,
+  QW_TYPE_INT32 = 6,
+  QW_TYPE_INT64 = 7,
+  QW_TYPE_BOOL = 9,
+} qw_tensor_type;
+
+/* ONNX Cast as onnxruntime-web does it: float -> integer truncates toward zero, saturating (NaN -> 0;
+ * the wasm build converts with the saturating instructions); integer -> float rounds to nearest even;
+ * integer -> narrower integer wraps (two's complement); anything -> bool is (x != 0) (NaN is true);
+ * bool -> anything is 0 or 1. */
+QW_API qw_status qw_cast(size_t n, const void* x, qw_tensor_type x_type, void* y, qw_tensor_type y_type);
+
+/* Float matrix product y[m][n] = alpha * sum_k a[m][k] * b[k][n] (b[n][k] when transpose_b), plus y as it
+ * was when accumulate (onnxruntime's Gemm with beta 1: y pre-filled with the broadcast C), rows lda / ldb / ldy
+ * floats apart, summed as onnxruntime's SGEMM (MLAS sgemm.cpp + SgemmKernelWasmSimd.cpp) does:
+ * K is cut into blocks; within a block each output sums its products in k order starting from 0, and the
+ * block results are scaled by alpha and added in block order (the first one stored, or added to y when
+ * accumulating). The block length is MLAS's: 256 when onnxruntime pre-packed B (b_prepacked: the B of a
+ * MatMul / Gemm is a 2-D constant initializer), otherwise 128, doubled while N is at most half the column
+ * stride (which starts at 128 and halves down to 16) and halved while K is at most half of it. A single row
+ * (m == 1) with alpha 1, B neither transposed nor pre-packed takes MLAS's GEMV instead: over all of K, y = a0 b0
+ * (y as it is when accumulating), then four products at a time, added in turn to the columns of its vector loop
+ * (all but the last n % 4), summed first ((p1 + p2) + p3) + p4 and then added for the last n % 4 columns, the
+ * rest one by one. (MatMul = alpha 1; com.microsoft FusedMatMul = alpha, transB.) Batched / broadcast MatMul
+ * is this per matrix; a MatMul with a 1-D B is computed by onnxruntime as one m = 1, n = 1 product per output
+ * row. workspace: qw_f32_matmul_workspace_size bytes. */
+QW_API size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k);
+QW_API qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                               int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
+                               void* workspace);
+
+/* Dynamic int8 matrix product against weights packed once by qw_gemm_pack (B[k][n]: n_stride 1,
+ * k_stride n; int8 or uint8 with their zero point), writing float, as onnxruntime's
+ * com.microsoft DynamicQuantizeMatMul (its fusion of DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
+ * -> Mul -> Add):
+ *   a_scale, a_zp from the WHOLE x (m rows of k): min = min(x, 0), max = max(x, 0),
+ *     a_scale = max == min ? 1 : (max - min) / 255, a_zp = round_half_even(clamp(0 - min / a_scale, 0, 255));
+ *   q = saturate(round_half_even(x / a_scale) + a_zp)                  (uint8, the ONNX rule)
+ *   y[i][j] = (float)(sum_k (q - a_zp)(B - b_zp)) * (a_scale * b_scale[j]) (+ bias[j])
+ * b_scales: b_scale_count 1 or n; bias NULL or [n]. NaN or infinite x -> QW_INVALID_ARGUMENT.
+ * workspace: qw_dynamic_matmul_workspace_size bytes. */
+QW_API size_t qw_dynamic_matmul_workspace_size(size_t m, size_t n, size_t k);
+QW_API qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const void* packed,
+                                   const float* b_scales, size_t b_scale_count, const float* bias, float* y,
+                                   void* workspace);
+
+/* com.microsoft MatMulIntegerToFloat: the same product for already quantized uint8 activations a with
+ * their scale and zero point (onnxruntime's fusion when one DynamicQuantizeLinear feeds several MatMuls). */
+QW_API qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t* a, int32_t a_zero_point,
+                                            float a_scale, const void* packed, const float* b_scales,
+                                            size_t b_scale_count, const float* bias, float* y, void* workspace);
+
 /* Name of the kernel set this build selected ("wasmsimd" or "scalar"). */
 QW_API const char* qw_isa(void);
 

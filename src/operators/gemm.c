@@ -48,6 +48,14 @@ qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size
   return QW_OK;
 }
 
+const int16_t* qw_gemm_packed_weights(const void* packed, size_t n, size_t k) {
+  const struct packed_header* h = (const struct packed_header*)packed;
+  if (packed == NULL || h->magic != PACKED_MAGIC || h->n != n || h->k != k) {
+    return NULL;
+  }
+  return (const int16_t*)((const char*)packed + HEADER_BYTES);
+}
+
 size_t qw_gemm_workspace_size(size_t n, size_t k) {
   /* int32 rows of a block, the A panel */
   return QW_GEMM_MR_MAX * qw_round_up(n, QW_GEMM_NR) * sizeof(int32_t) +
@@ -55,18 +63,21 @@ size_t qw_gemm_workspace_size(size_t n, size_t k) {
 }
 
 struct qw_requantization_params qw_requantization_params_at(const struct qw_requantization_params* rq, size_t n0) {
-  struct qw_requantization_params r = *rq; /* every array is allocated for all n */
-  r.bias += n0;
-  r.bias_f32 += n0;
-  r.multiplier += n0;
-  r.m0 += n0;
-  r.shift += n0;
+  struct qw_requantization_params r = *rq; /* every array present is allocated for all n */
+  r.bias = r.bias != NULL ? r.bias + n0 : NULL;
+  r.bias_f32 = r.bias_f32 != NULL ? r.bias_f32 + n0 : NULL;
+  r.multiplier = r.multiplier != NULL ? r.multiplier + n0 : NULL;
+  r.m0 = r.m0 != NULL ? r.m0 + n0 : NULL;
+  r.shift = r.shift != NULL ? r.shift + n0 : NULL;
   return r;
 }
 
 qw_requantization_ukernel qw_output_kernel(const struct qw_output_stage* out) {
   if (out->kernel == QW_REQUANT_KERNEL_NONE) {
     return qw_qs32_qs32_requantize_none_ukernel__scalar;
+  }
+  if (out->kernel == QW_REQUANT_KERNEL_F32) {
+    return qw_kernels()->scale_output[out->params->bias_f32 != NULL];
   }
   return qw_kernels()->requantize[out->kernel][out->y_signed];
 }

@@ -119,7 +119,14 @@ QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fixedpoint_ukernel__sca
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_onednn_ukernel__scalar);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_onednn_ukernel__scalar);
+/* int32 -> float32 (onnxruntime's MLAS_QGEMM_SCALE_BIAS_OUTPUT_PROCESSOR, qpostprocessor.cpp):
+ * y[j] = (float)acc[j] * multiplier[j], then + bias_f32[j] (the _bias kernels; bias_f32 unused otherwise).
+ * y is float32. */
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_f32_scale_ukernel__scalar);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_f32_scale_bias_ukernel__scalar);
 #if QW_SIMD
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_f32_scale_ukernel__wasmsimd);
+QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_f32_scale_bias_ukernel__wasmsimd);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd);
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd);
 #endif

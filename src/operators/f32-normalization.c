@@ -1,0 +1,59 @@
+/* Softmax and layer normalization of transformers, with onnxruntime's arithmetic (src/f32/softmax.h,
+ * src/f32/layernorm.h give the formulas). */
+#include <math.h>
+
+#include "config.h"
+#include "qwasm.h"
+
+size_t qw_f32_softmax_workspace_size(size_t axis_len, size_t inner) {
+  return inner > 1 ? axis_len * inner * sizeof(float) : 0;
+}
+
+qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const float* x, float* y, void* workspace) {
+  const size_t n = outer * axis_len * inner;
+  if ((n != 0 && (x == NULL || y == NULL)) || (inner > 1 && n != 0 && workspace == NULL)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const qw_f32_softmax_ukernel softmax = qw_kernels()->f32_softmax;
+  if (inner == 1) {
+    for (size_t r = 0; r < outer; r++) {
+      softmax(axis_len, x + r * axis_len, y + r * axis_len);
+    }
+    return QW_OK;
+  }
+  /* Another axis: onnxruntime transposes it last, computes the rows and transposes back; per slice here. */
+  float* rows = (float*)workspace;
+  for (size_t o = 0; o < outer; o++) {
+    const float* xs = x + o * axis_len * inner;
+    float* ys = y + o * axis_len * inner;
+    for (size_t a = 0; a < axis_len; a++) {
+      for (size_t i = 0; i < inner; i++) {
+        rows[i * axis_len + a] = xs[a * inner + i];
+      }
+    }
+    for (size_t i = 0; i < inner; i++) {
+      softmax(axis_len, rows + i * axis_len, rows + i * axis_len);
+    }
+    for (size_t a = 0; a < axis_len; a++) {
+      for (size_t i = 0; i < inner; i++) {
+        ys[a * inner + i] = rows[i * axis_len + a];
+      }
+    }
+  }
+  return QW_OK;
+}
+
+qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const float* skip, size_t skip_rows,
+                            const float* bias, const float* gamma, const float* beta, float epsilon, float* y,
+                            float* sum) {
+  if (isnan(epsilon) || (rows * cols != 0 && (x == NULL || y == NULL || gamma == NULL)) ||
+      (skip != NULL && skip_rows == 0)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
+  for (size_t r = 0; r < rows; r++) {
+    layernorm(cols, x + r * cols, skip != NULL ? skip + (r % skip_rows) * cols : NULL, bias, gamma, beta, epsilon,
+              y + r * cols, sum != NULL ? sum + r * cols : NULL);
+  }
+  return QW_OK;
+}

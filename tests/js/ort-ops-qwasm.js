@@ -1,0 +1,281 @@
+// The cases of tests/fixtures/ort_ops (single ONNX / com.microsoft nodes) as calls of qwasm's C exports:
+// planCase turns a node's attributes and shapes into the exports' arguments, the way the model loader's
+// operators will (broadcast strides, softmax's [outer, axis, inner], layer norm rows, one 2-D product per
+// batch of a MatMul, weights packed once for the dynamic int8 matmuls); runPlan executes a plan on a raw
+// backend (js/runtime/wasm.js). tools/transformer/ort_ops_web.mjs writes the same plans into the C test's fixture
+// (tests/c/ort_ops_cases.h), which tests/c/test_transformer_ops.c replays against the native builds.
+//
+// A plan: { tensors: [{ dtype, dims, data? }] (the case's inputs, then its outputs), steps: [{ kind, ints,
+// floats, inputs: [tensor index or -1], output: tensor index }] }. Each kind is one C export (or a packing
+// export and its product) with the arguments in ints / floats in the order the export takes them.
+
+const SIZES = { float32: 4, int64: 8, int32: 4, bool: 1, uint8: 1, int8: 1 };
+const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9 };
+const ARRAYS = {
+  float32: Float32Array, int64: BigInt64Array, int32: Int32Array, bool: Uint8Array, uint8: Uint8Array, int8: Int8Array,
+};
+const UNARY = { Exp: 0, Erf: 1, Tanh: 2, Sqrt: 3 };
+const BINARY = { Add: 0, Sub: 1, Mul: 2, Div: 3, Pow: 4 };
+
+/** Step kinds; the numbers are the C test's (tests/c/test_transformer_ops.c). */
+export const KIND = Object.freeze({
+  UNARY: 0, GELU: 1, SOFTMAX: 2, LAYER_NORM: 3, BINARY: 4, WHERE: 5, CAST: 6, MATMUL: 7, DYNAMIC_MATMUL: 8,
+  MATMUL_INTEGER_TO_FLOAT: 9, DYNAMIC_QUANTIZE: 10,
+});
+
+const product = (dims) => dims.reduce((a, b) => a * b, 1);
+const WHERE = 'ort-ops plan'; // names the caller in the errors of Backend.call
+
+/** numpy broadcasting: the output shape and each input's element strides over it (0 where broadcast). */
+export function broadcastStrides(...shapes) {
+  const rank = Math.max(...shapes.map((s) => s.length));
+  const out = [];
+  for (let k = 0; k < rank; k++) {
+    out.push(Math.max(...shapes.map((s) => s[k - rank + s.length] ?? 1)));
+  }
+  const strides = shapes.map((s) => {
+    const st = new Array(rank).fill(0);
+    let step = 1;
+    for (let k = s.length - 1; k >= 0; k--) {
+      st[k + rank - s.length] = s[k] === 1 && out[k + rank - s.length] !== 1 ? 0 : step;
+      step *= s[k];
+    }
+    return st;
+  });
+  return { dims: out, strides };
+}
+
+/**
+ * MatMul / FusedMatMul / Gemm: one 2-D product per batch (onnxruntime's MatMulComputeHelper offsets). Gemm's C
+ * (input ic, broadcast over [m, n]) is written into y times beta first and the product accumulated onto it,
+ * as onnxruntime does (GemmBroadcastBias, then MLAS with beta 1).
+ */
+function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0, c = null, ic = -1, beta = 1 }) {
+  const aDims = a.dims.length === 1 ? [1, a.dims[0]] : a.dims;
+  const bDims = b.dims.length === 1 ? [b.dims[0], 1] : b.dims;
+  const [m, k] = aDims.slice(-2);
+  const n = transB ? bDims.at(-2) : bDims.at(-1);
+  const { dims: batch, strides } = broadcastStrides(aDims.slice(0, -2), bDims.slice(0, -2));
+  const steps = [];
+  for (let i = 0; i < product(batch); i++) {
+    let offA = 0;
+    let offB = 0;
+    for (let d = 0, rest = i; d < batch.length; d++) {
+      const size = product(batch.slice(d + 1));
+      const idx = Math.floor(rest / size);
+      rest %= size;
+      offA += idx * strides[0][d] * m * k;
+      offB += idx * strides[1][d] * k * n;
+    }
+    const offY = i * m * n;
+    // ints: m, n, k, lda, ldb, transpose_b, b_prepacked, ldy, element offsets of a, b, y, then C's row and column
+    // strides (when there is a C); floats: alpha, beta
+    if (b.dims.length === 1) {
+      // A 1-D B: onnxruntime computes each output row as its own 1 x K by K x 1 product.
+      for (let r = 0; r < m; r++) {
+        steps.push({ kind: KIND.MATMUL, ints: [1, 1, k, k, 1, 0, 0, 1, offA + r * k, offB, offY + r], floats: [alpha, 0], inputs: [ia, ib], output: out });
+      }
+    } else {
+      const withC = c && beta !== 0;
+      const cStrides = withC ? broadcastStrides(c.dims, [m, n]).strides[0] : [];
+      steps.push({
+        kind: KIND.MATMUL, ints: [m, n, k, k, transB ? k : n, transB, bPrepacked, n, offA, offB, offY, ...cStrides],
+        floats: [alpha, withC ? beta : 0], inputs: withC ? [ia, ib, ic] : [ia, ib], output: out,
+      });
+    }
+  }
+  return steps;
+}
+
+/** The plan of one case (see the header comment). */
+export function planCase(c) {
+  const tensors = [...c.inputs.map((i) => (i.absent ? null : i)), ...c.outputs.map((o) => ({ dtype: o.dtype, dims: o.dims }))];
+  const index = (name) => c.inputs.findIndex((i) => i.name === name && !i.absent);
+  const at = (i) => (c.inputs[i] && !c.inputs[i].absent ? i : -1);
+  const out = c.inputs.length;
+  const x = c.inputs[0];
+  const attrs = c.attrs;
+  const n = product(x.dims);
+  const step = (kind, ints, inputs, floats = [], output = out) => ({ kind, ints, floats, inputs, output });
+  let steps;
+  switch (c.op) {
+    case 'Exp': case 'Erf': case 'Tanh': case 'Sqrt':
+      steps = [step(KIND.UNARY, [UNARY[c.op], n], [0])];
+      break;
+    case 'Gelu': case 'FastGelu': case 'BiasGelu': {
+      const tanh = c.op === 'FastGelu' || attrs.approximate === 'tanh';
+      const cols = at(1) >= 0 ? product(c.inputs[1].dims) : n;
+      steps = [step(KIND.GELU, [tanh ? 1 : 0, n / cols, cols], [0, at(1)])];
+      break;
+    }
+    case 'Softmax': {
+      const rank = x.dims.length;
+      const axis = ((attrs.axis ?? (c.opset >= 13 ? -1 : 1)) + rank) % rank;
+      const outer = product(x.dims.slice(0, axis));
+      const len = c.opset >= 13 ? x.dims[axis] : product(x.dims.slice(axis));
+      const inner = c.opset >= 13 ? product(x.dims.slice(axis + 1)) : 1;
+      steps = [step(KIND.SOFTMAX, [outer, len, inner], [0])];
+      break;
+    }
+    case 'LayerNormalization': case 'SkipLayerNormalization': {
+      const skipForm = c.op === 'SkipLayerNormalization';
+      const rank = x.dims.length;
+      const axis = skipForm ? rank - 1 : ((attrs.axis ?? -1) + rank) % rank;
+      const cols = product(x.dims.slice(axis));
+      // inputs: x, skip, bias, gamma, beta
+      const inputs = skipForm ? [0, 1, at(4), 2, at(3)] : [0, -1, -1, 1, at(2)];
+      const skipRows = skipForm ? product(c.inputs[1].dims) / cols : 0;
+      steps = [step(KIND.LAYER_NORM, [n / cols, cols, skipRows], inputs, [attrs.epsilon ?? 1e-5])];
+      break;
+    }
+    case 'Add': case 'Sub': case 'Mul': case 'Div': case 'Pow': {
+      const { dims, strides } = broadcastStrides(c.inputs[0].dims, c.inputs[1].dims);
+      steps = [step(KIND.BINARY, [BINARY[c.op], dims.length, ...dims, ...strides[0], ...strides[1]], [0, 1])];
+      break;
+    }
+    case 'Where': {
+      const { dims, strides } = broadcastStrides(...c.inputs.map((i) => i.dims));
+      steps = [step(KIND.WHERE, [SIZES[c.inputs[1].dtype], dims.length, ...dims, ...strides.flat()], [0, 1, 2])];
+      break;
+    }
+    case 'Cast':
+      steps = [step(KIND.CAST, [n, ONNX_TYPE[x.dtype], attrs.to], [0])];
+      break;
+    case 'MatMul':
+      steps = matmulSteps(c.inputs[0], c.inputs[1], 0, 1, out, { bPrepacked: c.inputs[1].initializer && c.inputs[1].dims.length === 2 ? 1 : 0 });
+      break;
+    case 'FusedMatMul':
+      steps = matmulSteps(c.inputs[0], c.inputs[1], 0, 1, out, { alpha: attrs.alpha ?? 1, transB: attrs.transB ?? 0 });
+      break;
+    case 'Gemm': case 'FusedGemm': {
+      const b = c.inputs[1];
+      steps = matmulSteps(c.inputs[0], b, 0, 1, out, {
+        alpha: attrs.alpha ?? 1, beta: attrs.beta ?? 1, transB: attrs.transB ?? 0, bPrepacked: b.initializer ? 1 : 0,
+        c: at(2) >= 0 ? c.inputs[2] : null, ic: at(2),
+      });
+      if (c.op === 'FusedGemm') {
+        if (attrs.activation !== 'Tanh') throw new Error(`FusedGemm activation ${attrs.activation} has no plan`);
+        steps.push(step(KIND.UNARY, [UNARY.Tanh, product(c.outputs[0].dims)], [out])); // in place on y
+      }
+      break;
+    }
+    case 'DynamicQuantizeMatMul': case 'MatMulIntegerToFloat': {
+      const w = c.inputs[index('b')];
+      const [k, cols] = w.dims;
+      const wZero = index('b_zero_point') >= 0 ? Number(c.inputs[index('b_zero_point')].data[0]) : 0;
+      // ints: m, n, k, weight dtype (qw_dtype), weight zero point[, a zero point]
+      const ints = [n / k, cols, k, w.dtype === 'int8' ? 1 : 0, wZero];
+      steps = c.op === 'DynamicQuantizeMatMul'
+        ? [step(KIND.DYNAMIC_MATMUL, ints, [0, index('b'), index('b_scale'), index('bias')])]
+        : [step(KIND.MATMUL_INTEGER_TO_FLOAT, [...ints, index('a_zero_point') >= 0 ? Number(c.inputs[index('a_zero_point')].data[0]) : 0],
+          [0, index('b'), index('b_scale'), index('bias')], [c.inputs[index('a_scale')].data[0]])];
+      break;
+    }
+    case 'DynamicQuantizeLinear':
+      steps = [step(KIND.DYNAMIC_QUANTIZE, [n], [0], [], out)];
+      break;
+    default:
+      throw new Error(`no qwasm plan for ${c.op}`);
+  }
+  return { tensors, steps };
+}
+
+/** Runs fn with wasm copies of the given typed arrays and zeroed buffers of outBytes, freed afterwards. */
+function withMemory(be, arrays, outBytes, fn) {
+  const sizes = [...arrays.map((a) => a.byteLength), ...outBytes];
+  return be.withBuffers(sizes, (...ptrs) => {
+    arrays.forEach((a, i) => be.u8(ptrs[i], a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)));
+    for (let i = arrays.length; i < ptrs.length; i++) be.u8(ptrs[i], sizes[i]).fill(0);
+    return fn(...ptrs);
+  });
+}
+
+/** Executes a plan with backend be; returns the case's outputs (the tensors without data) as typed arrays. */
+export function runPlan(be, { tensors, steps }) {
+  const ptrs = [];
+  try {
+    for (const t of tensors) {
+      const bytes = t ? product(t.dims) * SIZES[t.dtype] : 0;
+      const ptr = t ? be.alloc(bytes) : 0;
+      ptrs.push(ptr);
+      if (t?.data) be.u8(ptr, bytes).set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes));
+      else if (t) be.u8(ptr, bytes).fill(0);
+    }
+    const p = (i, offset = 0) => (i < 0 ? 0 : ptrs[i] + offset * SIZES[tensors[i].dtype]);
+    for (const s of steps) run(be, s, p, tensors);
+    return tensors.flatMap((t, i) => (t && !t.data ? [be.view(ARRAYS[t.dtype], ptrs[i], product(t.dims)).slice()] : []));
+  } finally {
+    for (const ptr of ptrs) if (ptr) be.free(ptr);
+  }
+}
+
+function run(be, s, p, tensors) {
+  const [a, b, c, d, e] = s.inputs;
+  const y = s.output;
+  const I = s.ints;
+  switch (s.kind) {
+    case KIND.UNARY:
+      be.call(WHERE, 'qw_f32_unary', I[0], I[1], p(a), p(y));
+      break;
+    case KIND.GELU:
+      be.call(WHERE, 'qw_f32_gelu', I[0], I[1], I[2], p(a), p(b), p(y));
+      break;
+    case KIND.SOFTMAX: {
+      const ws = be.size('qw_f32_softmax_workspace_size', I[1], I[2]);
+      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_softmax', I[0], I[1], I[2], p(a), p(y), ws ? pw : 0));
+      break;
+    }
+    case KIND.LAYER_NORM:
+      be.call(WHERE, 'qw_f32_layer_norm', I[0], I[1], p(a), p(b), I[2], p(c), p(d), p(e), s.floats[0], p(y), 0);
+      break;
+    case KIND.BINARY:
+    case KIND.WHERE: {
+      const operands = s.kind === KIND.BINARY ? 2 : 3;
+      const rank = I[1];
+      const groups = [I.slice(2, 2 + rank), ...Array.from({ length: operands }, (_, o) => I.slice(2 + rank * (o + 1), 2 + rank * (o + 2)))];
+      withMemory(be, groups.map((g) => Int32Array.from(g)), [], (pd, ...ps) => {
+        if (s.kind === KIND.BINARY) be.call(WHERE, 'qw_f32_binary', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(y));
+        else be.call(WHERE, 'qw_where', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(c), ps[2], p(y));
+      });
+      break;
+    }
+    case KIND.CAST:
+      be.call(WHERE, 'qw_cast', I[0], p(a), I[1], p(y), I[2]);
+      break;
+    case KIND.MATMUL: {
+      const [m, n, k, lda, ldb, transB, prepacked, ldy, oa, ob, oy, cRow, cColumn] = I;
+      const beta = s.floats[1];
+      if (c >= 0) {
+        // y = C * beta, broadcast (for beta 1 an exact copy)
+        withMemory(be, [Int32Array.of(m, n), Int32Array.of(cRow, cColumn), Float32Array.of(beta), Int32Array.of(0, 0)], [],
+          (pd, pcs, pb, pbs) => be.call(WHERE, 'qw_f32_binary', BINARY.Mul, 2, pd, p(c), pcs, pb, pbs, p(y, oy)));
+      }
+      const ws = be.size('qw_f32_matmul_workspace_size', m, n, k);
+      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0],
+        c >= 0 ? 1 : 0, p(y, oy), ldy, pw));
+      break;
+    }
+    case KIND.DYNAMIC_MATMUL:
+    case KIND.MATMUL_INTEGER_TO_FLOAT: {
+      const [m, n, k, wDtype, wZero, aZero] = I;
+      const scales = product(tensors[c].dims);
+      const bytes = be.size('qw_gemm_pack_size', n, k);
+      const ws = be.size('qw_dynamic_matmul_workspace_size', m, n, k);
+      withMemory(be, [Int32Array.of(wZero)], [bytes, ws], (pz, packed, pw) => {
+        be.call(WHERE, 'qw_gemm_pack', n, k, p(b), wDtype, 1, n, pz, 1, packed);
+        if (s.kind === KIND.DYNAMIC_MATMUL) be.call(WHERE, 'qw_dynamic_matmul', m, n, k, p(a), packed, p(c), scales, p(d), p(y), pw);
+        else be.call(WHERE, 'qw_matmul_integer_to_float', m, n, k, p(a), aZero, s.floats[0], packed, p(c), scales, p(d), p(y), pw);
+      });
+      break;
+    }
+    case KIND.DYNAMIC_QUANTIZE:
+      withMemory(be, [], [8], (pq) => {
+        be.call(WHERE, 'qw_dynamic_quantize', I[0], p(a), p(y), pq, pq + 4);
+        be.f32(p(y + 1), 1)[0] = be.f32(pq, 1)[0];
+        be.u8(p(y + 2), 1)[0] = be.i32(pq + 4, 1)[0];
+      });
+      break;
+    default:
+      throw new Error(`unknown step kind ${s.kind}`);
+  }
+}
