@@ -1,17 +1,21 @@
 /* wasm SIMD128 float32 depthwise channel: per output row, 16 outputs (4 f32x4 accumulators) per pass
  * over the taps, then 4 at a time, then a last partial vector (reading up to 3 floats of slack,
  * storing only the real lanes); multiply then add (the scalar kernel's bits). */
+#include <assert.h>
+
 #include "f32/dwconv.h"
 #include "simd128.h"
 
 QW_DECLARE_F32_DWCONV_UKERNEL(qw_f32_dwconv_ukernel_16__wasmsimd) {
+  assert(rows != 0 && n != 0 && taps != 0 && w_stride != 0);
+  assert(input != NULL && offsets != NULL && w != NULL && out != NULL);
   const v128_t bias = wasm_v128_load32_splat(w);
   for (size_t oy = 0; oy < rows; oy++, input += row_stride, out += n) {
     size_t j = 0;
     for (; j + 16 <= n; j += 16) {
       v128_t acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
       for (size_t t = 0; t < taps; t++) {
-        const v128_t wt = wasm_v128_load32_splat(w + QW_F32_GEMM_MR * (t + 1));
+        const v128_t wt = wasm_v128_load32_splat(w + w_stride * (t + 1));
         const float* row = input + offsets[t] + j;
         acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wt, wasm_v128_load(row)));
         acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wt, wasm_v128_load(row + 4)));
@@ -26,7 +30,7 @@ QW_DECLARE_F32_DWCONV_UKERNEL(qw_f32_dwconv_ukernel_16__wasmsimd) {
     for (; j < n; j += 4) {
       v128_t acc = bias;
       for (size_t t = 0; t < taps; t++) {
-        const v128_t wt = wasm_v128_load32_splat(w + QW_F32_GEMM_MR * (t + 1));
+        const v128_t wt = wasm_v128_load32_splat(w + w_stride * (t + 1));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wt, wasm_v128_load(input + offsets[t] + j)));
       }
       const size_t left = n - j;

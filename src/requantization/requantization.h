@@ -36,6 +36,9 @@ struct qw_requantization_params {
   int32_t fp32_plain;
 };
 
+/* The output stages, the first index of the kernel table's requantize[][] (none: the exact int32 sum). */
+enum { QW_REQUANT_KERNEL_FP32 = 0, QW_REQUANT_KERNEL_FIXEDPOINT = 1, QW_REQUANT_KERNEL_NONE = 2 };
+
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
                                           void* y);
 
