@@ -1,14 +1,11 @@
 /* Scalar depthwise convolution over an indirection list (see dwconv.h): blocks of CR channels, taps
  * padded to a multiple of TR. c8t2 is the scalar build's layout; c16t4 a second one the C tests run
  * the convolution driver with, so that no driver can depend on a fixed layout. */
-#include <assert.h>
-
 #include "dwconv/dwconv.h"
 
 #define QW_DWCONV_SCALAR(name, AT, CR, TR)                                                      \
   QW_DECLARE_DWCONV_UKERNEL(name) {                                                             \
-    assert(pixels != 0 && channels != 0 && taps != 0);                                          \
-    assert(input != NULL && w != NULL && acc != NULL);                                          \
+    QW_ASSERT_DWCONV_UKERNEL();                                                                 \
     const int16_t* wt = (const int16_t*)w;                                                      \
     const size_t taps_padded = qw_round_up(taps, TR);                                           \
     for (size_t p = 0; p < pixels; p++, input += taps_padded, acc += channels) {                \

@@ -2,15 +2,12 @@
  * inputs (widened to int16) are interleaved and dotted with the interleaved weights: one
  * i32x4.dot_i16x8_s per 4 channels sums both taps. Blocks go two at a time (16 channels) where
  * they can, which halves the indirection loads and loop overhead per multiply-add. */
-#include <assert.h>
-
 #include "dwconv/dwconv.h"
 #include "simd128.h"
 
 #define QW_DWCONV_WASMSIMD(name, AT, LOAD8)                                                          \
   QW_DECLARE_DWCONV_UKERNEL(name) {                                                                  \
-    assert(pixels != 0 && channels != 0 && taps != 0);                                               \
-    assert(input != NULL && w != NULL && acc != NULL);                                               \
+    QW_ASSERT_DWCONV_UKERNEL();                                                                      \
     const int16_t* w16 = (const int16_t*)w;                                                          \
     const size_t taps_padded = qw_round_up(taps, 2);                                                 \
     const size_t pairs = taps_padded / 2;                                                            \

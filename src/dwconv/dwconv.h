@@ -20,6 +20,7 @@
 #ifndef QWASM_DWCONV_H
 #define QWASM_DWCONV_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,10 @@ static inline size_t qw_dwconv_x16pairs_index(size_t cr, size_t taps_padded, siz
 
 void qw_pack_x16pairs_dwconv_weights(size_t cr, size_t tr, size_t channels, size_t taps, const uint8_t* w,
                                      int is_signed, const int32_t* zero_points, int zp_per_channel, void* packed);
+
+/* The contract a depthwise microkernel asserts on entry. */
+#define QW_ASSERT_DWCONV_UKERNEL() \
+  assert(pixels != 0 && channels != 0 && taps != 0 && input != NULL && w != NULL && acc != NULL)
 
 #define QW_DECLARE_DWCONV_UKERNEL(name)                                                               \
   void name(size_t pixels, size_t channels, size_t taps, const uint8_t* const* input, const void* w,  \

@@ -1,14 +1,11 @@
 /* wasm SIMD128 float32 depthwise channel: per output row, 16 outputs (4 f32x4 accumulators) per pass
  * over the taps, then 4 at a time, then a last partial vector (reading up to 3 floats of slack,
  * storing only the real lanes); multiply then add (the scalar kernel's bits). */
-#include <assert.h>
-
 #include "f32/dwconv.h"
 #include "simd128.h"
 
 QW_DECLARE_F32_DWCONV_UKERNEL(qw_f32_dwconv_ukernel_16__wasmsimd) {
-  assert(rows != 0 && n != 0 && taps != 0 && w_stride != 0);
-  assert(input != NULL && offsets != NULL && w != NULL && out != NULL);
+  QW_ASSERT_F32_DWCONV_UKERNEL();
   const v128_t bias = wasm_v128_load32_splat(w);
   for (size_t oy = 0; oy < rows; oy++, input += row_stride, out += n) {
     size_t j = 0;

@@ -13,6 +13,7 @@
 #ifndef QWASM_F32_DWCONV_H
 #define QWASM_F32_DWCONV_H
 
+#include <assert.h>
 #include <stddef.h>
 
 #include "f32/gemm.h"
@@ -21,6 +22,11 @@
 
 typedef void (*qw_f32_dwconv_ukernel)(size_t rows, size_t n, size_t taps, const float* input, const size_t* offsets,
                                       size_t row_stride, const float* w, size_t w_stride, float* out);
+
+/* The contract a float depthwise microkernel asserts on entry. */
+#define QW_ASSERT_F32_DWCONV_UKERNEL()                            \
+  assert(rows != 0 && n != 0 && taps != 0 && w_stride != 0);     \
+  assert(input != NULL && offsets != NULL && w != NULL && out != NULL)
 
 #define QW_DECLARE_F32_DWCONV_UKERNEL(name)                                                               \
   void name(size_t rows, size_t n, size_t taps, const float* input, const size_t* offsets, size_t row_stride, \

@@ -1,14 +1,10 @@
 /* Portable float32 GEMM in the accumulation order of the SIMD kernels: 4 rows x 8 columns (the
  * scalar build's config), and 2 x 16 for a second layout the C tests run the float convolution with. */
-#include <assert.h>
-
 #include "f32/gemm.h"
 
 #define QW_F32_GEMM_SCALAR(name, MR, NR)                                  \
   QW_DECLARE_F32_GEMM_UKERNEL(name) {                                     \
-    assert(mr >= 1 && mr <= MR && nc >= 1 && nc <= NR && kc != 0);        \
-    assert(w != NULL && a != NULL && c != NULL && a_stride >= NR);        \
-    assert(mr == 1 || c_stride >= nc);                                    \
+    QW_ASSERT_F32_GEMM_UKERNEL(MR, NR);                                   \
     float acc[MR][NR];                                                    \
     for (size_t m = 0; m < mr; m++) {                                     \
       for (size_t j = 0; j < NR; j++) {                                   \

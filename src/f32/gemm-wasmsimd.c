@@ -1,16 +1,12 @@
 /* wasm SIMD128 float32 GEMM over the 4x8 layout of f32/gemm.h (weight tiles of 4 channels): MR <= 4
  * rows x 8 columns as 2 f32x4 vectors per row; per k, one panel row (2 loads) and MR splatted
  * weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits). */
-#include <assert.h>
-
 #include "f32/gemm.h"
 #include "simd128.h"
 
 #define QW_F32_GEMM_WASMSIMD(name, MR)                                                  \
   QW_DECLARE_F32_GEMM_UKERNEL(name) {                                                   \
-    assert(mr >= 1 && mr <= MR && nc >= 1 && nc <= 8 && kc != 0);                       \
-    assert(w != NULL && a != NULL && c != NULL && a_stride >= 8);                       \
-    assert(mr == 1 || c_stride >= nc);                                                  \
+    QW_ASSERT_F32_GEMM_UKERNEL(MR, 8);                                                  \
     v128_t lo[MR], hi[MR];                                                              \
     for (size_t m = 0; m < MR; m++) {                                                   \
       lo[m] = hi[m] = wasm_v128_load32_splat(w + m);                                    \

@@ -15,6 +15,7 @@
 #ifndef QWASM_F32_GEMM_H
 #define QWASM_F32_GEMM_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,11 @@ static inline uint32_t qw_f32_gemm_layout(const struct qw_f32_gemm_config* confi
 }
 
 void qw_pack_f32_gemm_weights(size_t mr, size_t n, size_t k, const float* w, const float* bias, float* packed);
+
+/* The contract a float GEMM microkernel with an MR x NR tile asserts on entry (it reads NR columns of A). */
+#define QW_ASSERT_F32_GEMM_UKERNEL(MR, NR)                                      \
+  assert(mr >= 1 && mr <= (MR) && nc >= 1 && nc <= (NR) && kc != 0);           \
+  assert(w != NULL && a != NULL && c != NULL && a_stride >= (NR) && (mr == 1 || c_stride >= nc))
 
 #define QW_DECLARE_F32_GEMM_UKERNEL(name) \
   void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride)

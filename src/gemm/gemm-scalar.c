@@ -1,17 +1,12 @@
 /* Scalar GEMM and A packing over the c2 layout of gemm.h: the baseline for engines without SIMD
  * (integer arithmetic: equal to the SIMD kernels' results by definition, and tested to be). The
- * 16-column tile is the same loop for a config with nr 16 (tests/c/test_gemm.c runs the drivers
+ * 16-column tile is the same loop for a config with nr 16 (tests/c/kernel_tables.h runs the drivers
  * with it, so that no driver can depend on a fixed tile). */
-#include <assert.h>
-
 #include "gemm/gemm.h"
 
 #define QW_GEMM_SCALAR(name, MR, NR)                                                 \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
-    assert(mr >= 1 && mr <= MR);                                                     \
-    assert(nc != 0 && kc != 0 && kc % 2 == 0);                                       \
-    assert(a != NULL && w != NULL && c != NULL);                                     \
-    assert(mr == 1 || c_stride >= nc);                                               \
+    QW_ASSERT_GEMM_UKERNEL(MR, 2);                                                   \
     const int16_t* wt = (const int16_t*)w;                                           \
     for (size_t n0 = 0; n0 < nc; n0 += NR, wt += NR * kc) {                          \
       for (size_t m = 0; m < mr; m++) {                                              \
@@ -35,8 +30,7 @@ QW_GEMM_SCALAR(qw_qs16_gemm_ukernel_4x16c2__scalar, 4, 16)
 
 #define QW_PACK_A_SCALAR(name, T)                                                    \
   QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                             \
-    assert(mr != 0 && k != 0 && kc >= k);                                            \
-    assert(a != NULL && panel != NULL && (mr == 1 || a_stride >= k));                \
+    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                 \
     int16_t* out = (int16_t*)panel;                                                  \
     for (size_t r = 0; r < mr; r++, a += a_stride, out += kc) {                      \
       for (size_t kk = 0; kk < k; kk++) out[kk] = (int16_t)(((const T*)a)[kk] - a_zero_point); \

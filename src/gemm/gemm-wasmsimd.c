@@ -1,6 +1,5 @@
 /* wasm SIMD128 GEMM microkernels over the c2 layout of gemm.h (tiles of 8 columns, kc a multiple of 4)
  * and A packing. */
-#include <assert.h>
 #include <string.h>
 
 #include "gemm/gemm.h"
@@ -30,9 +29,7 @@ static inline void store_row(int32_t* c, v128_t lo, v128_t hi, size_t columns) {
  * accumulators, or two tiles sharing the splats, spilled and ran slower. Pointers, not indices,
  * so that V8 needs no address arithmetic per load. kc % 8 == 4 ends with one half step. */
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
-  assert(mr == 1);
-  assert(nc != 0 && kc != 0 && kc % 4 == 0);
-  assert(a != NULL && w != NULL && c != NULL);
+  QW_ASSERT_GEMM_UKERNEL(1, 4);
   (void)mr;
   (void)c_stride;
   const int16_t* a_row = (const int16_t*)a;
@@ -75,10 +72,7 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
  * V8 spill and ran much slower. */
 #define QW_GEMM_WASMSIMD(name, MR)                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
-    assert(mr >= 1 && mr <= MR);                                                     \
-    assert(nc != 0 && kc != 0 && kc % 4 == 0);                                       \
-    assert(a != NULL && w != NULL && c != NULL);                                     \
-    assert(mr == 1 || c_stride >= nc);                                               \
+    QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                   \
     const int16_t* wt = (const int16_t*)w;                                           \
     const int16_t* ap[MR];                                                           \
     int32_t* cp[MR];                                                                 \
@@ -124,8 +118,7 @@ QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
  * stem convolution's 27), the rest per element. */
 #define QW_PACK_A_WASMSIMD(name, T, EXT_LO, EXT_HI, LOAD8)                           \
   QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                             \
-    assert(mr != 0 && k != 0 && kc >= k);                                            \
-    assert(a != NULL && panel != NULL && (mr == 1 || a_stride >= k));                \
+    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                 \
     const v128_t vzp = wasm_i16x8_splat((int16_t)a_zero_point);                      \
     int16_t* out = (int16_t*)panel;                                                  \
     for (size_t r = 0; r < mr; r++, a += a_stride, out += kc) {                      \

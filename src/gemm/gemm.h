@@ -29,6 +29,7 @@
 #ifndef QWASM_GEMM_H
 #define QWASM_GEMM_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,6 +95,15 @@ static inline size_t qw_gemm_x16c2_index(size_t nr, size_t kr, size_t k, size_t 
 
 void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
                                 void* packed);
+
+/* The contract a GEMM microkernel of at most MR rows stepping K by KC_STEP asserts on entry. */
+#define QW_ASSERT_GEMM_UKERNEL(MR, KC_STEP)                                      \
+  assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % (KC_STEP) == 0); \
+  assert(a != NULL && w != NULL && c != NULL && (mr == 1 || c_stride >= nc))
+
+/* The contract an A packing kernel asserts on entry. */
+#define QW_ASSERT_GEMM_PACK_A_UKERNEL() \
+  assert(mr != 0 && k != 0 && kc >= k && a != NULL && panel != NULL && (mr == 1 || a_stride >= k))
 
 #define QW_DECLARE_GEMM_UKERNEL(name) \
   void name(size_t mr, size_t nc, size_t kc, const void* a, const void* w, int32_t* c, size_t c_stride)

@@ -199,7 +199,8 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
 }
 
 qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype,
-                         int32_t x_zero_point, const void* packed, const void* requantization, void* y, void* workspace) {
+                         int32_t x_zero_point, const void* packed, const void* requantization, void* y,
+                         void* workspace) {
   int32_t oh, ow;
   struct qw_output_stage stage;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
