@@ -329,7 +329,9 @@ QW_API size_t qw_gemm_pack_size(size_t n, size_t k);
 /* Packs weights W[n][k] = w[n * n_stride + k * k_stride] (strides in elements; a PyTorch Linear
  * weight [N, K] has n_stride = K, k_stride = 1; an ONNX MatMul B [K, N] has n_stride = 1,
  * k_stride = N), qint8 or quint8, with their zero points (zp_count 1 or n), as int16 (w - w_zp)
- * (src/gemm/gemm.h). Done once per weight tensor. k < 32768. */
+ * in the layout of this build's GEMM config (src/gemm/gemm.h). Done once per weight tensor.
+ * k < 32768. The packed weights record their layout; qw_gemm refuses (QW_INVALID_ARGUMENT) weights
+ * packed with another. */
 QW_API qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
                               const int32_t* w_zero_points, size_t zp_count, void* packed);
 
@@ -361,7 +363,8 @@ QW_API size_t qw_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights given as PyTorch / ONNX lay them out: [out_c][in_c / groups][kernel_h][kernel_w],
  * qint8 or quint8, with their zero points (w_zp_count = 1 or out_c). The packing chooses the
- * algorithm: depthwise (groups == in_c == out_c) or GEMM over an im2col of the input. */
+ * algorithm: depthwise (groups == in_c == out_c) or GEMM over an im2col of the input, and records
+ * it with the layout, which qw_conv2d checks (QW_INVALID_ARGUMENT when either differs). */
 QW_API qw_status qw_conv2d_pack(const qw_conv2d_shape* shape, const void* w, qw_dtype w_dtype,
                                 const int32_t* w_zero_points, size_t w_zp_count, void* packed);
 
@@ -381,7 +384,8 @@ QW_API qw_status qw_conv2d(const qw_conv2d_shape* shape, const void* x, qw_dtype
 QW_API size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights [out_c][in_c / groups][kernel_h][kernel_w] and an optional bias [out_c] (NULL: zeros)
- * into qw_f32_conv2d_pack_size bytes. */
+ * into qw_f32_conv2d_pack_size bytes, recording the layout, which qw_f32_conv2d checks
+ * (QW_INVALID_ARGUMENT for anything else). */
 QW_API qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* shape, const float* w, const float* bias, float* packed);
 
 /* Bytes of workspace qw_f32_conv2d needs (channels and kernel; for depthwise convolutions, one
