@@ -1476,11 +1476,19 @@ export interface QuantizeStaticResult {
  * with the qconfig's activation observers on every tensor PyTorch would observe (fusing Conv/Gemm/MatMul/Add
  * with a following Relu/Clip), quantizes the weights with its weight observer, writes a QDQ ONNX file and
  * loads it. batchSize: samples per observer call (torch's calibration batch size; HistogramObserver depends on it).
+ * onProgress: called after every sample of the calibration pass ('calibrate') and of the SQNR pass ('measure').
  */
 export function quantizeStatic(
   source: Uint8Array | ArrayBuffer | string | URL,
   calibration: Iterable<Record<string, ModelFeed>>,
-  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number },
+  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number; onProgress?: (progress: QuantizeStaticProgress) => void },
 ): Promise<QuantizeStaticResult>;
+
+/** What quantizeStatic's onProgress receives: `done` of `total` samples of a pass. */
+export interface QuantizeStaticProgress {
+  readonly stage: 'calibrate' | 'measure';
+  readonly done: number;
+  readonly total: number;
+}
 
 export {};
