@@ -9,6 +9,11 @@ const CHROMIUM = process.env.QWASM_CHROMIUM ?? '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 export const ARTIFACTS = new URL('../../test-artifacts/demo/', import.meta.url).pathname;
+/**
+ * A skip reason for the scalar pass of npm test (QWASM_SIMD=0): Chromium picks its build itself, so a page test
+ * checks nothing new there. The heavier demo suites run once.
+ */
+export const ONCE = process.env.QWASM_SIMD === '0' && 'the page runs the build Chromium picks, whatever QWASM_SIMD says: once is enough';
 
 /** Starts server and browser; returns { open(query) -> { page, errors }, close() }. */
 export async function startDemo() {
