@@ -5,6 +5,7 @@
 import { DISTRIBUTIONS, PRESETS, parseNumbers, synthesize } from './explorer-data.js';
 import { customRange, explore, gridLevels } from './explorer-compute.js';
 import { drawHistogram } from './explorer-chart.js';
+import { scrollable } from './dom.js';
 
 const TABLE_ROWS = 64;
 const ordinal = (n) => `${n}${[11, 12, 13].includes(n % 100) ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] ?? 'th')}`;
@@ -471,6 +472,7 @@ export function render() {
   out('tableNote').textContent = table.note;
   out('disagreeCount').textContent = `${res.disagreeCount} of ${values.length} element${values.length === 1 ? '' : 's'} differ`;
   out('disagree').innerHTML = disagreeHtml(s, res, values);
+  for (const wrap of root.querySelectorAll('.qx-table-wrap')) scrollable(wrap);
 
   view.state = {
     version: (view.state?.version ?? 0) + 1,

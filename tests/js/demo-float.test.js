@@ -195,6 +195,12 @@ test('a drawing gets a float prediction too; a loaded model gets none, the reset
   const drawnLayers = await layerSqnr();
   const fc = drawnLayers.snap.layers.find((l) => l.tensor === 'fc');
   assert.ok(Math.abs(fc.sqnr - drawn.sqnr) < 1e-9, 'a drawing gets per-layer SQNR too');
+  // a blank pad is no input to judge the models on: no red "classes differ", whatever the two argmaxes are
+  await page.click('.mv-clear');
+  await page.waitForFunction(() => document.querySelector('.mv-muted') !== null);
+  await shown('draw');
+  const blank = await page.evaluate(() => ({ text: document.querySelector('.mv-agreement').textContent, cls: document.querySelector('.mv-agreement').className }));
+  assert.deepEqual(blank, { text: 'blank input: no verdict', cls: 'mv-agreement' });
 
   await page.click('.mv-thumb[data-index="2"]');
   await page.setInputFiles('.mv-file', { name: 'convnet.onnx', mimeType: 'application/octet-stream', buffer: otherOnnx });

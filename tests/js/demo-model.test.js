@@ -115,6 +115,22 @@ test('drawing on the canvas produces a prediction', async () => {
   assert.deepEqual(errors, []);
 });
 
+test('latency: plain runs repeated until the clock\'s step is below 1% of their total, the mean shown', async () => {
+  for (const i of [1, 2]) {
+    await page.click(`.mv-thumb[data-index="${i}"]`);
+    await prediction(`sample:${i}`);
+    const t = await page.evaluate(() => ({ ...document.querySelector('.mv-runinfo').dataset, text: document.querySelector('.mv-latency-int8').textContent }));
+    const [ms, runs, totalMs, stepMs] = [t.ms, t.runs, t.totalMs, t.stepMs].map(Number);
+    assert.ok(stepMs > 0 && stepMs <= 0.1 + 1e-9, `the clock's step ${stepMs} ms`);
+    assert.ok(totalMs >= 100 * stepMs, `${runs} runs over ${totalMs} ms: the step ${stepMs} ms is not below 1% of it`);
+    assert.ok(Number.isInteger(runs) && runs >= 1);
+    assert.ok(Math.abs(ms * runs - totalMs) < 1e-9, 'the mean of the timed runs');
+    assert.equal(t.text, ms < 1 ? `${(ms * 1000).toFixed(ms < 0.1 ? 1 : 0)} µs` : `${ms.toFixed(2)} ms`);
+  }
+  assert.match(await page.textContent('.mv-runinfo'), /mean of \d+ runs? over [\d.]+ ms after \d+ untimed; the clock's step here is [\d.]+ µs, < 1% of that/);
+  assert.deepEqual(errors, []);
+});
+
 test('a malformed or truncated model shows the loader\'s error and the page keeps working', async () => {
   const random = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 7919 + 13) % 256));
   for (const [name, buffer] of [['random.onnx', random], ['truncated.onnx', digitsOnnx.subarray(0, digitsOnnx.length >> 1)]]) {

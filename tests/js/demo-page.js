@@ -15,7 +15,7 @@ export const ARTIFACTS = new URL('../../test-artifacts/demo/', import.meta.url).
  */
 export const ONCE = process.env.QWASM_SIMD === '0' && 'the page runs the build Chromium picks, whatever QWASM_SIMD says: once is enough';
 
-/** Starts server and browser; returns { open(query) -> { page, errors }, close() }. */
+/** Starts server and browser; returns { open(query, { viewport }) -> { page, errors }, close() }. */
 export async function startDemo() {
   const root = prepareDemo();
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -23,8 +23,8 @@ export async function startDemo() {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   return {
     url,
-    async open(query = '') {
-      const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    async open(query = '', { viewport = { width: 1366, height: 900 } } = {}) {
+      const page = await browser.newPage({ viewport });
       const errors = [];
       page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
       page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
