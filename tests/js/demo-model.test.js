@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { ARTIFACTS, startModelView } from './demo-page.js';
+import { ARTIFACTS, startModelView, waitForPrediction } from './demo-page.js';
 import { qwasm, setup } from './helpers.js';
 
 const digits = JSON.parse(readFileSync(new URL('../../models/digits.json', import.meta.url), 'utf8'));
@@ -30,10 +30,7 @@ after(async () => {
 
 /** Waits until the prediction shows a result for `source` ('draw' or 'sample:i') of model `name`. */
 async function prediction(source, name = 'digits.onnx') {
-  await page.waitForFunction(([s, n]) => {
-    const el = document.querySelector('.mv-prediction');
-    return el?.dataset.source === s && el.dataset.model === n && !document.querySelector('#model').dataset.busy;
-  }, [source, name], { timeout: 10000 });
+  await waitForPrediction(page, source, name);
   return page.evaluate(() => {
     const el = document.querySelector('.mv-prediction');
     return { cls: Number(el.dataset.class), logits: JSON.parse(el.dataset.logits), bitexact: document.querySelector('.mv-reference').dataset.bitexact };

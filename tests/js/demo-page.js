@@ -47,3 +47,11 @@ export async function startModelView() {
   await page.waitForSelector('#model[data-ready]', { timeout: 20000 });
   return { demo, page, errors };
 }
+
+/** Waits until the model view shows model `model`'s result for `source` ('draw' or 'sample:i') and no run is in flight. */
+export function waitForPrediction(page, source, model = 'digits.onnx', timeout = 10000) {
+  return page.waitForFunction(([s, n]) => {
+    const el = document.querySelector('.mv-prediction');
+    return el?.dataset.source === s && el.dataset.model === n && !document.querySelector('#model').dataset.busy;
+  }, [source, model], { timeout });
+}

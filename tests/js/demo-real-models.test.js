@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
-import { ARTIFACTS, ONCE, startModelView } from './demo-page.js';
+import { ARTIFACTS, ONCE, startModelView, waitForPrediction } from './demo-page.js';
 import { qwasm, setup } from './helpers.js';
 
 const root = new URL('../../', import.meta.url);
@@ -31,10 +31,7 @@ after(async () => {
 
 /** Waits until the prediction is model `name`'s on `source` and nothing runs. */
 async function prediction(name, source = 'sample:0') {
-  await page.waitForFunction(([n, s]) => {
-    const el = document.querySelector('.mv-prediction');
-    return el?.dataset.model === n && el.dataset.source === s && !document.querySelector('#model').dataset.busy;
-  }, [name, source], { timeout: 60000 });
+  await waitForPrediction(page, source, name, 60000);
   return page.evaluate(() => {
     const el = document.querySelector('.mv-prediction');
     return {
