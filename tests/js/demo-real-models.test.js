@@ -4,7 +4,7 @@
 // takes outputs of its layers apart in integers, and sends its 1.28M-element classifier weights to the explorer.
 // A file that cannot be used is named in the error and leaves the current model working; a float model says so.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
 import { ARTIFACTS, ONCE, startModelView, waitForPrediction } from './demo-page.js';
@@ -27,6 +27,14 @@ before(async () => {
 after(async () => {
   await page?.close();
   await demo?.close();
+});
+
+test('web_demo/ spreads no array into Math.min / Math.max (a million-element weight overflows the call stack)', () => {
+  const dir = new URL('web_demo/', root);
+  const found = readdirSync(dir).filter((f) => f.endsWith('.js'))
+    .flatMap((f) => readFileSync(new URL(f, dir), 'utf8').split('\n').map((line, i) => [`${f}:${i + 1}`, line]))
+    .filter(([, line]) => /Math\.(min|max)\(\s*\.\.\./.test(line));
+  assert.deepEqual(found, [], 'use model-analysis.js extent() instead');
 });
 
 /** Waits until the prediction is model `name`'s on `source` and nothing runs. */
