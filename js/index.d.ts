@@ -1,6 +1,23 @@
 // Type declarations for qwasm's public API (js/index.js and the modules it re-exports).
 // Hand-written: keep in step with js/*.js. Checked by tests/types/api.ts (npx tsc -p tests/types/tsconfig.json).
 
+// ---- what the host's libs may lack ------------------------------------------------------------
+
+declare global {
+  // Symbol.dispose (for `using`) is declared by lib esnext.disposable and @types/node, not by the ES2022 + DOM
+  // libs a browser project starts from; declared here the same way, so QTensor[Symbol.dispose] type-checks there.
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
+/**
+ * WebAssembly.Module where the program's libs declare it (lib.dom does; a Node program with only ES and @types/node
+ * libs has no WebAssembly types), otherwise never. (`& object`: lib.dom's WebAssembly.Module is an empty interface
+ * that would otherwise admit strings.)
+ */
+type CompiledWasmModule = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: never[]) => infer M } } ? M & object : never;
+
 // ---- basic types -----------------------------------------------------------------------------
 
 /** A quantized element type, with PyTorch's names: quint8 [0, 255], qint8 [-128, 127], qint32 [-2^31, 2^31 - 1]. */
@@ -101,11 +118,8 @@ export interface InitOptions {
    * is appended, or the URL of each build. Default: ../dist/ next to js/, resolved from import.meta.url.
    */
   wasmPaths?: string | URL | { simd?: string | URL; scalar?: string | URL };
-  /**
-   * The wasm binary itself (bytes or a compiled module); used instead of wasmPaths when given.
-   * (`& object`: lib.dom's WebAssembly.Module is an empty interface that would otherwise admit strings.)
-   */
-  wasmBinary?: ArrayBuffer | ArrayBufferView | (WebAssembly.Module & object);
+  /** The wasm binary itself (bytes or a compiled WebAssembly.Module); used instead of wasmPaths when given. */
+  wasmBinary?: ArrayBuffer | ArrayBufferView | CompiledWasmModule;
 }
 
 /** Which build runs. */
@@ -1512,11 +1526,19 @@ export interface QuantizeStaticResult {
  * with the qconfig's activation observers on every tensor PyTorch would observe (fusing Conv/Gemm/MatMul/Add
  * with a following Relu/Clip), quantizes the weights with its weight observer, writes a QDQ ONNX file and
  * loads it. batchSize: samples per observer call (torch's calibration batch size; HistogramObserver depends on it).
+ * onProgress: called after every sample of the calibration pass ('calibrate') and of the SQNR pass ('measure').
  */
 export function quantizeStatic(
   source: Uint8Array | ArrayBuffer | string | URL,
   calibration: Iterable<Record<string, ModelFeed>>,
-  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number },
+  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number; onProgress?: (progress: QuantizeStaticProgress) => void },
 ): Promise<QuantizeStaticResult>;
+
+/** What quantizeStatic's onProgress receives: `done` of `total` samples of a pass. */
+export interface QuantizeStaticProgress {
+  readonly stage: 'calibrate' | 'measure';
+  readonly done: number;
+  readonly total: number;
+}
 
 export {};

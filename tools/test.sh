@@ -44,16 +44,27 @@ if [[ ! -f build/models/mobilenet_v2_float.onnx || tools/bench/mobilenet_v2.py -
   /usr/bin/python3 tools/bench/mobilenet_v2.py build/models/ 2>&1 | tail -1
 fi
 
+# node --test over $2 with the TAP report in $log/node-$1.txt; prints the failures and stops on any
+run_node_tests() {
+  node --test --test-reporter=tap "${@:2}" | tee "$log/node-$1.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true
+  if grep -q '^# fail [1-9]' "$log/node-$1.txt" || ! grep -q '^# pass' "$log/node-$1.txt"; then
+    grep -B2 -A30 '^not ok' "$log/node-$1.txt" | head -150
+    echo "node tests failed: $1" >&2
+    exit 1
+  fi
+}
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
-  QWASM_SIMD=$simd node --test --test-reporter=tap tests/js/ | tee "$log/node-$simd.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true
-  if grep -q '^# fail [1-9]' "$log/node-$simd.txt" || ! grep -q '^# pass' "$log/node-$simd.txt"; then
-    grep -B2 -A30 '^not ok' "$log/node-$simd.txt" | head -150
-    echo "node tests failed against the $name build" >&2
-    exit 1
-  fi
+  QWASM_SIMD=$simd run_node_tests "$simd" tests/js/
 done
+
+# Once, not per build: the pages run whichever build the browser picks.
+echo "== the package as a user installs it (npm pack into fresh projects: Node, TypeScript, Vite 7 and 8, webpack 5, Worker)"
+start=$SECONDS
+run_node_tests package tests/package/
+echo "tests/package: $((SECONDS - start)) s"
 
 echo "== TypeScript declarations"
 npx --no-install tsc -p tests/types/tsconfig.json

@@ -1,5 +1,6 @@
-// The model view's bookkeeping, free of the DOM: which tensor carries which qparams, what each layer's weights
-// look like, and one output element of a linear / conv layer taken apart step by step. The arithmetic is
+// The model view's bookkeeping, free of the DOM (the model worker uses it too): which tensor carries which qparams,
+// what each layer's weights look like, how an 8x8 image feeds a model, and one output element of a linear / conv
+// layer taken apart step by step. The arithmetic is
 // qwasm/reference's (js/reference.js: the same rules as the wasm kernels, tested against them) and the forms are
 // the model's semantics profile's (js/semantics.js): this file computes nothing of its own but sums of products.
 import { SEMANTICS } from './qwasm/js/index.js';
@@ -20,20 +21,56 @@ export function describeLayers(model) {
       const w = layer.weight;
       const { data } = model.initializer(w.name);
       const mid = w.dtype === 'uint8' ? 128 : 0;
-      weight = {
-        ...w,
-        data,
-        perChannel: w.scales.length > 1,
-        symmetric: w.zeroPoints.every((v) => v === mid),
-        scaleMin: Math.min(...w.scales),
-        scaleMax: Math.max(...w.scales),
-        intMin: Math.min(...data),
-        intMax: Math.max(...data),
-      };
+      const [scaleMin, scaleMax] = extent(w.scales);
+      const [intMin, intMax] = extent(data);
+      weight = { ...w, data, perChannel: w.scales.length > 1, symmetric: w.zeroPoints.every((v) => v === mid), scaleMin, scaleMax, intMin, intMax };
     }
     const bias = layer.bias ? model.initializer(layer.bias.name) : null;
     return { index, layer, input: layer.input, output: layer.output, weight, bias };
   });
+}
+
+/** [min, max] of an array of any length (a spread into Math.min overflows the stack past ~100k elements). */
+export function extent(values) {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    const v = Number(values[i]);
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return [min, max];
+}
+
+/** True when the model computes in integers somewhere (a quantized layer), false for a float model. */
+export function isQuantized(layers) {
+  return layers.some(({ layer, weight }) => weight?.dtype === 'int8' || weight?.dtype === 'uint8' || /^(Q|Dequantize|Quantize|DynamicQuantize|MatMulInteger|ConvInteger)/.test(layer.opType));
+}
+
+/**
+ * The feeds that give `model` an 8x8 image (values in [0, 1]): a 4-D input gets it in every batch item and channel,
+ * resampled (nearest) to its H x W; an input of 64k values gets it k times.
+ */
+export function feedFor(model, image) {
+  if (model.inputs.length !== 1) throw new Error(`the demo feeds one image; this model has ${model.inputs.length} inputs`);
+  const spec = model.inputs[0];
+  if (spec.dtype !== 'float32') throw new Error(`the demo feeds float32 images; input "${spec.name}" is ${spec.dtype}`);
+  const dims = spec.dims.map((d) => (typeof d === 'number' ? d : 1));
+  const n = dims.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(n);
+  if (dims.length === 4) {
+    const [, , H, W] = dims;
+    for (let i = 0; i < n; i++) {
+      const y = Math.floor(i / W) % H;
+      const x = i % W;
+      data[i] = image[Math.min(7, Math.floor((y * 8) / H)) * 8 + Math.min(7, Math.floor((x * 8) / W))];
+    }
+  } else if (n % 64 === 0) {
+    for (let i = 0; i < n; i++) data[i] = image[i % 64];
+  } else {
+    throw new Error(`the demo cannot turn an 8x8 image into input "${spec.name}" of shape [${spec.dims}]`);
+  }
+  return { [spec.name]: { data, dims } };
 }
 
 /** Dequantized weights (Float32Array), per tensor or per channel along weight.axis. */
@@ -57,7 +94,7 @@ export function dequantizeValue(tensor, qparams) {
 }
 
 export function softmax(values) {
-  const max = Math.max(...values);
+  const [, max] = extent(values);
   const e = Array.from(values, (v) => Math.exp(v - max));
   const sum = e.reduce((a, b) => a + b, 0);
   return e.map((v) => v / sum);

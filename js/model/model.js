@@ -3,6 +3,7 @@
 // right after their last consumer (liveness computed once at load); their bytes come from one arena
 // planned on the first run (js/model/memory-plan.js).
 import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
@@ -16,24 +17,7 @@ import { dimsOf, dtypeOf, host, toHost } from './values.js';
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  if (typeof source === 'string' || source instanceof URL) {
-    const text = String(source);
-    const isNode = typeof process !== 'undefined' && process.versions?.node != null;
-    if (isNode && !/^https?:/i.test(text)) {
-      const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
-      const { fileURLToPath } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:url');
-      try {
-        return new Uint8Array(await readFile(text.startsWith('file:') ? fileURLToPath(text) : text));
-      } catch (error) {
-        throw new Error(`loadModel: could not read ${text}: ${error.message}`, { cause: error });
-      }
-    }
-    const response = await fetch(text).catch((error) => {
-      throw new Error(`loadModel: could not fetch ${text}: ${error.message}`, { cause: error });
-    });
-    if (!response.ok) throw new Error(`loadModel: could not fetch ${text}: HTTP ${response.status}`);
-    return new Uint8Array(await response.arrayBuffer());
-  }
+  if (typeof source === 'string' || source instanceof URL) return readBytes(source, 'loadModel');
   throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL / path');
 }
 

@@ -105,7 +105,7 @@ const dataOf = (feed) => feed?.data ?? feed;
  * observed batchSize at a time, concatenated along axis 0, as torch's observers see a DataLoader batch
  * (a HistogramObserver's result depends on how the data is split into calls).
  */
-async function calibrate(floatModel, plan, calibration, makeObserver, batchSize) {
+async function calibrate(floatModel, plan, calibration, makeObserver, batchSize, onSample) {
   const observers = new Map();
   for (const [t, how] of plan) if (how.observed) observers.set(t, makeObserver());
   const valueOf = (out, feeds, t, i) => {
@@ -120,6 +120,7 @@ async function calibrate(floatModel, plan, calibration, makeObserver, batchSize)
       const feeds = calibration[i];
       const out = await floatModel.run(feeds, { intermediates: true });
       for (const [t, parts] of batch) parts.push(valueOf(out, feeds, t, i));
+      onSample(i + 1);
     }
     for (const [t, parts] of batch) {
       if (parts.length === 1) {
@@ -276,13 +277,17 @@ function int8Value(intermediates, t, q) {
  *   source: the float model (bytes, ArrayBuffer, URL or path, as loadModel);
  *   calibration: an iterable of feeds ({ inputName: Float32Array | { data, dims } }), representative inputs;
  *   options.qconfig: 'qnnpack' (default), 'x86', 'fbgemm' (torch's default qconfigs) or { activation, weight }
- *   observer factories; options.batchSize: samples per observer call (torch's calibration batch; default 1).
+ *   observer factories; options.batchSize: samples per observer call (torch's calibration batch; default 1);
+ *   options.onProgress({ stage: 'calibrate' | 'measure', done, total }): called after every sample of the
+ *   calibration pass and of the SQNR pass (a page shows it; a Worker posts it).
  * Returns { bytes (the QDQ ONNX file), model (the int8 Model; dispose it), qparams (Map tensor ->
  * { scale, zeroPoint, dtype }), report ([{ tensor, producer, opType, scale, zeroPoint, sqnrDb }] over the
  * calibration set, in graph order), qconfig }.
  */
-export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack', batchSize = 1 } = {}) {
+export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack', batchSize = 1, onProgress = null } = {}) {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`quantizeStatic: batchSize must be a positive integer, got ${String(batchSize)}`);
+  if (onProgress !== null && typeof onProgress !== 'function') throw new TypeError(`quantizeStatic: onProgress must be a function, got ${typeof onProgress}`);
+  const progress = (stage, done, total) => onProgress?.({ stage, done, total });
   const config = resolveQConfig(qconfig);
   const samples = feedsArray(calibration);
   const bytes = await readSource(source);
@@ -295,7 +300,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
   const floatModel = await loadModel(bytes, { semantics: 'onnx' });
   let int8 = null;
   try {
-    const observers = await calibrate(floatModel, quantization.plan, samples, config.activation, batchSize);
+    const observers = await calibrate(floatModel, quantization.plan, samples, config.activation, batchSize, (done) => progress('calibrate', done, samples.length));
     const qparams = new Map([...observers].map(([t, o]) => [t, activationQParams(o)]));
     const qdq = writeQdq(graph, quantization, qparams, config.weight);
     qdq.metadata = new Map([...graph.metadata, ['qwasm.quantize_static', `qconfig ${config.name}, ${samples.length} calibration samples`]]);
@@ -303,7 +308,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
     int8 = await loadModel(out);
     // error of every quantized tensor against the float model, over the calibration set
     const sqnr = new Map([...quantization.plan.keys()].map((t) => [t, new Sqnr()]));
-    for (const feeds of samples) {
+    for (const [i, feeds] of samples.entries()) {
       const f = await floatModel.run(feeds, { intermediates: true });
       const q = await int8.run(feeds, { intermediates: true });
       for (const [t, acc] of sqnr) {
@@ -311,6 +316,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
         const approx = int8Value(q.intermediates, t, qparams.get(quantization.root(t)));
         if (reference && approx) acc.add(reference, approx);
       }
+      progress('measure', i + 1, samples.length);
     }
     const producer = new Map(graph.nodes.flatMap((n) => n.outputs.map((o) => [o, n])));
     const report = [...quantization.plan.keys()].map((t) => {

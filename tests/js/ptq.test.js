@@ -86,9 +86,12 @@ test('qnnpack qconfig on the digits CNN: the qparams PyTorch chose, its accuracy
   }
 });
 
-test('x86 qconfig: per-channel symmetric weights along the output channel, reduced-range activations', async () => {
-  const result = await qwasm.quantizeStatic(read('models/digits-float.onnx'), calibration.slice(0, 64), { qconfig: 'x86' });
+test('x86 qconfig: per-channel symmetric weights along the output channel, reduced-range activations; progress per sample', async () => {
+  const progress = [];
+  const result = await qwasm.quantizeStatic(read('models/digits-float.onnx'), calibration.slice(0, 64), { qconfig: 'x86', batchSize: 16, onProgress: (p) => progress.push(p) });
   try {
+    const pass = (stage) => Array.from({ length: 64 }, (_, i) => ({ stage, done: i + 1, total: 64 }));
+    assert.deepEqual(progress, [...pass('calibrate'), ...pass('measure')]);
     const convs = result.model.layers.filter((l) => l.weight);
     assert.equal(convs.length, 5);
     for (const l of convs) {
@@ -108,6 +111,7 @@ test('quantizeStatic: bad arguments are named errors', async () => {
   await assert.rejects(qwasm.quantizeStatic(float, []), /calibration set is empty/);
   await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { qconfig: 'tflite' }), /quantizeStatic: unknown qconfig "tflite"/);
   await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { batchSize: 0 }), /batchSize must be a positive integer/);
+  await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { onProgress: 5 }), { name: 'TypeError', message: /quantizeStatic: onProgress must be a function, got number/ });
   await assert.rejects(qwasm.quantizeStatic(read('models/digits.onnx'), calibration.slice(0, 2)), /already quantized; pass the float model/);
   await assert.rejects(qwasm.quantizeStatic(float, [{ image: new Float32Array(64) }]), /has no input "image"/);
   await assert.rejects(qwasm.quantizeStatic(float, [{ input: new Float32Array(10) }]), /input "input" has 10 values/);
