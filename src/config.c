@@ -17,6 +17,15 @@ const int qw_kernel_asserts = 0;
 const int qw_kernel_asserts = 1;
 #endif
 
+/* The output stages every build runs as scalar code: fixedpoint and oneDNN cost per output and their
+ * per-channel parameters have no wasm SIMD counterpart; 'none' is a copy. */
+#define SCALAR_ONLY_OUTPUT_STAGES                                                                              \
+  [QW_REQUANT_KERNEL_FIXEDPOINT] = {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar,                         \
+                                    qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},                        \
+  [QW_REQUANT_KERNEL_ONEDNN] = {qw_qs32_qu8_requantize_onednn_ukernel__scalar,                                 \
+                                qw_qs32_qs8_requantize_onednn_ukernel__scalar},                                \
+  [QW_REQUANT_KERNEL_NONE] = {qw_qs32_qs32_requantize_none_ukernel__scalar, qw_qs32_qs32_requantize_none_ukernel__scalar}
+
 const struct qw_kernels qw_scalar_kernels = {
     .isa = "scalar",
     .quantize = {
@@ -46,12 +55,7 @@ const struct qw_kernels qw_scalar_kernels = {
     .requantize = {
         [QW_REQUANT_KERNEL_FP32] = {qw_qs32_qu8_requantize_fp32_ukernel__scalar,
                                     qw_qs32_qs8_requantize_fp32_ukernel__scalar},
-        [QW_REQUANT_KERNEL_FIXEDPOINT] = {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar,
-                                          qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},
-        [QW_REQUANT_KERNEL_ONEDNN] = {qw_qs32_qu8_requantize_onednn_ukernel__scalar,
-                                      qw_qs32_qs8_requantize_onednn_ukernel__scalar},
-        [QW_REQUANT_KERNEL_NONE] = {qw_qs32_qs32_requantize_none_ukernel__scalar,
-                                    qw_qs32_qs32_requantize_none_ukernel__scalar},
+        SCALAR_ONLY_OUTPUT_STAGES,
     },
     .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
                .ukernel = {qw_qu8_dwconv_ukernel_c8t2__scalar, qw_qs8_dwconv_ukernel_c8t2__scalar}},
@@ -105,12 +109,7 @@ static const struct qw_kernels wasmsimd_kernels = {
     .requantize = {
         [QW_REQUANT_KERNEL_FP32] = {qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd,
                                     qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd},
-        [QW_REQUANT_KERNEL_FIXEDPOINT] = {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar,
-                                          qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},
-        [QW_REQUANT_KERNEL_ONEDNN] = {qw_qs32_qu8_requantize_onednn_ukernel__scalar,
-                                      qw_qs32_qs8_requantize_onednn_ukernel__scalar},
-        [QW_REQUANT_KERNEL_NONE] = {qw_qs32_qs32_requantize_none_ukernel__scalar,
-                                    qw_qs32_qs32_requantize_none_ukernel__scalar},
+        SCALAR_ONLY_OUTPUT_STAGES,
     },
     .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
                .ukernel = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2}},
