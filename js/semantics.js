@@ -31,6 +31,7 @@ export const FORMS = deepFreeze({
     qnnpack: { does: 'same shapes: QNNPACK (quint8) / XNNPACK (qint8) fixed point; broadcasting: dequantize, add, quantize' },
     float: { does: "dequantize, add in float32 (AVX2 FMA blocks of 64), quantize: PyTorch 1.13's x86 / fbgemm / onednn kernel" },
     fbgemm: { does: "the float kernel in PyTorch 2.x's x86 builds: its scalar tail adds the zero point before rounding" },
+    qnnpack2: { does: "PyTorch 2.x's qnnpack engine in x86 builds: same shapes as 'qnnpack' (fixed point), broadcasting by the 'fbgemm' float kernel" },
     onnx: { does: 'com.microsoft QLinearAdd as ONNX Runtime computes it (MLAS)' },
     tflite: { does: "TFLite's fixed-point add (left shift 20, per-input Q31 multipliers)", missing: true },
   },
@@ -42,7 +43,8 @@ export const FORMS = deepFreeze({
   pooling: {
     qnnpack: { does: "PyTorch's qnnpack engine: QNNPACK's average / global pooling for quint8 without ceil_mode, max pooling clamped to the edge; generic kernels elsewhere" },
     generic: { does: "PyTorch 1.13's generic quantized pooling kernels" },
-    fbgemm: { does: "the generic kernels in PyTorch 2.x's x86 builds: their channels-last scalar loops add the zero point before rounding" },
+    fbgemm: { does: "the generic kernels in PyTorch 2.x's x86 builds: their channels-last scalar loops add the zero point before rounding, their vector loops take whole vectors of channels (cpuCapability)" },
+    qnnpack2: { does: "PyTorch 2.x's qnnpack engine in x86 builds: QNNPACK's kernels where 'qnnpack' takes them, the 'fbgemm' generic kernels elsewhere" },
     onnx: { does: "ONNX Runtime's QLinearAveragePool / QLinearGlobalAveragePool and MaxPool" },
     tflite: { does: "TFLite's integer average pooling (rounded integer division)", missing: true },
   },
@@ -75,6 +77,11 @@ export const PROFILES = deepFreeze({
     reference: "PyTorch's qnnpack engine (torch.backends.quantized.engine = 'qnnpack'), as Debian's PyTorch 1.13 (built without FBGEMM) computes it",
     rounding: 'torch', requantization: 'qnnpack', add: 'qnnpack', mul: 'pytorch', pooling: 'qnnpack',
     sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'generic',
+  },
+  'pytorch2-qnnpack': {
+    reference: "PyTorch's qnnpack engine in an x86 build with FBGEMM (every PyPI wheel; checked against torch 2.13): QNNPACK's kernels, but quantize and the generic kernels' scalar code round as FBGEMM does",
+    rounding: 'fbgemm', requantization: 'qnnpack', add: 'qnnpack2', mul: 'pytorch', pooling: 'qnnpack2',
+    sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'fbgemm',
   },
   'pytorch-fbgemm': {
     reference: "PyTorch 2.x's fbgemm engine on x86 (torch.backends.quantized.engine = 'fbgemm'; checked against torch 2.13 from PyPI)",
