@@ -131,13 +131,14 @@ function torchAvgPool2d(x, options, form, channelsLast) {
   const oh = outputSize(b, where, r.shape[2], k[0], s[0], p[0], 1, ceilMode, 'H');
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], 1, ceilMode, 'W');
   const [, c, h, w] = r.shape;
+  const vector = vectorChannels(options, c, where);
   // A tensor with C == 1 or H * W == 1 is channels-last as well as contiguous; PyTorch then takes that kernel.
   const lastKernel = FBGEMM_GENERIC.has(form) ? QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST;
   const kernel = QNNPACK_FORMS.has(form) && r.dtype.name === 'quint8' && !ceilMode ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK
     : channelsLast || c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_GENERIC;
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     writePoolShape(be, ps, r, oh, ow, k, s, p, [1, 1]);
-    be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, countIncludePad ? 1 : 0, divisorOverride ?? 0, vectorChannels(options, c, where));
+    be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, countIncludePad ? 1 : 0, divisorOverride ?? 0, vector);
   });
 }
 
@@ -175,6 +176,7 @@ function torchAdaptiveAvgPool2d(x, outputSize, options, channelsLast) {
   const [, c, h, w] = r.shape;
   const qnnpack = QNNPACK_FORMS.has(form) && h % oh === 0 && w % ow === 0 && r.dtype.name === 'quint8';
   const k = [h / oh, w / ow];
+  const vector = vectorChannels(options, c, where);
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     if (qnnpack) {
       writePoolShape(be, ps, r, oh, ow, k, k, [0, 0], [1, 1]);
@@ -183,7 +185,7 @@ function torchAdaptiveAvgPool2d(x, outputSize, options, channelsLast) {
       writePoolShape(be, ps, r, oh, ow, [1, 1], [1, 1], [0, 0], [1, 1]);
       const lastKernel = FBGEMM_GENERIC.has(form) ? QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST;
       const kernel = channelsLast || c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE;
-      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0, vectorChannels(options, c, where));
+      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0, vector);
     }
   });
 }

@@ -359,3 +359,90 @@ describe('the semantics profiles carry all of the above: one name per engine', (
     assert.ok(n >= 40, `${n} cases`);
   });
 });
+
+describe("PyTorch 2.13's qnnpack engine on x86: semantics 'pytorch2-qnnpack' (tests/fixtures/torch2/qnnpack.json)", () => {
+  // torch_ops.py's cases run again on torch 2.13 (engine 'qnnpack'): QNNPACK's fixed-point add, tables and pooling as
+  // in 1.13, FBGEMM's quantize and the generic kernels' scalar tails around them.
+  const doc = fixture('torch2/qnnpack.json');
+  const semantics = 'pytorch2-qnnpack';
+  const pick = (v) => (Array.isArray(v) ? v : [v, v]);
+  const run = (accept, fn) => {
+    let n = 0;
+    for (const c of doc.cases.filter(accept)) {
+      const created = [];
+      const track = (t) => (created.push(t), t);
+      try {
+        const y = track(fn(c, track));
+        assertBitEqual(assert, y.intRepr(), c.output.q, `${c.name} (${c.op})`);
+        assert.deepEqual(y.shape, c.output.shape, `${c.name} shape`);
+      } finally {
+        for (const t of created) t.dispose();
+      }
+      n++;
+    }
+    return n;
+  };
+  test('add / add_relu: QNNPACK fixed point for same shapes, the float kernel with FBGEMM tails when broadcasting', () => {
+    const n = run((c) => /quantized\.add(_relu)?$/.test(c.op), (c, track) =>
+      qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, semantics }));
+    assert.ok(n >= 30, `${n} cases`);
+  });
+  test('cat (quantize_per_tensor with FBGEMM rounding), leaky_relu (generic kernel, FBGEMM tail)', () => {
+    const n = run((c) => c.op.endsWith('quantized.cat'), (c, track) =>
+      qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale ?? undefined, zeroPoint: c.params.zero_point ?? undefined, semantics }));
+    const m = run((c) => /leaky_relu|LeakyReLU/.test(c.op), (c, track) =>
+      qwasm.leakyRelu(track(q(c.inputs[0])), c.params.negative_slope, { scale: c.params.scale ?? c.output.scale, zeroPoint: c.params.zero_point ?? c.output.zero_point, semantics }));
+    assert.ok(n >= 5 && m >= 20, `${n} cat, ${m} leaky_relu cases`);
+  });
+  test('max / avg / adaptive pooling and mean: QNNPACK for quint8 without ceil_mode, the generic kernels elsewhere', () => {
+    const n = run((c) => c.family === 'pooling' && (c.op !== 'torch.mean' || c.params.dim.join() === '2,3'), (c, track) => {
+      const p = c.params;
+      const x = track(q(c.inputs[0]));
+      if (c.op.endsWith('max_pool2d')) return qwasm.maxPool2d(x, { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), dilation: pick(p.dilation), ceilMode: p.ceil_mode, semantics });
+      if (c.op.endsWith('.avg_pool2d')) {
+        return qwasm.avgPool2d(x, { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), ceilMode: p.ceil_mode, countIncludePad: p.count_include_pad, divisorOverride: p.divisor_override, semantics });
+      }
+      if (c.op.endsWith('adaptive_avg_pool2d')) return qwasm.adaptiveAvgPool2d(x, p.output_size, { semantics });
+      return qwasm.mean(x, p.dim, p.keepdim, { semantics });
+    });
+    assert.ok(n >= 55, `${n} cases`);
+  });
+});
+
+describe("channels-last pooling on the fbgemm engine: the vector loops' channels round differently (cpuCapability)", async () => {
+  const { adaptiveAvgPool2dChannelsLast, avgPool2dChannelsLast } = await import('../../js/ops/pooling.js');
+  const doc = fixture('torch2/qnnpack.json');
+  const capability = doc.cpu_capability.toLowerCase();
+  const pool = (c, x, cpuCapability) => {
+    const p = c.params;
+    const options = { mode: 'fbgemm', cpuCapability };
+    if (c.op === 'adaptive') return adaptiveAvgPool2dChannelsLast(x, p.output_size, options);
+    return avgPool2dChannelsLast(x, { ...options, kernelSize: p.kernel_size, stride: p.stride, padding: p.padding ?? [0, 0], countIncludePad: p.count_include_pad ?? true });
+  };
+  test(`every case with the fixture's dispatch level (${doc.cpu_capability})`, () => {
+    for (const c of doc.channels_last) {
+      const x = q(c.inputs[0]);
+      const y = pool(c, x, capability);
+      assertBitEqual(assert, y.intRepr(), c.output.q, c.name);
+      assert.deepEqual(y.shape, c.output.shape, c.name);
+      x.dispose();
+      y.dispose();
+    }
+    assert.equal(doc.channels_last.length, 24);
+  });
+  test('another dispatch level rounds some of them differently', () => {
+    const other = capability === 'avx512' ? 'avx2' : 'avx512';
+    const differ = doc.channels_last.filter((c) => {
+      const x = q(c.inputs[0]);
+      const y = pool(c, x, other);
+      const d = Array.from(y.intRepr()).some((v, i) => v !== c.output.q[i]);
+      x.dispose();
+      y.dispose();
+      return d;
+    });
+    assert.ok(differ.length >= 2, `${differ.length} cases differ with ${other}`);
+    const x = q(doc.channels_last[0].inputs[0]);
+    assert.throws(() => pool(doc.channels_last[0], x, 'sse'), { name: 'TypeError', message: /avgPool2d: cpuCapability must be 'avx512', 'avx2' or 'default', got "sse"/ });
+    x.dispose();
+  });
+});
