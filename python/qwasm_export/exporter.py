@@ -227,6 +227,10 @@ def _record(gm, inputs, engine):
 # ---------------------------------------------------------------------------------------------------------
 # Small helpers
 
+def _tuple1(v):
+    return (int(v),) if isinstance(v, int) else tuple(int(x) for x in v)
+
+
 def _pair(v):
     return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
 
@@ -378,7 +382,7 @@ class _Builder:
         if t.is_quantized:
             et = {torch.quint8: TensorProto.UINT8, torch.qint8: TensorProto.INT8}[t.dtype]
         else:
-            et = {torch.float32: TensorProto.FLOAT, torch.int64: TensorProto.INT64}[t.dtype]
+            et = {torch.float32: TensorProto.FLOAT, torch.int64: TensorProto.INT64, torch.int32: TensorProto.INT32}[t.dtype]
         return helper.make_tensor_value_info(name, et, list(t.shape))
 
     def set_info(self, name, t):
@@ -391,7 +395,8 @@ class _Builder:
         self.check_q(t, name)
         s, z = t.q_scale(), t.q_zero_point()
         if not _f32_exact(s):
-            raise ExportError("tensor '%s': scale %r is not a float32 value" % (name, s))
+            raise ExportError("tensor '%s': scale %r is not a float32 value (PyTorch computed it in double, as "
+                              "mul_scalar's |c| * scale; ONNX scales are float32)" % (name, s))
         r = (self.init(name + "/scale", np.array(s, dtype=F32)), self.init(name + "/zero_point", np.array(z, np.uint8)))
         self.qp_cache[name] = r
         return r
@@ -492,8 +497,9 @@ class _Builder:
 
     def placeholder(self, n):
         v = self.values[n]
-        if not isinstance(v, torch.Tensor) or v.dtype != torch.float32 or v.is_quantized:
-            raise ExportError("input '%s' must be a float32 tensor, got %s" % (n.name, _describe(v)))
+        if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.int64, torch.int32) or v.is_quantized:
+            raise ExportError("input '%s' must be a float32 tensor (or int64 / int32 indices of an embedding), got %s"
+                              % (n.name, _describe(v)))
         k = sum(1 for m in self.gm.graph.nodes if m.op == "placeholder")
         name = self.unique("input" if k == 1 else n.name)
         self.names[n] = name
@@ -524,6 +530,10 @@ class _Builder:
             return self.dequantize(n, n.args[0], path, doc)
         if isinstance(m, (nniq.ConvReLU2d, nnq.Conv2d)):
             return self.conv(n, m, path, isinstance(m, nniq.ConvReLU2d), doc)
+        if isinstance(m, (nniq.ConvReLU1d, nnq.Conv1d)):
+            return self.conv1d(n, m, path, isinstance(m, nniq.ConvReLU1d), doc)
+        if isinstance(m, nnq.ConvTranspose2d):
+            return self.conv_transpose2d(n, m, path, doc)
         if isinstance(m, (nniq.LinearReLU, nnq.Linear)):
             return self.linear(n, m, path, isinstance(m, nniq.LinearReLU), doc)
         if isinstance(m, nn.MaxPool2d):
@@ -538,6 +548,19 @@ class _Builder:
             return self.flatten(n, n.args[0], m.start_dim, m.end_dim, path, doc)
         if isinstance(m, _ALIAS_MODULES) or type(m).__name__ == "Identity":
             return self.alias(n, n.args[0])
+        if isinstance(m, nn.Upsample):
+            return self.upsample(n, n.args[0], m.mode, lambda t: m(t), path, doc)
+        if isinstance(m, (nn.PixelShuffle, nn.PixelUnshuffle)):
+            r = m.upscale_factor if isinstance(m, nn.PixelShuffle) else m.downscale_factor
+            return self.pixel_shuffle(n, n.args[0], r, isinstance(m, nn.PixelShuffle), path, doc)
+        if isinstance(m, (nnq.Embedding, nn.Embedding)):
+            return self.embedding(n, m, path, doc)
+        if isinstance(m, (nnq.LayerNorm, nn.LayerNorm)) and self.values[n].is_quantized:
+            raise ExportError("'%s': quantized LayerNorm: PyTorch's kernel (quantized_normalize_kernel) sums the row's "
+                              "integers and their squares, then normalizes in float with fused multiply-adds and "
+                              "rounds in vector blocks and a scalar tail; no ONNX operator qwasm's loader runs "
+                              "expresses that (it needs a LayerNormalization with PyTorch's arithmetic); keep the "
+                              "LayerNorm in float (qconfig None)" % path)
         if isinstance(m, _UNARY_MODULES):
             return self.unary(n, n.args[0], lambda t: m(t), path, doc)
         raise ExportError("unsupported module %s at '%s'" % (type(m).__name__, path))
@@ -563,52 +586,174 @@ class _Builder:
 
     def conv(self, n, m, path, relu, doc):
         x = n.args[0]
-        xt, yt = self.values[x], self.values[n]
-        xn = self.arg_name(x, n)
+        xt = self.values[x]
         if m.padding_mode != "zeros":
             raise ExportError("'%s': padding_mode %s is not supported" % (path, m.padding_mode))
         if isinstance(m.padding, str):
             raise ExportError("'%s': string padding %r is not supported" % (path, m.padding))
-        xs, xz = self.qp(xn, xt)
-        w, b = m.weight(), m.bias()
+        ph, pw = _pair(m.padding)
+        attrs = dict(kernel_shape=_pair(m.kernel_size), strides=_pair(m.stride), pads=[ph, pw, ph, pw],
+                     dilations=_pair(m.dilation), group=int(m.groups))
+        self.emit_conv(n, self.arg_name(x, n), xt, m.weight(), m.bias(), attrs, relu, path, doc)
+
+    def emit_conv(self, n, xn, xt, w, b, attrs, relu, path, doc, xq=None, shape=None):
+        """A QLinearConv (and its ReLU Clip) producing node n's tensor from 4-D input xn (qparams of xq, default xt):
+        weight w (quantized [O, C/g, kH, kW]), float bias b. shape: reshape the result to it (Conv1d)."""
+        yt = self.values[n]
+        xs, xz = self.qp(xq or xn, xt)
         wn, wsn, wzn, ws64 = self.weight(w, path)
         name = self.out_name(n, path)
         ys, yz = self.qp(name, yt)
         inputs = [xn, xs, xz, wn, wsn, wzn, ys, yz]
         if b is not None:
             inputs.append(self.bias(b, ws64, w, xt, path))
-        ph, pw = _pair(m.padding)
-        attrs = dict(kernel_shape=_pair(m.kernel_size), strides=_pair(m.stride), pads=[ph, pw, ph, pw],
-                     dilations=_pair(m.dilation), group=int(m.groups))
-        pre = self.unique(name + "/pre_relu") if relu else name
+        out = self.unique(name + "/as_2d") if shape is not None else name
+        pre = self.unique(out + "/pre_relu") if relu else out
         self.emit("QLinearConv", inputs, [pre], path, doc=doc, **attrs)
+        y4 = list(yt.shape[:2]) + [1] + list(yt.shape[2:]) if shape is not None else list(yt.shape)
         if relu:
-            self.set_info(pre, yt)
-            self.clip(pre, yt, yt.q_zero_point(), 255, name, path + "/relu", doc + " (fused ReLU)")
+            self.vinfo[pre] = helper.make_tensor_value_info(pre, TensorProto.UINT8, y4)
+            self.clip(pre, yt, yt.q_zero_point(), 255, out, path + "/relu", doc + " (fused ReLU)")
+        if shape is not None:
+            self.vinfo[out] = helper.make_tensor_value_info(out, TensorProto.UINT8, y4)
+            sn = self.init(path + "/shape", np.array(shape, dtype=np.int64))
+            self.emit("Reshape", [out, sn], [name], path + "/as_1d", doc=doc)
         self.names[n] = name
         self.set_info(name, yt)
 
+    def conv1d(self, n, m, path, relu, doc):
+        """Conv1d / ConvReLU1d: PyTorch runs them as 2-D convolutions of height 1 (its conv1d prepacks a [O, C/g,
+        1, k] weight); so does the file, between two Reshapes."""
+        x = n.args[0]
+        xt = self.values[x]
+        if m.padding_mode != "zeros" or isinstance(m.padding, str):
+            raise ExportError("'%s': padding_mode %s / padding %r is not supported" % (path, m.padding_mode, m.padding))
+        xn = self.arg_name(x, n)
+        x4 = self.unique(xn + "/as_2d")
+        self.emit("Reshape", [xn, self.init(path + "/shape_2d", np.array([xt.shape[0], xt.shape[1], 1, xt.shape[2]],
+                                                                           dtype=np.int64))],
+                  [x4], path + "/as_2d", doc=doc)
+        self.vinfo[x4] = helper.make_tensor_value_info(x4, TensorProto.UINT8, [xt.shape[0], xt.shape[1], 1, xt.shape[2]])
+        (k,), (s,), (p,), (d,) = (_tuple1(v) for v in (m.kernel_size, m.stride, m.padding, m.dilation))
+        attrs = dict(kernel_shape=[1, k], strides=[1, s], pads=[0, p, 0, p], dilations=[1, d], group=int(m.groups))
+        self.emit_conv(n, x4, xt, m.weight().unsqueeze(2), m.bias(), attrs, relu, path, doc, xq=xn,
+                       shape=list(self.values[n].shape))
+
+    def conv_transpose2d(self, n, m, path, doc):
+        """ConvTranspose2d as the convolution it equals: the input spread out by the stride with the input's zero
+        point between its elements (an integer that adds (zp - zp) * w = 0 to every sum, exactly as the
+        transposed convolution's missing terms), padded with the zero point by dilation * (k - 1) - padding (plus
+        output_padding on the bottom / right) and cropped where that is negative, then a stride-1 convolution with
+        the kernel flipped and its input / output channels swapped per group. All padding is explicit, so no
+        depthwise special case of the reference engines applies (PyTorch's transposed kernels have none)."""
+        x = n.args[0]
+        xt = self.values[x]
+        if m.padding_mode != "zeros":
+            raise ExportError("'%s': padding_mode %s is not supported" % (path, m.padding_mode))
+        wt = m.weight()
+        if wt.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            raise ExportError("'%s': ConvTranspose2d with %s weights is not supported" % (path, wt.qscheme()))
+        g = int(m.groups)
+        cin, og, kh, kw = wt.shape
+        ig = cin // g
+        if self.semantics == "pytorch-x86" and R.x86_conv_onednn([wt.q_zero_point()], g):
+            if any(_pair(m.output_padding)):
+                raise ExportError("'%s': PyTorch's x86 engine runs a transposed convolution with output_padding "
+                                  "through FBGEMM, where qwasm's pytorch-x86 profile takes oneDNN for symmetric "
+                                  "weights; quantize it on the fbgemm engine" % path)
+            if ig != og:
+                raise ExportError("'%s': PyTorch 2.13's x86 engine (oneDNN) computes a transposed convolution with "
+                                  "%d input and %d output channels per group wrongly (results far from the float "
+                                  "op's; docs/exporter.md), which qwasm does not reproduce; quantize it on the fbgemm "
+                                  "engine" % (path, ig, og))
+        q = wt.int_repr().reshape(g, ig, og, kh, kw).permute(0, 2, 1, 3, 4).flip(3, 4).reshape(g * og, ig, kh, kw)
+        w = torch._make_per_tensor_quantized_tensor(q.contiguous(), wt.q_scale(), wt.q_zero_point())
+        xn = self.arg_name(x, n)
+        cur, shape = xn, list(xt.shape)
+        (sh, sw), (ph, pw), (dh, dw), (oph, opw) = (_pair(v) for v in (m.stride, m.padding, m.dilation, m.output_padding))
+        for axis, stride, lo, hi in ((2, sh, dh * (kh - 1) - ph, dh * (kh - 1) - ph + oph),
+                                     (3, sw, dw * (kw - 1) - pw, dw * (kw - 1) - pw + opw)):
+            cur, shape = self.spread(cur, shape, axis, stride, lo, hi, xt.q_zero_point(), path, doc)
+        attrs = dict(kernel_shape=[kh, kw], strides=[1, 1], pads=[0, 0, 0, 0], dilations=[dh, dw], group=g)
+        self.emit_conv(n, cur, xt, w, m.bias(), attrs, False, path, doc, xq=xn)
+
+    def spread(self, xn, shape, axis, stride, lo, hi, zp, path, doc):
+        """uint8 x along `axis` spread by `stride` (stride - 1 zero points after each element), then lo zero points
+        before and hi after the last element (negative: that many elements cut off). Concat / Reshape / Split."""
+        def const(tag, shp):
+            return self.init("%s/%s" % (path, tag), np.full(shp, zp, dtype=np.uint8))
+
+        def node(op, inputs, tag, shp, **attrs):
+            out = self.unique("%s/%s" % (xn, tag))
+            self.emit(op, inputs, [out], "%s/%s" % (path, tag), doc=doc, **attrs)
+            self.vinfo[out] = helper.make_tensor_value_info(out, TensorProto.UINT8, shp)
+            return out
+        size = shape[axis]
+        tag = "hw"[axis - 2]
+        if stride > 1:  # [.., L, ..] -> [.., L, 1, ..] ++ zps [.., L, s-1, ..] -> [.., L * s, ..]; s - 1 zps at the end
+            ext = shape[:axis + 1] + [1] + shape[axis + 1:]
+            xn = node("Reshape", [xn, self.init("%s/%s_ext" % (path, tag), np.array(ext, dtype=np.int64))],
+                      tag + "_ext", ext)
+            zs = shape[:axis + 1] + [stride - 1] + shape[axis + 1:]
+            both = shape[:axis + 1] + [stride] + shape[axis + 1:]
+            xn = node("Concat", [xn, const(tag + "_gaps", zs)], tag + "_gaps", both, axis=axis + 1)
+            shape = shape[:axis] + [size * stride] + shape[axis + 1:]
+            xn = node("Reshape", [xn, self.init("%s/%s_spread" % (path, tag), np.array(shape, dtype=np.int64))],
+                      tag + "_spread", shape)
+            hi -= stride - 1  # the trailing gaps count toward the end padding
+        parts = [xn]
+        if lo > 0:
+            parts.insert(0, const(tag + "_lo", shape[:axis] + [lo] + shape[axis + 1:]))
+        if hi > 0:
+            parts.append(const(tag + "_hi", shape[:axis] + [hi] + shape[axis + 1:]))
+        if len(parts) > 1:
+            shape = shape[:axis] + [shape[axis] + max(lo, 0) + max(hi, 0)] + shape[axis + 1:]
+            xn = node("Concat", parts, tag + "_pad", shape, axis=axis)
+        cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
+        if cut_lo or cut_hi:
+            keep = shape[axis] - cut_lo - cut_hi
+            sizes = [v for v in (cut_lo, keep, cut_hi) if v]
+            outs = [self.unique("%s/%s_cut%d" % (xn, tag, i)) for i in range(len(sizes))]
+            self.emit("Split", [xn, self.init("%s/%s_cut" % (path, tag), np.array(sizes, dtype=np.int64))], outs,
+                      "%s/%s_cut" % (path, tag), doc=doc, axis=axis)
+            shape = shape[:axis] + [keep] + shape[axis + 1:]
+            xn = outs[1 if cut_lo else 0]
+            for o, sz in zip(outs, sizes):
+                self.vinfo[o] = helper.make_tensor_value_info(o, TensorProto.UINT8, shape[:axis] + [sz] + shape[axis + 1:])
+        return xn, shape
+
     def linear(self, n, m, path, relu, doc):
+        """Linear / LinearReLU: QGemm; inputs of more than two dimensions are flattened to [M, K] around it, as
+        PyTorch's linear does."""
         x = n.args[0]
         xt, yt = self.values[x], self.values[n]
-        if xt.dim() != 2:
-            raise ExportError("'%s': Linear input must be 2-D [M, K] (got %s); flatten first" % (path, list(xt.shape)))
+        if xt.dim() < 1:
+            raise ExportError("'%s': Linear needs an input of at least one dimension" % path)
         xn = self.arg_name(x, n)
         xs, xz = self.qp(xn, xt)
         w, b = m.weight(), m.bias()
         wn, wsn, wzn, ws64 = self.weight(w, path)
         name = self.out_name(n, path)
         ys, yz = self.qp(name, yt)
-        if b is not None:
-            bn = self.bias(b, ws64, w, xt, path)
-        else:
-            bn = ""  # optional input left empty
-        pre = self.unique(name + "/pre_relu") if relu else name
-        self.emit("QGemm", [xn, xs, xz, wn, wsn, wzn, bn, ys, yz], [pre], path, domain=MS_DOMAIN, doc=doc,
+        bn = self.bias(b, ws64, w, xt, path) if b is not None else ""  # an optional input left empty
+        flat = xt.dim() != 2
+        a, out = xn, name
+        if flat:
+            rows, k, nout = int(np.prod(xt.shape[:-1])), xt.shape[-1], yt.shape[-1]
+            a, out = self.unique(name + "/rows_in"), self.unique(name + "/rows")
+            self.emit("Reshape", [xn, self.init(path + "/rows_in", np.array([rows, k], dtype=np.int64))], [a],
+                      path + "/rows_in", doc=doc)
+            self.vinfo[a] = helper.make_tensor_value_info(a, TensorProto.UINT8, [rows, k])
+            self.vinfo[out] = helper.make_tensor_value_info(out, TensorProto.UINT8, [rows, nout])
+        pre = self.unique(out + "/pre_relu") if relu else out
+        self.emit("QGemm", [a, xs, xz, wn, wsn, wzn, bn, ys, yz], [pre], path, domain=MS_DOMAIN, doc=doc,
                   transA=0, transB=1, alpha=1.0)
         if relu:
-            self.set_info(pre, yt)
-            self.clip(pre, yt, yt.q_zero_point(), 255, name, path + "/relu", doc + " (fused ReLU)")
+            self.vinfo[pre] = self.vinfo.get(out) or self.tensor_info(pre, yt)
+            self.clip(pre, yt, yt.q_zero_point(), 255, out, path + "/relu", doc + " (fused ReLU)")
+        if flat:
+            self.emit("Reshape", [out, self.init(path + "/shape", np.array(list(yt.shape), dtype=np.int64))], [name],
+                      path + "/rows_out", doc=doc)
         self.names[n] = name
         self.set_info(name, yt)
 
@@ -869,6 +1014,9 @@ class _Builder:
         if self.same_qparams(xt, yt) and lo <= hi and np.array_equal(table, np.clip(np.arange(256), lo, hi)):
             self.qp(name, yt)
             self.clip(xn, yt, lo, hi, res, path, doc)
+        elif np.array_equal(table, np.arange(256)):  # the same integers read with other qparams (add_scalar, ...)
+            self.qp(name, yt)
+            self.emit("Identity", [xn], [res], path, doc=doc + " (the same integers, new qparams)")
         else:
             self.qp(name, yt)
             idx = self.unique(name + "/index")
@@ -1009,6 +1157,98 @@ class _Builder:
                                       "%s loop, QLinearConcat to %d; not expressible" % (path, x.name, k, int(got[k]),
                                                                                          label, int(written[k])))
 
+    # --- resampling and lookups --------------------------------------------------------------------------
+    def upsample(self, n, x, mode, fn, path, doc):
+        """Nearest upsampling copies integers: two Gathers with the row and column indices PyTorch's own kernel
+        picks (read off its output for inputs that hold their index)."""
+        xt, yt = self.values[x], self.values[n]
+        xn = self.arg_name(x, n)
+        self.check_q(xt, xn)
+        if mode != "nearest":
+            raise ExportError("'%s': %s upsampling: PyTorch's quantized kernel for channels-last tensors (every conv "
+                              "output) computes with fused multiply-adds in its vector and scalar loops, which no ONNX "
+                              "operator qwasm's loader runs can express (it needs a Resize with PyTorch's "
+                              "arithmetic); only mode 'nearest' is exported" % (path, mode))
+        if xt.dim() != 4 or not self.same_qparams(xt, yt):
+            raise ExportError("'%s': nearest upsampling of a 4-D tensor that keeps its qparams expected" % path)
+        h, w = xt.shape[2], xt.shape[3]
+        rows, cols = self.probe_indices(fn, xt, (h, w))
+        name = self.out_name(n, path)
+        self.qp(name, yt)
+        cur = xn
+        for axis, idx, tag in ((3, cols, "cols"), (2, rows, "rows")):
+            if np.array_equal(idx, np.arange(xt.shape[axis])):
+                continue
+            out = name if (axis == 2 or np.array_equal(rows, np.arange(h))) else self.unique(name + "/" + tag)
+            self.emit("Gather", [cur, self.init("%s/%s" % (path, tag), idx.astype(np.int64))], [out],
+                      "%s/%s" % (path, tag) if out != name else path, doc=doc + " (the source %s PyTorch picks)" % tag,
+                      axis=axis)
+            if out != name:
+                self.vinfo[out] = helper.make_tensor_value_info(out, TensorProto.UINT8, list(yt.shape[:3]) + [len(cols)])
+            cur = out
+        if cur == xn:
+            self.emit("Identity", [xn], [name], path, doc=doc)
+        self.names[n] = name
+        self.set_info(name, yt)
+
+    def probe_indices(self, fn, xt, size):
+        """The input row and column each output element of a nearest resampling reads: fn on uint8 inputs of the
+        recorded size whose values are their row (column) index, split into bytes for sizes beyond 256."""
+        h, w = size
+        out = []
+        for axis, length in ((2, h), (3, w)):
+            grid = torch.arange(length).reshape([1, 1, -1, 1] if axis == 2 else [1, 1, 1, -1]).expand(1, 1, h, w)
+            idx = 0
+            for byte in range((max(length - 1, 1).bit_length() + 7) // 8):
+                probe = torch._make_per_tensor_quantized_tensor(((grid >> (8 * byte)) & 255).to(torch.uint8).contiguous(),
+                                                                xt.q_scale(), xt.q_zero_point())
+                with torch.no_grad():
+                    y = fn(probe).int_repr().to(torch.int64)
+                idx = idx + (y << (8 * byte))
+            line = idx[0, 0, :, 0] if axis == 2 else idx[0, 0, 0, :]
+            full = line.reshape(-1, 1) if axis == 2 else line.reshape(1, -1)
+            if not torch.equal(idx[0, 0], full.expand_as(idx[0, 0])):
+                raise ExportError("resampling that is not separable by rows and columns is not supported")
+            out.append(line.numpy())
+        return out
+
+    def pixel_shuffle(self, n, x, r, up, path, doc):
+        """pixel_shuffle / pixel_unshuffle move integers: Reshape, Transpose, Reshape."""
+        xt, yt = self.values[x], self.values[n]
+        xn = self.arg_name(x, n)
+        self.check_q(xt, xn)
+        nb, c, h, w = xt.shape
+        if up:
+            mid, perm = [nb, c // (r * r), r, r, h, w], [0, 1, 4, 2, 5, 3]
+        else:
+            mid, perm = [nb, c, h // r, r, w // r, r], [0, 1, 3, 5, 2, 4]
+        name = self.out_name(n, path)
+        self.qp(name, yt)
+        a, b = self.unique(name + "/split"), self.unique(name + "/moved")
+        self.emit("Reshape", [xn, self.init(path + "/split", np.array(mid, dtype=np.int64))], [a], path + "/split", doc=doc)
+        self.emit("Transpose", [a], [b], path + "/move", doc=doc, perm=perm)
+        self.emit("Reshape", [b, self.init(path + "/shape", np.array(list(yt.shape), dtype=np.int64))], [name], path,
+                  doc=doc)
+        self.vinfo[a] = helper.make_tensor_value_info(a, TensorProto.UINT8, mid)
+        self.vinfo[b] = helper.make_tensor_value_info(b, TensorProto.UINT8, [mid[k] for k in perm])
+        self.names[n] = name
+        self.set_info(name, yt)
+
+    def embedding(self, n, m, path, doc):
+        """Embedding lookups give float rows: a Gather from the table of PyTorch's own output for every index
+        (exact; for a quantized Embedding that is each row as its kernel dequantizes it)."""
+        x = n.args[0]
+        xt, yt = self.values[x], self.values[n]
+        xn = self.arg_name(x, n)
+        if yt.is_quantized or xt.dtype not in (torch.int64, torch.int32):
+            raise ExportError("'%s': an embedding of int64 / int32 indices with float output expected" % path)
+        with torch.no_grad():
+            table = m(torch.arange(m.num_embeddings, dtype=xt.dtype)).detach().numpy().astype(F32)
+        name = self.out_name(n, path)
+        self.emit("Gather", [self.init(path + "/table", table), xn], [name], path, doc=doc + " (PyTorch's rows)", axis=0)
+        self.names[n] = name
+        self.set_info(name, yt)
+
     # --- functions and methods --------------------------------------------------------------------------
     def call_function(self, n):
         t = n.target
@@ -1068,6 +1308,17 @@ class _Builder:
             return self.adaptive_avgpool(n, n.args[0], path, doc)
         if t is torch.mean:
             return self.mean(n, path, doc)
+        if t in (F.interpolate, F.upsample, F.upsample_nearest, F.upsample_bilinear):
+            x, rest, kw = n.args[0], n.args[1:], dict(n.kwargs)
+            mode = {F.upsample_nearest: "nearest", F.upsample_bilinear: "bilinear"}.get(
+                t, kw.get("mode", rest[2] if len(rest) > 2 else "nearest"))
+            return self.upsample(n, x, mode, lambda v: t(v, *rest, **kw), path, doc)
+        if t in (F.pixel_shuffle, F.pixel_unshuffle, torch.pixel_shuffle, torch.pixel_unshuffle):
+            r = n.args[1] if len(n.args) > 1 else next(iter(n.kwargs.values()))
+            return self.pixel_shuffle(n, n.args[0], int(r), t in (F.pixel_shuffle, torch.pixel_shuffle), path, doc)
+        if t in (q.add_scalar, q.mul_scalar, q.add_scalar_relu, q.mul_scalar_relu):
+            x, c = n.args[0], n.args[1]
+            return self.unary(n, x, lambda v: t(v, c), path, "quantized::" + str(t).split(".")[-1])
         if t in _UNARY_FUNCTIONS:
             x, rest, kw = n.args[0], n.args[1:], dict(n.kwargs)
             kw.pop("inplace", None)
@@ -1147,6 +1398,8 @@ def verify(exported, inputs, where="model"):
         r = ref[name]
         if t.is_quantized:
             ok = list(r.shape) == list(t.shape) and np.array_equal(r.astype(np.int64), t.int_repr().numpy())
+        elif not t.dtype.is_floating_point:
+            ok = np.array_equal(r, t.numpy())
         else:
             tv = t.detach().numpy()
             ok = r.shape == tv.shape and np.array_equal(r.view(np.uint32), tv.astype(F32).view(np.uint32))
@@ -1214,12 +1467,19 @@ def export(model_int8, example_input, path=None, engine=None, allow_inexact_lut=
         g = torch.Generator().manual_seed(0)
         verify(exported, inputs, "example input")
         for k, mult in enumerate((1.0, 8.0)):
-            verify(exported, tuple(torch.randn(x.shape, generator=g) * mult for x in inputs), "random input %d" % k)
+            verify(exported, tuple(_random_like(x, g, mult) for x in inputs), "random input %d" % k)
     if path:
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
         onnx.save(model, path)
     return exported
+
+
+def _random_like(x, g, mult):
+    """randn * mult for float inputs; for integer (index) inputs, random indices below the example's maximum + 1."""
+    if x.dtype.is_floating_point:
+        return torch.randn(x.shape, generator=g) * mult
+    return torch.randint(0, int(x.max()) + 1, x.shape, generator=g, dtype=x.dtype)
 
 
 def _same(a, b):

@@ -401,7 +401,8 @@ def run_reference(model, feeds):
     form = PROFILES[meta.get("qwasm.semantics", "pytorch-qnnpack")]
     vw = VECTOR_WIDTH.get(meta.get("qwasm.torch_cpu_capability", "AVX512").upper(), 16)
     env = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    env.update({k: np.asarray(v, dtype=F32) for k, v in feeds.items()})
+    env.update({k: np.asarray(v) if np.asarray(v).dtype.kind == "i" else np.asarray(v, dtype=F32)
+                for k, v in feeds.items()})
     for nd in model.graph.node:
         a = _attrs(nd)
         x = [env[i] if i else None for i in nd.input]
@@ -503,6 +504,8 @@ def run_reference(model, feeds):
             y = np.ascontiguousarray(x[0].transpose(a["perm"]))
         elif op == "Identity":
             y = x[0]
+        elif op == "Concat":
+            y = np.concatenate(x, axis=a["axis"])
         elif op == "Split":
             sizes = np.cumsum(x[1])[:-1]
             for name, part in zip(nd.output, np.split(x[0], sizes, axis=a["axis"])):

@@ -17,7 +17,7 @@ const feedsOf = (inputs) => Object.fromEntries(Object.entries(inputs).map(([k, v
 
 for (const [engine, semantics] of Object.entries(SEMANTICS)) {
   describe(`PyTorch 2.13, ${engine} engine (${semantics})`, () => {
-    for (const name of ['convnet', 'blocknet', 'shapenet', 'fxnet']) {
+    for (const name of ['convnet', 'blocknet', 'shapenet', 'modsnet', 'fxnet']) {
       test(`${name}: every tensor equals PyTorch's int_repr, outputs bit for bit`, async () => {
         const doc = fixture(`torch2/models/${engine}/${name}.json`);
         assert.equal(doc.engine, engine);

@@ -248,7 +248,50 @@ class ShapeNet(nn.Module):
     input_shape = (3, 4, 5, 5)
 
 
-MODELS = [("convnet", ConvNet), ("blocknet", BlockNet), ("shapenet", ShapeNet)]
+class ModsNet(nn.Module):
+    """The modules the exporter rewrites into other ONNX operators: nearest upsampling (Gather), ConvTranspose2d (a
+    convolution of the input spread out with its zero point), pixel_unshuffle / PixelShuffle (Reshape, Transpose),
+    a broadcasting add (PyTorch's float kernel), add_scalar and mul_scalar (tables or new qparams), Conv1d (a
+    convolution of height 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = QuantStub()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.convt = nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1)
+        self.add = nnq.FloatFunctional()
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.badd = nnq.FloatFunctional()
+        self.shift = nnq.FloatFunctional()
+        self.halve = nnq.FloatFunctional()
+        self.conv1d = nn.Conv1d(32, 16, 3, stride=2, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+        self.dequant = DeQuantStub()
+
+    def forward(self, x):
+        x = self.relu(self.conv(self.quant(x)))
+        s = self.add.add(self.up(x), self.convt(x))
+        p = self.unshuffle(s)
+        b = self.badd.add(p, self.pool(p))
+        b = self.halve.mul_scalar(self.shift.add_scalar(b, 0.3), 0.5)
+        c = self.conv1d(b.flatten(2))
+        return self.dequant(self.shuffle(c.reshape(c.shape[0], 16, 3, 6)))
+
+    def prepare_float(self, engine):
+        fuse_modules(self, [["conv", "relu"]], inplace=True)
+        self.qconfig = get_default_qconfig(engine)
+        # PyTorch's ConvTranspose takes per-tensor weights only
+        self.convt.qconfig = QConfig(activation=self.qconfig.activation,
+                                     weight=MinMaxObserver.with_args(dtype=torch.qint8,
+                                                                     qscheme=torch.per_tensor_symmetric))
+
+    input_shape = (1, 3, 6, 6)
+
+
+MODELS = [("convnet", ConvNet), ("blocknet", BlockNet), ("shapenet", ShapeNet), ("modsnet", ModsNet)]
 
 
 def build_quantized(cls, seed, engine="qnnpack"):
