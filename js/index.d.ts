@@ -26,7 +26,7 @@ export type Rounding = 'torch' | 'onnx' | 'fbgemm';
 export type Semantics = 'pytorch-qnnpack' | 'pytorch2-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
 
 /** The families of operations a profile fixes a form for. */
-export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu';
+export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu' | 'dynamic';
 
 /** What a form of a family computes, and whether qwasm lacks its kernel. */
 export interface SemanticsForm {
@@ -803,6 +803,31 @@ export interface DynamicQuantizeResult {
  * TypeError when data is not numbers; a RangeError when its length does not match shape, or it holds NaN or Infinity.
  */
 export function dynamicQuantizeLinear(data: NumberArray, shape?: readonly number[]): DynamicQuantizeResult;
+
+/** Result of dynamicLinear: the float output and the qparams the input was quantized with (null for 'onnx'). */
+export interface DynamicLinearResult {
+  data: Float32Array;
+  shape: number[];
+  scale: number | null;
+  zeroPoint: number | null;
+}
+
+/**
+ * Dynamic quantized linear (torch.ao.nn.quantized.dynamic.Linear, quantize_dynamic's layer; com.microsoft
+ * DynamicQuantizeMatMul): float x [..., inFeatures] quantized per call with qparams from its own range, times the
+ * packed int8 weights, plus their float bias, as float. Forms (semantics family 'dynamic', or mode): 'qnnpack'
+ * (PyTorch's qnnpack engine: [0, 255], (float)acc * (x_s * w_s) + bias), 'fbgemm' (PyTorch 2.x's fbgemm / x86
+ * engines: [0, 127] with reduceRange (default true, as the module), fma((float)acc, x_s * w_s, bias)), 'onnx'
+ * (ONNX Runtime's DynamicQuantizeMatMul; pack its weights with mode 'none', as mode 'onnx' takes int32 biases only).
+ * Throws a TypeError for bad weights or an int32 bias; a RangeError for a
+ * shape that does not end in inFeatures or non-finite x.
+ */
+export function dynamicLinear(
+  x: NumberArray,
+  shape: readonly number[],
+  weights: PackedLinear,
+  options?: SemanticsOptions & { mode?: 'qnnpack' | 'fbgemm' | 'onnx'; relu?: boolean; reduceRange?: boolean; rounding?: Rounding },
+): DynamicLinearResult;
 
 /**
  * ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1);
