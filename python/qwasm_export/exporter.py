@@ -33,6 +33,7 @@ from . import reference as R
 from .reference import run_reference
 
 import torch.ao.nn.quantized as nnq
+import torch.ao.nn.quantized.dynamic as nnqd
 try:
     import torch.ao.nn.intrinsic.quantized as nniq
 except ImportError:  # torch 1.13 has no torch.ao.nn.intrinsic.quantized
@@ -328,6 +329,11 @@ class _Builder:
         self.node_names = set()
         self.qp_cache = {}
         self.graph_inputs, self.graph_outputs = [], []
+        self.live = set()  # nodes whose value depends on a graph input; the others are constants
+        for nd in gm.graph.nodes:
+            if nd.op == "placeholder" or any(a in self.live for a in nd.all_input_nodes):
+                self.live.add(nd)
+        self.opset = OPSET
         out_node = next(n for n in gm.graph.nodes if n.op == "output")
         outs = out_node.args[0]
         self.out_list = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -422,6 +428,9 @@ class _Builder:
         if not isinstance(a, torch.fx.Node):
             raise ExportError("'%s': expected a tensor argument, got constant %r" % (n.name, a))
         name = self.names.get(a)
+        v = self.values.get(a)
+        if name is None and a not in self.live and isinstance(v, torch.Tensor) and not v.is_quantized:
+            name = self.names[a] = self.init(self.path(a) + "/constant", v.detach().numpy())  # a constant folded
         if not isinstance(name, str):
             raise ExportError("'%s': argument '%s' is not an exported tensor" % (n.name, a.name))
         return name
@@ -524,6 +533,10 @@ class _Builder:
     def call_module(self, n, m):
         path = n.target
         doc = type(m).__name__
+        if isinstance(m, nnqd.Linear):
+            return self.dynamic_linear(n, m, path, doc)
+        if self.float_compute(n) and self.float_node(n, m, path, doc):
+            return
         if isinstance(m, nnq.Quantize):
             return self.quantize(n, n.args[0], path, doc)
         if isinstance(m, nnq.DeQuantize):
@@ -1249,11 +1262,170 @@ class _Builder:
         self.names[n] = name
         self.set_info(name, yt)
 
+    # --- dynamic quantization and float operators (quantize_dynamic models) --------------------------------
+    def float_compute(self, n):
+        """A node computing on float tensors: its output a float tensor and no input quantized."""
+        v = self.values.get(n)
+        if not (isinstance(v, torch.Tensor) and not v.is_quantized and v.dtype.is_floating_point) or n not in self.live:
+            return False
+        return not any(isinstance(self.values.get(a), torch.Tensor) and self.values[a].is_quantized
+                       for a in n.all_input_nodes)
+
+    def dynamic_linear(self, n, m, path, doc):
+        """torch.ao.nn.quantized.dynamic.Linear: com.microsoft DynamicQuantizeMatMul(x, W^T int8 [K, N], w_scale,
+        w_zero_point, bias); its arithmetic in qwasm is the profile's dynamic form (PyTorch's, per engine)."""
+        x = n.args[0]
+        xt, yt = self.values[x], self.values[n]
+        xn = self.arg_name(x, n)
+        w, b = m._weight_bias()
+        if w.dtype != torch.qint8:
+            raise ExportError("'%s': dynamic linear weights of dtype %s (qint8 expected)" % (path, w.dtype))
+        if w.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric, torch.per_channel_affine_float_qparams):
+            scales = w.q_per_channel_scales().numpy().astype(np.float64)
+            zps = w.q_per_channel_zero_points().numpy().astype(np.int64)
+        else:
+            scales, zps = np.array([w.q_scale()]), np.array([w.q_zero_point()])
+        if not _f32_exact(scales):
+            raise ExportError("'%s': weight scales are not float32 values" % path)
+        name = self.out_name(n, path)
+        wq = np.ascontiguousarray(w.int_repr().numpy().astype(np.int8).T)  # [K, N]
+        one = len(scales) == 1
+        inputs = [xn, self.init(path + "/weight", wq),
+                  self.init(path + "/weight_scale", np.array(scales[0] if one else scales, dtype=F32)),
+                  self.init(path + "/weight_zero_point", np.array(zps[0] if one else zps, dtype=np.int8))]
+        if b is not None:
+            inputs.append(self.init(path + "/bias", b.detach().numpy().astype(F32)))
+        self.emit("DynamicQuantizeMatMul", inputs, [name], path, domain=MS_DOMAIN,
+                  doc=doc + " (PyTorch's dynamic linear: qwasm.semantics names the engine's arithmetic)")
+        self.names[n] = name
+        self.set_info(name, yt)
+
+    _FLOAT_BINARY = {operator.add: "Add", torch.add: "Add", "add": "Add", operator.sub: "Sub", torch.sub: "Sub",
+                     "sub": "Sub", operator.mul: "Mul", torch.mul: "Mul", "mul": "Mul", operator.truediv: "Div",
+                     torch.div: "Div", "div": "Div"}
+
+    def float_node(self, n, target, path, doc):
+        """The float operators of a quantize_dynamic model; False for anything else (handled, or refused, later)."""
+        v = self.values[n]
+        module = target if isinstance(target, nn.Module) else None
+        key = target if module is None else None
+        if module is not None:
+            if isinstance(module, nn.LayerNorm):
+                return self.float_layer_norm(n, module.normalized_shape, module.eps, module.weight, module.bias, path)
+            if isinstance(module, nn.GELU):
+                return self.float_gelu(n, module.approximate, path)
+            if isinstance(module, nn.Softmax):
+                return self.float_op(n, "Softmax", [n.args[0]], path, axis=int(module.dim) % v.dim())
+            if isinstance(module, (nn.Tanh, nn.ReLU)):
+                return self.float_op(n, "Tanh" if isinstance(module, nn.Tanh) else "Relu", [n.args[0]], path)
+            if isinstance(module, nn.Embedding):
+                return self.embedding(n, module, path, doc) or True
+            return False
+        try:
+            op = self._FLOAT_BINARY.get(key)
+        except TypeError:
+            op = None
+        if op is not None and len(n.args) == 2 and not n.kwargs:
+            return self.float_op(n, op, list(n.args), path)
+        if key in (torch.matmul, operator.matmul, torch.bmm, "matmul", "bmm"):
+            return self.float_op(n, "MatMul", list(n.args[:2]), path)
+        if key in (F.softmax, torch.softmax, "softmax"):
+            dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+            return self.float_op(n, "Softmax", [n.args[0]], path, axis=int(dim) % v.dim())
+        if key in (torch.tanh, "tanh", F.relu, torch.relu, "relu"):
+            return self.float_op(n, "Tanh" if key in (torch.tanh, "tanh") else "Relu", [n.args[0]], path)
+        if key is F.gelu:
+            return self.float_gelu(n, n.kwargs.get("approximate", "none"), path)
+        if key is F.layer_norm:
+            a = _Args(n, ["input", "normalized_shape", "weight", "bias", "eps"], {"weight": None, "bias": None,
+                                                                                    "eps": 1e-5})
+            w = self.values.get(a["weight"]) if isinstance(a["weight"], torch.fx.Node) else None
+            b = self.values.get(a["bias"]) if isinstance(a["bias"], torch.fx.Node) else None
+            return self.float_layer_norm(n, a["normalized_shape"], a["eps"], w, b, path)
+        if key in (operator.getitem,) and isinstance(n.args[1], (int, tuple)):
+            return self.float_select(n, path)
+        if key in ("unsqueeze", "squeeze", torch.unsqueeze, torch.squeeze, "expand_as") and key != "expand_as":
+            return self.reshape(n, n.args[0], path, str(key)) or True
+        if key in ("to", "float", "type_as") and v.dtype == torch.float32 and self.values[n.args[0]].dtype == torch.float32:
+            return self.alias(n, n.args[0]) or True
+        if key in (torch.cat, torch.concat):
+            xs = list(n.args[0])
+            dim = int(n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)) % v.dim()
+            return self.float_op(n, "Concat", xs, path, axis=dim)
+        return False
+
+    def float_op(self, n, op, args, path, **attrs):
+        ins = []
+        for k, a in enumerate(args):
+            if isinstance(a, torch.fx.Node):
+                ins.append(self.arg_name(a, n))
+            elif isinstance(a, (int, float)):
+                ins.append(self.init("%s/c%d" % (path, k), np.array(a, dtype=F32)))
+            else:
+                raise ExportError("'%s': operand %r of %s is not supported" % (path, a, op))
+        name = self.out_name(n, path)
+        self.emit(op, ins, [name], path, doc=str(n.target), **attrs)
+        self.names[n] = name
+        self.set_info(name, self.values[n])
+        return True
+
+    def float_layer_norm(self, n, shape, eps, weight, bias, path):
+        """LayerNormalization (opset 17): the file's default-domain opset becomes 17."""
+        v = self.values[n]
+        dims = len(shape) if isinstance(shape, (list, tuple, torch.Size)) else 1
+        k = int(np.prod(v.shape[-dims:]))
+        w = (weight.detach().numpy() if weight is not None else np.ones(k)).astype(F32).reshape(v.shape[-dims:])
+        ins = [self.arg_name(n.args[0], n), self.init(path + "/weight", w)]
+        if bias is not None:
+            ins.append(self.init(path + "/bias", bias.detach().numpy().astype(F32)))
+        self.opset = max(self.opset, 17)
+        name = self.out_name(n, path)
+        self.emit("LayerNormalization", ins, [name], path, doc="LayerNorm", axis=-dims, epsilon=float(eps))
+        self.names[n] = name
+        self.set_info(name, v)
+        return True
+
+    def float_gelu(self, n, approximate, path):
+        """GELU as torch.onnx.export writes it: x * 0.5 * (1 + erf(x / sqrt(2)))."""
+        if approximate != "none":
+            raise ExportError("'%s': GELU with approximate=%r is not supported (the erf form is)" % (path, approximate))
+        v = self.values[n]
+        xn = self.arg_name(n.args[0], n)
+        name = self.out_name(n, path)
+        t = [self.unique("%s/gelu_%d" % (name, i)) for i in range(4)]
+        self.emit("Div", [xn, self.init(path + "/sqrt2", np.array(1.4142135381698608, dtype=F32))], [t[0]], path + "/div")
+        self.emit("Erf", [t[0]], [t[1]], path + "/erf")
+        self.emit("Add", [t[1], self.init(path + "/one", np.array(1.0, dtype=F32))], [t[2]], path + "/add")
+        self.emit("Mul", [xn, t[2]], [t[3]], path + "/mul")
+        self.emit("Mul", [t[3], self.init(path + "/half", np.array(0.5, dtype=F32))], [name], path, doc="GELU")
+        for nm in t:
+            self.vinfo[nm] = helper.make_tensor_value_info(nm, TensorProto.FLOAT, list(v.shape))
+        self.names[n] = name
+        self.set_info(name, v)
+        return True
+
+    def float_select(self, n, path):
+        """x[..., i, ...]: one index (the other dimensions whole) as a Gather."""
+        idx = n.args[1] if isinstance(n.args[1], tuple) else (n.args[1],)
+        ints = [(d, i) for d, i in enumerate(idx) if isinstance(i, int)]
+        whole = all(isinstance(i, int) or (isinstance(i, slice) and i == slice(None)) for i in idx)
+        if len(ints) != 1 or not whole:
+            raise ExportError("'%s': indexing %r is not supported (one integer index, the rest ':')" % (path, idx))
+        d, i = ints[0]
+        xn = self.arg_name(n.args[0], n)
+        name = self.out_name(n, path)
+        self.emit("Gather", [xn, self.init(path + "/index", np.array(i, dtype=np.int64))], [name], path, axis=d)
+        self.names[n] = name
+        self.set_info(name, self.values[n])
+        return True
+
     # --- functions and methods --------------------------------------------------------------------------
     def call_function(self, n):
         t = n.target
         path = self.path(n)
         doc = getattr(t, "__name__", str(t))
+        if self.float_compute(n) and self.float_node(n, t, path, doc):
+            return
         q = torch.ops.quantized
         if t in (q.add, q.add_relu, q.add_out, q.add_relu_out):
             a = _Args(n, ["qa", "qb", "scale", "zero_point"])
@@ -1351,6 +1523,8 @@ class _Builder:
     def call_method(self, n):
         m = n.target
         path = self.path(n)
+        if self.float_compute(n) and self.float_node(n, m, path, m):
+            return
         if m in _ALIAS_METHODS:
             return self.alias(n, n.args[0])
         if m == "dequantize":
@@ -1389,11 +1563,18 @@ def _describe(v):
 
 
 def verify(exported, inputs, where="model"):
-    """Torch's value of every exported tensor vs run_reference() of the file; returns torch's tensors."""
+    """Torch's value of every exported tensor vs run_reference() of the file; returns torch's tensors.
+
+    Quantized and integer tensors must be equal. Float tensors too, unless the file computes in float (a
+    quantize_dynamic model: LayerNorm, GELU, Softmax, MatMul, ... run in qwasm with ONNX Runtime's arithmetic, not
+    PyTorch's): then each DynamicQuantizeMatMul must reproduce torch's output bit for bit from torch's own input,
+    and the largest float difference is kept in exported.float_error."""
     cap = exported.capture(*inputs)
-    feeds = {i.name: x.numpy() for i, x in zip(exported.model.graph.input, inputs)}
-    ref = run_reference(exported.model, feeds)
-    bad = []
+    model = exported.model
+    feeds = {i.name: x.numpy() for i, x in zip(model.graph.input, inputs)}
+    ref = run_reference(model, feeds)
+    floaty = any(nd.op_type in R.FLOAT_COMPUTE for nd in model.graph.node)
+    bad, worst = [], 0.0
     for name, t in cap.items():
         r = ref[name]
         if t.is_quantized:
@@ -1401,17 +1582,33 @@ def verify(exported, inputs, where="model"):
         elif not t.dtype.is_floating_point:
             ok = np.array_equal(r, t.numpy())
         else:
-            tv = t.detach().numpy()
-            ok = r.shape == tv.shape and np.array_equal(r.view(np.uint32), tv.astype(F32).view(np.uint32))
+            tv = t.detach().numpy().astype(F32)
+            ok = r.shape == tv.shape and np.array_equal(r.view(np.uint32), tv.view(np.uint32))
+            if not ok and floaty and r.shape == tv.shape:
+                worst = max(worst, float(np.max(np.abs(r.astype(np.float64) - tv))))
+                ok = True
         if not ok:
             bad.append(name)
+    if floaty:
+        meta = R.metadata(model)
+        form = R.PROFILES[meta["qwasm.semantics"]]
+        inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+        for nd in model.graph.node:
+            if nd.op_type != "DynamicQuantizeMatMul" or nd.input[0] not in cap or nd.output[0] not in cap:
+                continue
+            x = cap[nd.input[0]].detach().numpy().astype(F32)
+            args = [inits[i] if i else None for i in nd.input[1:]]
+            y = R.dynamic_matmul(x, args[0], args[1], args[2] if len(args) > 2 and args[2] is not None else 0,
+                                 args[3] if len(args) > 3 else None,
+                                 "fbgemm" if form["requant"] in ("fbgemm", "x86") else "qnnpack", form["rounding"])
+            if not np.array_equal(y.view(np.uint32), cap[nd.output[0]].detach().numpy().astype(F32).view(np.uint32)):
+                bad.append(nd.output[0])
     if bad:
         raise ExportError("%s: the exported file does not reproduce PyTorch at tensors %s (please report)"
                           % (where, bad))
+    exported.float_error = max(getattr(exported, "float_error", 0.0), worst)
     return cap
 
-
-# ---------------------------------------------------------------------------------------------------------
 
 def export(model_int8, example_input, path=None, engine=None, allow_inexact_lut=False, check=True):
     """Write the converted quantized model as ONNX for qwasm to `path` (if given); return an Exported.
@@ -1451,8 +1648,8 @@ def export(model_int8, example_input, path=None, engine=None, allow_inexact_lut=
     graph = helper.make_graph(b.nodes, type(model_int8).__name__, b.graph_inputs, b.graph_outputs,
                               initializer=b.inits, value_info=list(b.vinfo.values()))
     model = helper.make_model(graph, producer_name="qwasm-export", producer_version=__version__,
-                              opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS_DOMAIN, 1)])
-    model.ir_version = 7
+                              opset_imports=[helper.make_opsetid("", b.opset), helper.make_opsetid(MS_DOMAIN, 1)])
+    model.ir_version = 7 if b.opset <= 15 else 8
     model.doc_string = ("%s quantized with PyTorch (%s engine), exported by %s. Integer results follow PyTorch's "
                         "kernels: see metadata qwasm.semantics and qwasm's docs/exporter.md."
                         % (type(model_int8).__name__, engine, EXPORTER))

@@ -385,6 +385,71 @@ def global_pool(q, xz, form, vector_channels, xs=None, ys=None):
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Dynamic linear and the float operators around it
+
+def choose_qparams_dynamic(mn, mx, qmin=0, qmax=255):
+    """ATen's ChooseQuantizationParams as PyTorch's dynamic linear calls it (js/reference.js chooseQParamsDynamic)."""
+    mn, mx = min(F32(mn), F32(0)), max(F32(mx), F32(0))
+    scale = (float(mx) - float(mn)) / (qmax - qmin)
+    if F32(scale) == 0 or math.isinf(F32(1) / F32(scale)):
+        scale = 0.1
+    if scale < 6.1e-5:
+        org, scale = scale, 6.1e-5
+        if mn == 0:
+            mx = F32(6.1e-5 * (qmax - qmin))
+        elif mx == 0:
+            mn = F32(-6.1e-5 * (qmax - qmin))
+        else:
+            amp = F32(6.1e-5 / org)
+            mn, mx = F32(mn * amp), F32(mx * amp)
+    zp_min, zp_max = qmin - float(mn) / scale, qmax - float(mx) / scale
+    err_min, err_max = abs(qmin) - abs(float(mn) / scale), abs(qmax) - abs(float(mx) / scale)
+    zp = zp_min if err_min < err_max else zp_max
+    return float(F32(scale)), (qmin if zp < qmin else qmax if zp > qmax else int(rint(zp)))
+
+
+def dynamic_matmul(x, b, bs, bz, bias, form, rounding):
+    """com.microsoft DynamicQuantizeMatMul (B [K, N]) under PyTorch's dynamic linear forms: 'qnnpack' ([0, 255],
+    (float)acc * m + bias) and 'fbgemm' ([0, 127], FBGEMM's quantize, fma((float)acc, m, bias))."""
+    x = np.asarray(x, dtype=F32)
+    xs, xz = choose_qparams_dynamic(x.min() if x.size else 0, x.max() if x.size else 0, 0,
+                                    127 if form == "fbgemm" else 255)
+    xq = quantize(x, xs, xz, "fbgemm" if form == "fbgemm" else rounding)
+    n = b.shape[1]
+    bc = b.astype(np.int64) - np.broadcast_to(np.asarray(bz, dtype=np.int64), (n,))[None, :]
+    acc = (xq.reshape(-1, x.shape[-1]) - xz) @ bc
+    mult = (F32(xs) * np.broadcast_to(np.asarray(bs, dtype=F32), (n,))).astype(F32)
+    if bias is None:
+        y = (acc.astype(F32) * mult).astype(F32)
+    elif form == "fbgemm":
+        y = fma32(acc.astype(F32), mult[None, :], np.asarray(bias, dtype=F32)[None, :])
+    else:
+        y = ((acc.astype(F32) * mult).astype(F32) + np.asarray(bias, dtype=F32)).astype(F32)
+    return y.reshape(list(x.shape[:-1]) + [n])
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)).astype(F32)
+
+
+def layer_norm(x, scale, bias, axis, eps):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    xd = x.astype(np.float64)
+    mean = xd.mean(axis=axes, keepdims=True)
+    var = ((xd - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (xd - mean) / np.sqrt(var + eps) * scale + (bias if bias is not None else 0)
+    return y.astype(F32)
+
+
+def softmax(x, axis):
+    e = np.exp(x.astype(np.float64) - x.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(F32)
+
+
+FLOAT_COMPUTE = {"LayerNormalization", "Erf", "Softmax", "MatMul", "Tanh", "Relu", "Add", "Sub", "Mul", "Div"}
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The interpreter
 
 def _attrs(node):
@@ -506,6 +571,25 @@ def run_reference(model, feeds):
             y = x[0]
         elif op == "Concat":
             y = np.concatenate(x, axis=a["axis"])
+        elif op == "DynamicQuantizeMatMul":
+            dyn = "fbgemm" if form["requant"] in ("fbgemm", "x86") else "qnnpack"
+            y = dynamic_matmul(x[0], x[1], x[2], x[3] if len(x) > 3 and x[3] is not None else 0,
+                               x[4] if len(x) > 4 else None, dyn, form["rounding"])
+        elif op in ("Add", "Sub", "Mul", "Div"):
+            f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op]
+            y = f(x[0].astype(F32), x[1].astype(F32)).astype(F32)
+        elif op == "MatMul":
+            y = np.matmul(x[0].astype(np.float64), x[1].astype(np.float64)).astype(F32)
+        elif op == "Softmax":
+            y = softmax(x[0], a.get("axis", -1))
+        elif op == "LayerNormalization":
+            y = layer_norm(x[0], x[1], x[2] if len(x) > 2 else None, a.get("axis", -1), a.get("epsilon", 1e-5))
+        elif op == "Erf":
+            y = _erf(x[0])
+        elif op == "Tanh":
+            y = np.tanh(x[0].astype(np.float64)).astype(F32)
+        elif op == "Relu":
+            y = np.maximum(x[0], F32(0))
         elif op == "Split":
             sizes = np.cumsum(x[1])[:-1]
             for name, part in zip(nd.output, np.split(x[0], sizes, axis=a["axis"])):

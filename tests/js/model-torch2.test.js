@@ -75,3 +75,40 @@ for (const engine of Object.keys(SEMANTICS)) {
     });
   }
 }
+
+describe('quantize_dynamic encoders (tools/golden/torch_dynamic_models.py): every dynamic linear of the file equals PyTorch', async () => {
+  // The file's float operators (LayerNormalization, Erf, Softmax, MatMul) run with ONNX Runtime's arithmetic, not
+  // PyTorch's; its com.microsoft DynamicQuantizeMatMul nodes carry PyTorch's weights, and the semantics profile the
+  // file names gives dynamicLinear PyTorch's arithmetic: from PyTorch's own input each reproduces its output.
+  const { decodeOnnx } = await import('../../js/model/onnx.js');
+  const files = [['torch/models', 'pytorch-qnnpack'], ...Object.entries(SEMANTICS).map(([e, s]) => [`torch2/models/${e}`, s])];
+  for (const [dir, semantics] of files) {
+    test(`${dir}/bert_dynamic.onnx (${semantics})`, async () => {
+      const doc = fixture(`${dir}/bert_dynamic.json`);
+      const graph = await decodeOnnx(bytesOf(new URL(`tests/fixtures/${dir}/bert_dynamic.onnx`, root)));
+      assert.equal(graph.metadata.get('qwasm.semantics'), semantics);
+      assert.ok(doc.float_error < 1e-5, `float error ${doc.float_error}`);
+      const nodes = new Map(graph.nodes.filter((n) => n.opType === 'DynamicQuantizeMatMul').map((n) => [n.name, n]));
+      let checked = 0;
+      for (const lin of doc.cases[0].linears) {
+        const node = nodes.get(lin.node);
+        const [b, s, z, bias] = node.inputs.slice(1).map((name) => graph.initializers.get(name));
+        const [k, n] = b.dims;
+        const wt = new Int8Array(n * k);
+        for (let i = 0; i < k; i++) for (let j = 0; j < n; j++) wt[j * k + i] = b.data[i * n + j];
+        const w = s.data.length > 1 ? qwasm.fromIntReprPerChannel(wt, [n, k], Array.from(s.data), Array.from(z.data), 0, 'qint8') : qwasm.fromIntRepr(wt, [n, k], s.data[0], z.data[0], 'qint8');
+        const packed = qwasm.packLinear(w, bias ? bias.data : null, { semantics });
+        try {
+          const y = qwasm.dynamicLinear(Float32Array.from(lin.input), lin.input_shape, packed, { semantics });
+          assertBitEqual(assert, y.data, Float32Array.from(lin.output), `${dir} ${lin.node}`);
+        } finally {
+          packed.dispose();
+          w.dispose();
+        }
+        checked++;
+      }
+      assert.equal(checked, nodes.size);
+      assert.equal(checked, 14);
+    });
+  }
+});
