@@ -4,6 +4,7 @@ the qwasm-export command). Scripts in tools/ import it as `from export_torch imp
 import os
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
 from qwasm_export import *  # noqa: E402,F401,F403
