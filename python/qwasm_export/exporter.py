@@ -12,13 +12,9 @@ Python API:
     exported.model                   # the onnx.ModelProto
     exported.capture(x)              # {onnx tensor name: torch value} for another input (torch's own results)
 """
-import argparse
 import collections
-import importlib
-import importlib.util
 import operator
 import os
-import sys
 import warnings
 
 import numpy as np
