@@ -336,21 +336,20 @@ class _Builder:
         self.out_index = {n: i for i, n in enumerate(self.out_list) if isinstance(n, torch.fx.Node)}
 
     # --- names -------------------------------------------------------------------------------------------
-    def unique(self, base):
+    @staticmethod
+    def _fresh(base, taken):
         name, k = base, 1
-        while name in self.used:
+        while name in taken:
             name = "%s_%d" % (base, k)
             k += 1
-        self.used.add(name)
+        taken.add(name)
         return name
 
+    def unique(self, base):
+        return self._fresh(base, self.used)
+
     def node_name(self, base):
-        name, k = base, 1
-        while name in self.node_names:
-            name = "%s_%d" % (base, k)
-            k += 1
-        self.node_names.add(name)
-        return name
+        return self._fresh(base, self.node_names)
 
     def path(self, n):
         if n.op == "call_module":
@@ -952,23 +951,20 @@ class _Builder:
         self.set_info(name, yt)
 
     def reshape(self, n, x, path, doc):
-        xt, yt = self.values[x], self.values[n]
-        xn = self.arg_name(x, n)
-        self.check_layout_input(xt, xn)
-        name = self.out_name(n, path)
-        self.maybe_qp(name, yt)
-        sn = self.init(path + "/shape", np.array(list(yt.shape), dtype=np.int64))
-        self.emit("Reshape", [xn, sn], [name], path, doc=doc)
-        self.names[n] = name
-        self.set_info(name, yt)
+        yt = self.values[n]
+        self.layout_op(n, x, "Reshape", path, doc, [self.init(path + "/shape", np.array(list(yt.shape), dtype=np.int64))])
 
     def transpose(self, n, x, perm, path, doc):
+        self.layout_op(n, x, "Transpose", path, doc, perm=[int(p) for p in perm])
+
+    def layout_op(self, n, x, op, path, doc, extra=(), **attrs):
+        """A data-movement op on quint8 (or, in FX models, float32) data: the output keeps the qparams."""
         xt, yt = self.values[x], self.values[n]
         xn = self.arg_name(x, n)
         self.check_layout_input(xt, xn)
         name = self.out_name(n, path)
         self.maybe_qp(name, yt)
-        self.emit("Transpose", [xn], [name], path, doc=doc, perm=[int(p) for p in perm])
+        self.emit(op, [xn, *extra], [name], path, doc=doc, **attrs)
         self.names[n] = name
         self.set_info(name, yt)
 

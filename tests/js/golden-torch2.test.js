@@ -377,25 +377,9 @@ describe('the semantics profiles carry all of the above: one name per engine', (
 describe("PyTorch 2.13's qnnpack engine on x86: semantics 'pytorch2-qnnpack' (tests/fixtures/torch2/qnnpack.json)", () => {
   // torch_ops.py's cases run again on torch 2.13 (engine 'qnnpack'): QNNPACK's fixed-point add, tables and pooling as
   // in 1.13, FBGEMM's quantize and the generic kernels' scalar tails around them.
-  const doc = fixture('torch2/qnnpack.json');
   const semantics = 'pytorch2-qnnpack';
   const pick = (v) => (Array.isArray(v) ? v : [v, v]);
-  const run = (accept, fn) => {
-    let n = 0;
-    for (const c of doc.cases.filter(accept)) {
-      const created = [];
-      const track = (t) => (created.push(t), t);
-      try {
-        const y = track(fn(c, track));
-        assertBitEqual(assert, y.intRepr(), c.output.q, `${c.name} (${c.op})`);
-        assert.deepEqual(y.shape, c.output.shape, `${c.name} shape`);
-      } finally {
-        for (const t of created) t.dispose();
-      }
-      n++;
-    }
-    return n;
-  };
+  const run = (accept, fn) => runCases('qnnpack', accept, fn);
   test('add / add_relu: QNNPACK fixed point for same shapes, the float kernel with FBGEMM tails when broadcasting', () => {
     const n = run((c) => /quantized\.add(_relu)?$/.test(c.op), (c, track) =>
       qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, semantics }));

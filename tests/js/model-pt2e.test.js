@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, before, test } from 'node:test';
-import { createOrtRunner } from '../../tools/bench/ort.mjs';
-import { assertBitEqual, failOnLeaks, fixture, qwasm } from './helpers.js';
+import { assertBitEqual, failOnLeaks, fixture, withQwasmAndOrt } from './helpers.js';
 
 failOnLeaks(before, afterEach);
 
@@ -15,47 +14,31 @@ const bytesOf = (file) => new Uint8Array(readFileSync(new URL(`../fixtures/pt2e/
 
 test('PT2E CNN (dynamo export): every int8 tensor and the output equal onnxruntime-web', async () => {
   const doc = fixture('pt2e/cnn.json');
-  const bytes = bytesOf('cnn-probe.onnx');
-  const model = await qwasm.loadModel(bytes);
-  const ort = await createOrtRunner(bytes);
-  try {
+  await withQwasmAndOrt(bytesOf('cnn-probe.onnx'), async (run, model) => {
     const names = model.outputs.filter((o) => o.dtype === 'int8').map((o) => o.name);
+    const out = model.outputs[0].name;
     assert.ok(names.length >= 7, `${names.length} int8 probes`);
     for (const c of doc.cases) {
-      const x = Float32Array.from(c.x);
-      const ours = await model.run({ x: { data: x, dims: doc.input_dims } });
-      const ref = await ort.run({ x: { type: 'float32', data: x, dims: doc.input_dims } });
+      const { ours, ref } = await run('x', Float32Array.from(c.x), doc.input_dims);
       for (const name of names) assertBitEqual(assert, ours[name].data, ref[name], `${name} vs onnxruntime-web`);
-      const out = model.outputs[0].name;
       assertBitEqual(assert, ours[out].data, ref[out], 'output vs onnxruntime-web');
       assertBitEqual(assert, ours[out].data, Float32Array.from(c.ort), 'output vs onnxruntime (Python)');
     }
-  } finally {
-    model.dispose();
-    await ort.release();
-  }
+  });
 });
 
 test('PT2E CNN, the file as exported (groups fused where onnxruntime fuses them): equal to onnxruntime-web', async () => {
   const doc = fixture('pt2e/cnn.json');
-  const bytes = bytesOf('cnn.onnx');
-  const model = await qwasm.loadModel(bytes);
-  const ort = await createOrtRunner(bytes);
-  try {
+  await withQwasmAndOrt(bytesOf('cnn.onnx'), async (run, model) => {
     // int8 Q / DQ pairs that feed several readers stay int8 (onnxruntime's QDQS8ToU8Transformer), so the first two
     // convolutions run in float on dequantized values; the strided conv and the Linear fuse
     assert.equal(model.layers.filter((l) => l.opType === 'QLinearConv' || l.opType === 'QGemm').length, 2);
+    const out = model.outputs[0].name;
     for (const c of doc.cases) {
-      const x = Float32Array.from(c.x);
-      const out = model.outputs[0].name;
-      const ours = await model.run({ x: { data: x, dims: doc.input_dims } });
-      const ref = await ort.run({ x: { type: 'float32', data: x, dims: doc.input_dims } });
+      const { ours, ref } = await run('x', Float32Array.from(c.x), doc.input_dims);
       assertBitEqual(assert, ours[out].data, ref[out], 'output vs onnxruntime-web');
     }
-  } finally {
-    model.dispose();
-    await ort.release();
-  }
+  });
 });
 
 test('PT2E CNN: every element where the converted PyTorch model differs is explained by the bias onnxruntime rounds', () => {

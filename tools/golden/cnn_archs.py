@@ -27,6 +27,15 @@ def conv_bn(cin, cout, k, stride=1, groups=1, act=nn.ReLU):
     return nn.Sequential(*layers)
 
 
+def _fuse_features(features):
+    """Fuses a features Sequential of conv_bn blocks and blocks with their own fuse_model."""
+    for m in features:
+        if isinstance(m, nn.Sequential):
+            _fuse_conv_bn(m, True)
+        else:
+            m.fuse_model()
+
+
 def _fuse_conv_bn(seq, fuse_act):
     """Fuses a conv_bn Sequential: conv + bn (+ ReLU when it is one)."""
     names = ["0", "1"] + (["2"] if fuse_act and len(seq) > 2 and type(seq[2]) is nn.ReLU else [])
@@ -131,11 +140,7 @@ class MobileNetV2(nn.Module):
         return self.dequant(self.classifier(x))
 
     def fuse_model(self):
-        for m in self.features:
-            if isinstance(m, nn.Sequential):
-                _fuse_conv_bn(m, True)
-            else:
-                m.fuse_model()
+        _fuse_features(self.features)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -207,11 +212,7 @@ class MobileNetV3Large(nn.Module):
         return self.dequant(self.classifier(torch.flatten(x, 1)))
 
     def fuse_model(self):
-        for m in self.features:
-            if isinstance(m, nn.Sequential):
-                _fuse_conv_bn(m, True)
-            else:
-                m.fuse_model()
+        _fuse_features(self.features)
 
 
 # ---------------------------------------------------------------------------------------------------------

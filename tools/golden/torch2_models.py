@@ -108,15 +108,7 @@ def build_cnn(cls, engine, size=224):
     torch.backends.quantized.engine = engine
     torch.manual_seed(0)
     m = cls().eval()
-    with torch.no_grad():  # re-estimate BatchNorm statistics on random inputs
-        m.train()
-        for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
-                mod.reset_running_stats()
-                mod.momentum = None
-        for _ in range(2):
-            m(torch.randn(4, 3, size, size))
-        m.eval()
+    TM.reestimate_bn(m, (4, 3, size, size), 2)
     m.fuse_model()
     m.qconfig = get_default_qconfig(engine)
     prepare(m, inplace=True)

@@ -11,7 +11,6 @@ ignored on qnnpack: PyTorch warns so), quantize_per_tensor (the build's rule: zp
 FBGEMM's fma rule with it), exact int32 sums, then QNNPACK's dq kernel: (float)acc * (x_s * w_s[c]) + bias[c]
 with two roundings (a multiply, then an add), relu.
 """
-import math
 import os
 import sys
 import warnings
@@ -23,6 +22,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.filterwarnings("ignore")
 import torch_ops as T  # noqa: E402
+from torch_ops import R  # noqa: E402  (python/qwasm_export/reference.py)
 from common import FIXTURES, write_fixture  # noqa: E402
 
 F32 = np.float32
@@ -30,44 +30,14 @@ FBGEMM_BUILD = "fbgemm" in torch.backends.quantized.supported_engines
 GENERATOR = "tools/golden/torch_dynamic.py"
 
 
-def fma32(a, b, c):
-    a, b, c = np.float64(F32(a)), np.float64(F32(b)), np.float64(F32(c))
-    p, s = a * b, a * b + c
-    bb = s - p
-    e = (p - (s - bb)) + (c - bb)
-    if e != 0 and math.isfinite(s):
-        bits = np.array([s]).view(np.uint64)[0]
-        if bits & np.uint64(1) == 0:
-            s = np.nextafter(s, math.inf if e > 0 else -math.inf)
-    return F32(s)
-
-
-def choose_qparams(mn, mx, qmin=0, qmax=255):
-    """ATen's quant_utils::ChooseQuantizationParams (double arithmetic on float min / max, scale returned as float)."""
-    mn, mx = min(F32(mn), F32(0)), max(F32(mx), F32(0))
-    scale = (float(mx) - float(mn)) / (qmax - qmin)
-    if F32(scale) == 0 or math.isinf(F32(1) / F32(scale)):
-        scale = 0.1
-    if scale < 6.1e-5:
-        org, scale = scale, 6.1e-5
-        if mn == 0:
-            mx = F32(6.1e-5 * (qmax - qmin))
-        elif mx == 0:
-            mn = F32(-6.1e-5 * (qmax - qmin))
-        else:
-            amp = F32(6.1e-5 / org)
-            mn, mx = F32(mn * amp), F32(mx * amp)
-    zp_min, zp_max = qmin - float(mn) / scale, qmax - float(mx) / scale
-    err_min, err_max = abs(qmin) - abs(float(mn) / scale), abs(qmax) - abs(float(mx) / scale)
-    zp = zp_min if err_min < err_max else zp_max
-    zp = qmin if zp < qmin else qmax if zp > qmax else int(np.rint(zp))
-    return float(F32(scale)), int(zp)
+fma32 = R.fma32
+choose_qparams = R.choose_qparams_dynamic  # ATen's ChooseQuantizationParams
 
 
 def quantize(x, s, z):
     inv = F32(1) / F32(s)
     if FBGEMM_BUILD:
-        return np.array([np.clip(np.rint(fma32(v, inv, z)), 0, 255) for v in x.ravel()], dtype=np.int64).reshape(x.shape)
+        return np.clip(np.rint(fma32(x, inv, z)), 0, 255).astype(np.int64)
     return np.clip(F32(z) + np.rint((x * inv).astype(F32)), 0, 255).astype(np.int64)
 
 

@@ -365,6 +365,19 @@ def write_model(name, cls, seed=0, engine="qnnpack", outdir=OUTDIR, generator=GE
 # =========================================================================================================
 # torchvision (not committed: too big)
 
+def reestimate_bn(m, shape, runs):
+    """BatchNorm statistics of a randomly initialized model re-estimated on random inputs (realistic ranges)."""
+    with torch.no_grad():
+        m.train()
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.reset_running_stats()
+                mod.momentum = None
+        for _ in range(runs):
+            m(torch.randn(*shape))
+        m.eval()
+
+
 def torchvision_models(outdir):
     import time
     from torchvision.models import quantization as tvq
@@ -374,15 +387,7 @@ def torchvision_models(outdir):
     for name, fn in builders:
         t0 = time.time()
         m = fn(weights=None, quantize=False).eval()
-        with torch.no_grad():  # re-estimate BN statistics on random inputs
-            m.train()
-            for mod in m.modules():
-                if isinstance(mod, nn.BatchNorm2d):
-                    mod.reset_running_stats()
-                    mod.momentum = None
-            for _ in range(4):
-                m(torch.randn(4, 3, 224, 224))
-            m.eval()
+        reestimate_bn(m, (4, 3, 224, 224), 4)
         m.fuse_model(is_qat=False) if "is_qat" in m.fuse_model.__code__.co_varnames else m.fuse_model()
         m.qconfig = get_default_qconfig("qnnpack")
         prepare(m, inplace=True)
