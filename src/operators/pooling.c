@@ -82,9 +82,9 @@ qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y) {
 }
 
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
-                        void* y, int form, int count_include_pad, int32_t divisor_override) {
+                        void* y, int form, int count_include_pad, int32_t divisor_override, int32_t vector_channels) {
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) ||
-      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0) {
+      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0 || vector_channels < 0) {
     return QW_INVALID_ARGUMENT;
   }
   /* The scale only divides itself here (QNNPACK's multiplier); no reciprocal of it is formed. */
@@ -154,9 +154,17 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
               q = (int32_t)nearbyintf((float)sum / (float)pool_size);
               break;
             case QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM:
-            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM:
-              q = (int32_t)nearbyintf((float)zero_point + (float)(sum - valid * zero_point) * fbgemm_inv_scale);
+            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM: {
+              const float acc = (float)(sum - valid * zero_point);
+              if ((int32_t)ch >= vector_channels) {
+                q = (int32_t)nearbyintf((float)zero_point + acc * fbgemm_inv_scale);
+              } else if (form == QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM) {
+                q = zero_point + (int32_t)nearbyintf(acc * m);
+              } else {
+                q = (int32_t)nearbyintf(fmaf(acc, fbgemm_inv_scale, (float)zero_point));
+              }
               break;
+            }
             default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
               q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));
               break;
