@@ -13,6 +13,12 @@
  * caller (the JS package allocates them with qw_alloc). Kernels read exactly the
  * elements they are given: no over-read, no over-write, so buffers need no padding.
  * Input and output buffers must not overlap unless a function says otherwise.
+ *
+ * Sizes: no buffer an entry point reads or writes (a tensor, packed weights, a workspace, a table) may
+ * exceed QW_MAX_BYTES bytes, and no element count may exceed it either. Every size is computed in 64-bit
+ * arithmetic and checked against it: a *_size function returns 0 and an entry point QW_INVALID_ARGUMENT when
+ * a size (or an output height / width, which are int32) would be larger. Pointers are 32-bit unsigned in
+ * wasm32: the whole memory (up to 4 GiB, the build's MAXIMUM_MEMORY) is addressable.
  */
 #ifndef QWASM_H
 #define QWASM_H
@@ -81,7 +87,10 @@ typedef enum qw_qscheme {
 
 /* ---- memory (for the JS package; kernels never call these) ------------------------------ */
 
-/* 16-byte aligned allocation; returns NULL when size is 0 or memory cannot grow. */
+/* The largest buffer and the largest element count any entry point takes: 2^31 - 1. */
+#define QW_MAX_BYTES ((size_t)0x7fffffff)
+
+/* 16-byte aligned allocation; returns NULL when size is 0 or larger than QW_MAX_BYTES, or memory cannot grow. */
 QW_API void* qw_alloc(size_t size);
 QW_API void qw_free(void* ptr);
 
