@@ -7,7 +7,7 @@ import { backend } from '../runtime/runtime.js';
 import { NotImplementedError } from '../errors.js';
 import { DTYPES } from '../tensor/dtype.js';
 import { checkShape, numelOf, show } from '../tensor/check.js';
-import { FLOAT32_EPS, QSCHEMES, chooseQParams, quantRange } from '../tensor/qparams.js';
+import { FLOAT32_EPS, QSCHEMES, chooseQParamsFor, quantRange } from '../tensor/qparams.js';
 
 
 const f32 = Math.fround;
@@ -112,7 +112,7 @@ class UniformObserver {
   }
 
   _qparams(min, max) {
-    return chooseQParams({
+    return chooseQParamsFor({
       min,
       max,
       dtype: this.dtype,
@@ -120,7 +120,7 @@ class UniformObserver {
       reduceRange: this.reduceRange,
       eps: this.eps,
       ...this._custom,
-    });
+    }, `${this.name}.calculateQparams`);
   }
 }
 
@@ -416,7 +416,7 @@ export class PlaceholderObserver {
   }
 
   calculateQparams() {
-    throw new Error('PlaceholderObserver: calculate_qparams should not be called for PlaceholderObserver');
+    throw new TypeError('PlaceholderObserver: calculate_qparams should not be called for PlaceholderObserver');
   }
 
   reset() {
