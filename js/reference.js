@@ -12,6 +12,26 @@ export const f32 = Math.fround;
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
 
+// Arguments are checked the way the rest of qwasm checks them (a TypeError naming the function and argument): numbers
+// must be numbers (NaN and the infinities included: the rules say what they give), integers integers.
+function describe(v) {
+  return typeof v === 'bigint' ? `${v}n (a BigInt)` : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'symbol' ? 'a symbol' : String(v);
+}
+
+/** Checks that each of values is a number: names[i] is its argument name. */
+function numbers(fn, names, values) {
+  for (let i = 0; i < values.length; i++) {
+    if (typeof values[i] !== 'number') throw new TypeError(`${fn}: ${names[i]} must be a number, got ${describe(values[i])}`);
+  }
+}
+
+/** Checks that each of values is an integer (a number with no fraction). */
+function integers(fn, names, values) {
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isInteger(values[i])) throw new TypeError(`${fn}: ${names[i]} must be an integer, got ${describe(values[i])}`);
+  }
+}
+
 /** The integer range of each dtype, by PyTorch's and ONNX's names. */
 export const RANGES = Object.freeze({
   quint8: Object.freeze([0, 255]), qint8: Object.freeze([-128, 127]), qint32: Object.freeze([INT32_MIN, INT32_MAX]),
@@ -20,17 +40,20 @@ export const RANGES = Object.freeze({
 
 /** An integer reduced modulo 2^32 to int32, as C's unsigned arithmetic and wasm's i32 wrap. */
 export function wrapInt32(v) {
+  integers('wrapInt32', ['v'], [v]);
   return Number(BigInt.asIntN(32, BigInt(v)));
 }
 
 /** nearbyint under the default rounding mode: the nearest integer, ties to even. */
 export function roundHalfEven(x) {
+  numbers('roundHalfEven', ['x'], [x]);
   const r = Math.round(x); // ties toward +infinity
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /** C's round(): the nearest integer, ties away from zero. */
 export function roundHalfAway(x) {
+  numbers('roundHalfAway', ['x'], [x]);
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
 
@@ -46,7 +69,10 @@ function clampedFloatToInt32(t) {
  * float32: the reciprocal, the product, and the zero point added after rounding (visible for qint32 beyond 2^24).
  * NaN gives the zero point (PyTorch 1.13 gives qmin through an int64 overflow; qwasm chooses not to).
  */
+const QUANTIZE_ARGS = ['x', 'scale', 'zeroPoint', 'qmin', 'qmax'];
+
 export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
+  numbers('quantizeTorch', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
   const r = roundHalfEven(f32(f32(x) * f32(1 / f32(scale))));
   if (Number.isNaN(r)) return zeroPoint;
   const t = clamp(f32(r + f32(zeroPoint)), f32(qmin), f32(qmax));
@@ -58,6 +84,7 @@ export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
  * once there, and where that lands on a float32 midpoint the rounding error says which way the exact sum lies.
  */
 export function fmaf(a, b, c) {
+  numbers('fmaf', ['a', 'b', 'c'], [a, b, c]);
   const p = f32(a) * f32(b);
   const cc = f32(c);
   const s = p + cc;
@@ -88,6 +115,7 @@ function nextDown(x) {
  * q = clamp(nearbyint(fmaf(x, 1 / scale, zp))), one rounding with the zero point added first; NaN and +Inf give qmax.
  */
 export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
+  numbers('quantizeFbgemm', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
   const t = fmaf(x, f32(1 / f32(scale)), zeroPoint);
   if (Number.isNaN(t)) return qmax;
   return clampedFloatToInt32(roundHalfEven(clamp(t, f32(qmin), f32(qmax))));
@@ -99,6 +127,7 @@ export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
  * 8-bit types, qmin for qint32.
  */
 export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
+  numbers('quantizeFbgemmScalar', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
   const t = roundHalfEven(f32(f32(zeroPoint) + f32(f32(x) * f32(1 / f32(scale)))));
   if (Number.isNaN(t)) return qmin === INT32_MIN ? INT32_MIN : 0;
   return clampedFloatToInt32(clamp(t, f32(qmin), f32(qmax)));
@@ -106,6 +135,7 @@ export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
 
 /** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
 export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
+  numbers('quantizeOnnx', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
   const r = roundHalfEven(f32(f32(x) / f32(scale)));
   if (Number.isNaN(r)) return zeroPoint;
   return clamp(clamp(r, -(2 ** 33), 2 ** 33) + zeroPoint, qmin, qmax);
@@ -116,11 +146,14 @@ export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
  * (inexact beyond 2^24, for qint32) and one float32 product.
  */
 export function dequantize(q, scale, zeroPoint) {
+  numbers('dequantize', ['scale'], [scale]);
+  integers('dequantize', ['q', 'zeroPoint'], [q, zeroPoint]);
   return f32(f32(scale) * f32(wrapInt32(q - zeroPoint)));
 }
 
 /** PyTorch's per-channel dequantize, with the channel's float64 scale: (float)((double)((float)q - (float)zp) * scale). */
 export function dequantizePerChannel(q, scale, zeroPoint) {
+  numbers('dequantizePerChannel', ['q', 'scale', 'zeroPoint'], [q, scale, zeroPoint]);
   return f32(f32(f32(q) - f32(zeroPoint)) * scale);
 }
 
@@ -128,6 +161,8 @@ export function dequantizePerChannel(q, scale, zeroPoint) {
 
 /** TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31) with m0 a Q31 integer in [2^30, 2^31). */
 export function quantizeMultiplier(m) {
+  numbers('quantizeMultiplier', ['m'], [m]);
+  if (m === Infinity) return { m0: INT32_MAX, shift: 30 }; // not representable: saturated, as below
   if (!(m > 0)) return { m0: 0, shift: 0 };
   // frexp: m = q * 2^e with q in [0.5, 1); dividing by a power of two is exact
   let e = Math.floor(Math.log2(m)) + 1;
@@ -143,6 +178,7 @@ export function quantizeMultiplier(m) {
 
 /** gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +infinity, saturated. */
 export function srdhm(a, b) {
+  integers('srdhm', ['a', 'b'], [a, b]);
   if (a === INT32_MIN && b === INT32_MIN) return INT32_MAX;
   const ab = BigInt(a) * BigInt(b);
   const nudge = ab >= 0n ? 1n << 30n : 1n - (1n << 30n);
@@ -151,6 +187,8 @@ export function srdhm(a, b) {
 
 /** gemmlowp's RoundingDivideByPOT: x / 2^e (0 <= e <= 31), rounded half away from zero. */
 export function rdbpot(x, e) {
+  integers('rdbpot', ['x'], [x]);
+  if (!(Number.isInteger(e) && e >= 0 && e <= 31)) throw new RangeError(`rdbpot: e must be an integer in [0, 31], got ${describe(e)}`);
   const mask = Number((1n << BigInt(e)) - 1n) | 0;
   const remainder = x & mask;
   const threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -165,7 +203,10 @@ export function rdbpot(x, e) {
  * int32 bias (onnx), or 0; `perChannel`: the weights have per-channel qparams (FBGEMM scales a per-tensor bias by a
  * reciprocal, a per-channel one by a division).
  */
-export function requantizationParams(form, { inScale, weightScale, outScale, bias = 0, perChannel = false }) {
+export function requantizationParams(form, scales) {
+  if (scales === null || typeof scales !== 'object') throw new TypeError(`requantizationParams: scales must be { inScale, weightScale, outScale, bias, perChannel }, got ${describe(scales)}`);
+  const { inScale, weightScale, outScale, bias = 0, perChannel = false } = scales;
+  numbers('requantizationParams', ['inScale', 'weightScale', 'outScale', 'bias'], [inScale, weightScale, outScale, bias]);
   const [sIn, sW, sOut] = [f32(inScale), f32(weightScale), f32(outScale)];
   switch (form) {
     case 'qnnpack':
@@ -206,6 +247,9 @@ export function requantizationParams(form, { inScale, weightScale, outScale, bia
  *               shifted = scaled + zp, result = clamp(shifted, qmin, qmax): two integer roundings, no float.
  */
 export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
+  if (!['qnnpack', 'fbgemm', 'onednn', 'onnx', 'fixedpoint'].includes(form)) throw new TypeError(`requantizeSteps: unknown form ${describe(form)}`);
+  if (params === null || typeof params !== 'object') throw new TypeError(`requantizeSteps: params must come from requantizationParams(), got ${describe(params)}`);
+  integers('requantizeSteps', ['acc', 'zeroPoint', 'qmin', 'qmax'], [acc, zeroPoint, qmin, qmax]);
   const x = wrapInt32(acc + params.biasInt);
   if (form === 'onednn') {
     // v = ((float)x * S) * w_scale + bias; then v * (1 / out_scale) + zp, rounded once (NaN: qmin)
@@ -248,6 +292,9 @@ export class Sqnr {
   count = 0;
 
   add(reference, approx) {
+    for (const [name, v] of [['reference', reference], ['approx', approx]]) {
+      if (!Array.isArray(v) && !ArrayBuffer.isView(v)) throw new TypeError(`Sqnr.add: ${name} must be an array or a typed array of numbers, got ${describe(v)}`);
+    }
     if (reference.length !== approx.length) throw new RangeError(`Sqnr.add: ${reference.length} reference values but ${approx.length} approximations`);
     for (let i = 0; i < reference.length; i++) {
       const r = Number(reference[i]);
