@@ -7,7 +7,7 @@
 // float32 arithmetic is written with Math.fround after every operation, as C evaluates it with
 // -ffp-contract=off (no FMA). Integers are plain numbers; int32 wrap-around is made explicit with wrapInt32.
 
-export const f32 = Math.fround;
+const fr = Math.fround; // float32 rounding inside this module (f32, below, is the checked public form)
 
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
@@ -23,6 +23,12 @@ function numbers(fn, names, values) {
   for (let i = 0; i < values.length; i++) {
     if (typeof values[i] !== 'number') throw new TypeError(`${fn}: ${names[i]} must be a number, got ${describe(values[i])}`);
   }
+}
+
+/** Math.fround with its argument checked: a number rounded to float32. */
+export function f32(x) {
+  numbers('f32', ['x'], [x]);
+  return fr(x);
 }
 
 /** Checks that each of values is an integer (a number with no fraction). */
@@ -73,9 +79,9 @@ const QUANTIZE_ARGS = ['x', 'scale', 'zeroPoint', 'qmin', 'qmax'];
 
 export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
   numbers('quantizeTorch', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
-  const r = roundHalfEven(f32(f32(x) * f32(1 / f32(scale))));
+  const r = roundHalfEven(fr(fr(x) * fr(1 / fr(scale))));
   if (Number.isNaN(r)) return zeroPoint;
-  const t = clamp(f32(r + f32(zeroPoint)), f32(qmin), f32(qmax));
+  const t = clamp(fr(r + fr(zeroPoint)), fr(qmin), fr(qmax));
   return clampedFloatToInt32(t);
 }
 
@@ -85,15 +91,15 @@ export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
  */
 export function fmaf(a, b, c) {
   numbers('fmaf', ['a', 'b', 'c'], [a, b, c]);
-  const p = f32(a) * f32(b);
-  const cc = f32(c);
+  const p = fr(a) * fr(b);
+  const cc = fr(c);
   const s = p + cc;
-  if (!Number.isFinite(s)) return f32(s);
+  if (!Number.isFinite(s)) return fr(s);
   const t = s - p;
   const err = (p - (s - t)) + (cc - t); // the exact p + cc is s + err (TwoSum)
-  const r = f32(s);
+  const r = fr(s);
   if (err === 0 || r === s) return r;
-  const other = f32(r < s ? nextUp(r) : nextDown(r)); // the float32 on the other side of s
+  const other = fr(r < s ? nextUp(r) : nextDown(r)); // the float32 on the other side of s
   if ((r + other) / 2 !== s) return r; // not a midpoint: s and the exact sum round alike
   return (err > 0) === (other > r) ? other : r;
 }
@@ -116,9 +122,9 @@ function nextDown(x) {
  */
 export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
   numbers('quantizeFbgemm', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
-  const t = fmaf(x, f32(1 / f32(scale)), zeroPoint);
+  const t = fmaf(x, fr(1 / fr(scale)), zeroPoint);
   if (Number.isNaN(t)) return qmax;
-  return clampedFloatToInt32(roundHalfEven(clamp(t, f32(qmin), f32(qmax))));
+  return clampedFloatToInt32(roundHalfEven(clamp(t, fr(qmin), fr(qmax))));
 }
 
 /**
@@ -128,15 +134,15 @@ export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
  */
 export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
   numbers('quantizeFbgemmScalar', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
-  const t = roundHalfEven(f32(f32(zeroPoint) + f32(f32(x) * f32(1 / f32(scale)))));
+  const t = roundHalfEven(fr(fr(zeroPoint) + fr(fr(x) * fr(1 / fr(scale)))));
   if (Number.isNaN(t)) return qmin === INT32_MIN ? INT32_MIN : 0;
-  return clampedFloatToInt32(clamp(t, f32(qmin), f32(qmax)));
+  return clampedFloatToInt32(clamp(t, fr(qmin), fr(qmax)));
 }
 
 /** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
 export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
   numbers('quantizeOnnx', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
-  const r = roundHalfEven(f32(f32(x) / f32(scale)));
+  const r = roundHalfEven(fr(fr(x) / fr(scale)));
   if (Number.isNaN(r)) return zeroPoint;
   return clamp(clamp(r, -(2 ** 33), 2 ** 33) + zeroPoint, qmin, qmax);
 }
@@ -148,13 +154,13 @@ export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
 export function dequantize(q, scale, zeroPoint) {
   numbers('dequantize', ['scale'], [scale]);
   integers('dequantize', ['q', 'zeroPoint'], [q, zeroPoint]);
-  return f32(f32(scale) * f32(wrapInt32(q - zeroPoint)));
+  return fr(fr(scale) * fr(wrapInt32(q - zeroPoint)));
 }
 
 /** PyTorch's per-channel dequantize, with the channel's float64 scale: (float)((double)((float)q - (float)zp) * scale). */
 export function dequantizePerChannel(q, scale, zeroPoint) {
   numbers('dequantizePerChannel', ['q', 'scale', 'zeroPoint'], [q, scale, zeroPoint]);
-  return f32(f32(f32(q) - f32(zeroPoint)) * scale);
+  return fr(fr(fr(q) - fr(zeroPoint)) * scale);
 }
 
 // ---- requantization of int32 accumulators (linear / conv / matmul) -------------------------------------
@@ -207,34 +213,34 @@ export function requantizationParams(form, scales) {
   if (scales === null || typeof scales !== 'object') throw new TypeError(`requantizationParams: scales must be { inScale, weightScale, outScale, bias, perChannel }, got ${describe(scales)}`);
   const { inScale, weightScale, outScale, bias = 0, perChannel = false } = scales;
   numbers('requantizationParams', ['inScale', 'weightScale', 'outScale', 'bias'], [inScale, weightScale, outScale, bias]);
-  const [sIn, sW, sOut] = [f32(inScale), f32(weightScale), f32(outScale)];
+  const [sIn, sW, sOut] = [fr(inScale), fr(weightScale), fr(outScale)];
   switch (form) {
     case 'qnnpack':
     case 'fixedpoint': {
       // PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale) in float32; the float bias
       // quantized to int32 by torch's rule at scale (float)(w_scale * in_scale), that product in float64.
-      const biasInt = bias === 0 ? 0 : quantizeTorch(bias, f32(weightScale * inScale), 0, INT32_MIN, INT32_MAX);
-      const params = { multiplier: f32(f32(sW * sIn) * f32(1 / sOut)), biasInt, biasFloat: 0, m0: 0, shift: 0 };
+      const biasInt = bias === 0 ? 0 : quantizeTorch(bias, fr(weightScale * inScale), 0, INT32_MIN, INT32_MAX);
+      const params = { multiplier: fr(fr(sW * sIn) * fr(1 / sOut)), biasInt, biasFloat: 0, m0: 0, shift: 0 };
       if (form === 'fixedpoint') Object.assign(params, quantizeMultiplier((inScale * weightScale) / outScale));
       return params;
     }
     case 'fbgemm': {
       // FBGEMM: act_times_w_scale = in_scale * w_scale; the float bias enters as bias / act_times_w_scale per channel,
       // times the float64 reciprocal (rounded to float32) per tensor; a scaled value beyond int32 gives qmin.
-      const act = f32(sIn * sW);
-      const biasFloat = bias === 0 ? 0 : perChannel ? f32(f32(bias) / act) : f32(f32(bias) * f32(1 / act));
-      return { multiplier: f32(act / sOut), biasInt: 0, biasFloat, m0: 0, shift: 0, overflowToMin: true };
+      const act = fr(sIn * sW);
+      const biasFloat = bias === 0 ? 0 : perChannel ? fr(fr(bias) / act) : fr(fr(bias) * fr(1 / act));
+      return { multiplier: fr(act / sOut), biasInt: 0, biasFloat, m0: 0, shift: 0, overflowToMin: true };
     }
     case 'onednn':
       // oneDNN as PyTorch 2.x's x86 engine drives it: the scales pass through 1 / scale in float64 and float32.
       return {
-        multiplier: sW, biasInt: 0, biasFloat: f32(bias), m0: 0, shift: 0,
-        srcScale: f32(1 / f32(1 / inScale)), dstInvScale: f32(1 / f32(1 / f32(1 / outScale))),
+        multiplier: sW, biasInt: 0, biasFloat: fr(bias), m0: 0, shift: 0,
+        srcScale: fr(1 / fr(1 / inScale)), dstInvScale: fr(1 / fr(1 / fr(1 / outScale))),
       };
     case 'onnx':
-      return { multiplier: f32(f32(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
+      return { multiplier: fr(fr(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
     default:
-      throw new TypeError(`requantizationParams: unknown form ${JSON.stringify(form)}`);
+      throw new TypeError(`requantizationParams: unknown form ${describe(form)}`);
   }
 }
 
@@ -253,10 +259,10 @@ export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
   const x = wrapInt32(acc + params.biasInt);
   if (form === 'onednn') {
     // v = ((float)x * S) * w_scale + bias; then v * (1 / out_scale) + zp, rounded once (NaN: qmin)
-    const v = f32(f32(f32(f32(x) * params.srcScale) * params.multiplier) + params.biasFloat);
-    const t = f32(f32(v * params.dstInvScale) + f32(zeroPoint));
+    const v = fr(fr(fr(fr(x) * params.srcScale) * params.multiplier) + params.biasFloat);
+    const t = fr(fr(v * params.dstInvScale) + fr(zeroPoint));
     if (Number.isNaN(t)) return { x, scaled: v, rounded: NaN, shifted: t, result: qmin };
-    const result = roundHalfEven(clamp(t, f32(qmin), f32(qmax)));
+    const result = roundHalfEven(clamp(t, fr(qmin), fr(qmax)));
     return { x, scaled: v, rounded: result, shifted: t, result };
   }
   if (form === 'fixedpoint') {
@@ -267,12 +273,12 @@ export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
     const shifted = scaled + zeroPoint;
     return { x, left, right, high, scaled, rounded: scaled, shifted, result: clamp(shifted, qmin, qmax) };
   }
-  const scaled = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
+  const scaled = fr(fr(fr(x) + params.biasFloat) * params.multiplier);
   if (params.overflowToMin && !(Math.abs(scaled) < 2147483648)) return { x, scaled, rounded: NaN, shifted: NaN, result: qmin };
   const rounded = roundHalfEven(scaled);
   if (Number.isNaN(rounded)) return { x, scaled, rounded, shifted: NaN, result: clamp(zeroPoint, qmin, qmax) };
-  const shifted = f32(rounded + f32(zeroPoint));
-  return { x, scaled, rounded, shifted, result: clampedFloatToInt32(clamp(shifted, f32(qmin), f32(qmax))) };
+  const shifted = fr(rounded + fr(zeroPoint));
+  return { x, scaled, rounded, shifted, result: clampedFloatToInt32(clamp(shifted, fr(qmin), fr(qmax))) };
 }
 
 /** One output of a requantization form: requantizeSteps(...).result. */

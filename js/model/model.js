@@ -9,7 +9,7 @@ import { forget, releaseWhenCollected } from '../runtime/owned.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
-import { checkGraphNames, decodeOnnx } from './onnx.js';
+import { checkGraphNames, decodeOnnx, isDecodedGraph } from './onnx.js';
 import { optimize } from './passes/passes.js';
 import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
@@ -47,7 +47,10 @@ export class Model {
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
   #disposed = false;
 
-  constructor(graph, options) {
+  /** @internal Use loadModel(). */
+  constructor(graph, options = {}) {
+    if (!isDecodedGraph(graph)) throw new TypeError('Model: use loadModel() to load a model');
+    if (options === null || typeof options !== 'object') throw new TypeError(`Model: options must be an object, got ${String(options)}`);
     this.#graph = graph;
     const name = options.semantics ?? graph.metadata.get('qwasm.semantics') ?? 'onnx';
     let semantics;
@@ -79,8 +82,7 @@ export class Model {
     this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#memory = new MemoryPlan(backend());
     const prepared = this.#prepared;
-    const memory = this.#memory;
-    releaseWhenCollected(this, () => releaseModel(prepared, memory)); // a safety net: dispose() what you load
+    releaseWhenCollected(this, new ModelMemory(prepared, this.#memory)); // a safety net: dispose() what you load
     this.#ctx = {
       semantics: name,
       opset: graph.opsets.get(''),
@@ -147,6 +149,7 @@ export class Model {
    * it has several scales). The caller owns it (dispose()). Throws when the layer has no constant weight.
    */
   weight(layerName) {
+    if (typeof layerName !== 'string') throw new TypeError(`Model.weight: layerName must be a string, got ${typeof layerName}`);
     const i = this.#order.findIndex((n) => n.name === layerName);
     if (i < 0) throw new RangeError(`Model.weight: no layer named "${layerName}"`);
     const w = this.#described[i].weight;
@@ -192,7 +195,8 @@ export class Model {
     const data = ArrayBuffer.isView(value) ? value : value?.data;
     const Expected = INPUT_ARRAYS[spec.dtype];
     if (!Expected || !(data instanceof Expected)) {
-      const got = ArrayBuffer.isView(data) ? data.constructor.name : value === null ? 'null' : value?.constructor?.name ?? typeof value;
+      const shown = value !== null && typeof value === 'object' && 'data' in value ? data : value; // { data } reports its data
+      const got = shown === null ? 'null' : shown?.constructor?.name ?? typeof shown;
       throw new TypeError(`${where} must be ${spec.dtype}: a ${Expected?.name ?? 'typed array'} or { data, dims }${ONNX_OF.quint8 === spec.dtype || ONNX_OF.qint8 === spec.dtype ? ' or a QTensor' : ''}, got ${got}`);
     }
     let dims = ArrayBuffer.isView(value) ? undefined : value.dims;
@@ -315,15 +319,22 @@ export class Model {
     if (this.#disposed) return;
     this.#disposed = true;
     forget(this);
-    releaseModel(this.#prepared, this.#memory);
+    new ModelMemory(this.#prepared, this.#memory).release();
   }
 }
 
-/** What a Model holds in wasm memory, given back: its packed layers and its activation arena. */
-function releaseModel(prepared, memory) {
-  for (const p of prepared.values()) p.packed.dispose();
-  prepared.clear();
-  memory.dispose();
+/** What a Model holds in wasm memory (its packed layers and its activation arena), and how it is given back. */
+class ModelMemory {
+  constructor(prepared, memory) {
+    this.prepared = prepared;
+    this.memory = memory;
+  }
+
+  release() {
+    for (const p of this.prepared.values()) p.packed.dispose();
+    this.prepared.clear();
+    this.memory.dispose();
+  }
 }
 
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;

@@ -231,7 +231,16 @@ export async function decodeOnnx(bytes) {
   const outputs = (g.output ?? []).map((v) => valueInfo(v, 'graph output'));
   const graph = { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes };
   checkGraphNames(graph);
+  decoded.add(graph);
   return graph;
+}
+
+/** The graphs decodeOnnx made (what a Model may be built from). */
+const decoded = new WeakSet();
+
+/** True for a graph that decodeOnnx returned. */
+export function isDecodedGraph(graph) {
+  return decoded.has(graph);
 }
 
 /**

@@ -52,7 +52,7 @@ export class PackedConv2dFloat {
       }
       mem.set('packed', ptr);
     }, where);
-    releaseWhenCollected(this, () => mem.freeAll());
+    releaseWhenCollected(this, mem);
   }
 
   get packedPtr() {

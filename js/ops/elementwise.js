@@ -242,6 +242,9 @@ function clampInts(x, minValue, maxValue, options, where) {
 
 /** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. options as clamp's. */
 export function hardtanh(x, minValue = -1, maxValue = 1, options = {}) {
+  for (const [name, v] of [['minValue', minValue], ['maxValue', maxValue]]) {
+    if (typeof v !== 'number' || Number.isNaN(v)) throw new TypeError(`hardtanh: ${name} must be a number, got ${show(v)}`);
+  }
   if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
   return clampInts(x, minValue, maxValue, options, 'hardtanh');
 }

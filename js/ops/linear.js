@@ -104,7 +104,7 @@ class PackedWeights {
     const mem = new Allocations(b);
     mem.set('packed', packed);
     this.#mem = mem;
-    releaseWhenCollected(this, () => mem.freeAll());
+    releaseWhenCollected(this, mem);
   }
 
   /**

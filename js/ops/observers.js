@@ -6,7 +6,7 @@
 import { backend } from '../runtime/runtime.js';
 import { NotImplementedError } from '../errors.js';
 import { DTYPES } from '../tensor/dtype.js';
-import { checkShape, numelOf, show } from '../tensor/check.js';
+import { checkNumberArray, checkShape, numelOf, show } from '../tensor/check.js';
 import { FLOAT32_EPS, QSCHEMES, chooseQParamsFor, quantRange } from '../tensor/qparams.js';
 
 
@@ -16,11 +16,7 @@ const PER_CHANNEL = ['per_channel_affine', 'per_channel_symmetric'];
 
 function asFloat32(data, where) {
   if (data instanceof Float32Array) return data;
-  if (Array.isArray(data) || ArrayBuffer.isView(data)) {
-    const out = Float32Array.from(data);
-    return out;
-  }
-  throw new TypeError(`${where}: data must be a Float32Array or an array of numbers, got ${show(data)}`);
+  return Float32Array.from(checkNumberArray(data, undefined, where, 'data'));
 }
 
 function checkData(data, shape, where) {

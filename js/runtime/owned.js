@@ -2,14 +2,16 @@
 // a model's packed layers and activation arena): dispose() frees it, and a FinalizationRegistry frees it when the
 // owner is garbage-collected undisposed. A safety net only, as for tensors: dispose what you create.
 
-const registry = new FinalizationRegistry((release) => release());
+const registry = new FinalizationRegistry((held) => held.release());
 
 /**
- * Runs release() when `owner` is garbage-collected, unless forget(owner) was called first. release must not
- * reference the owner (it would keep it alive): it closes over the owned pointers only.
+ * Calls held.release() when `owner` is garbage-collected, unless forget(owner) was called first. `held` must not
+ * reference the owner, and must not be a closure made inside the owner's constructor or methods: V8 keeps such a
+ * closure's whole scope, `this` included, and the owner would never be collected. Pass an Allocations, or an object
+ * of a class defined for the purpose.
  */
-export function releaseWhenCollected(owner, release) {
-  registry.register(owner, release, owner);
+export function releaseWhenCollected(owner, held) {
+  registry.register(owner, held, owner);
 }
 
 /** The owner released its memory itself (dispose()): nothing is left for the registry to do. */
@@ -45,5 +47,10 @@ export class Allocations {
 
   freeAll() {
     for (const name of Object.keys(this.ptrs)) this.free(name);
+  }
+
+  /** What the registry calls for a collected owner. */
+  release() {
+    this.freeAll();
   }
 }

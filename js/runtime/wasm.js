@@ -1,5 +1,6 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
+import { UnsupportedError } from '../errors.js';
 import { QW_MAX_BYTES, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
 
@@ -197,7 +198,7 @@ export async function loadBackend(options = {}) {
   }
   const supported = simdSupported();
   if (simd === true && !supported) {
-    throw new Error('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
+    throw new UnsupportedError('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
   }
   const useSimd = simd ?? supported;
   let module;

@@ -34,12 +34,17 @@ export function convGeometry(weightShape, { stride = 1, padding = 0, dilation = 
     const [h, w] = pair(padding, 'padding', where, 0);
     pads = [h, w, h, w];
   }
-  return {
+  const g = {
     inC: inCg * groups, outC, kh, kw, groups,
     stride: pair(stride, 'stride', where, 1),
     dilation: pair(dilation, 'dilation', where, 1),
     padding: pads,
   };
+  // the C core's coordinates are int32: the padded kernel window must fit (qw_conv2d_output_size)
+  if ((kh - 1) * g.dilation[0] + 1 + pads[0] + pads[2] > INT32_MAX || (kw - 1) * g.dilation[1] + 1 + pads[1] + pads[3] > INT32_MAX) {
+    throw new RangeError(`${where}: padding ${show(pads)} and the kernel pass 2^31 - 1`);
+  }
+  return g;
 }
 
 /**

@@ -20,6 +20,7 @@ export const FLOAT32_EPS = 2 ** -23;
  * Returns { quantMin, quantMax }.
  */
 export function quantRange(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`quantRange: options must be { dtype, reduceRange, quantMin, quantMax }, got ${show(options)}`);
   return resolveRange(options, 'quantRange');
 }
 

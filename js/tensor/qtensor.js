@@ -192,7 +192,7 @@ export class QTensor {
   qScale() {
     this.#live('qScale');
     if (this.#quant.scheme !== 'per_tensor_affine') {
-      throw new Error('QTensor.qScale: the tensor is per_channel_affine; use qPerChannelScales()');
+      throw new TypeError('QTensor.qScale: the tensor is per_channel_affine; use qPerChannelScales()');
     }
     return this.#quant.scale;
   }
@@ -200,7 +200,7 @@ export class QTensor {
   qZeroPoint() {
     this.#live('qZeroPoint');
     if (this.#quant.scheme !== 'per_tensor_affine') {
-      throw new Error('QTensor.qZeroPoint: the tensor is per_channel_affine; use qPerChannelZeroPoints()');
+      throw new TypeError('QTensor.qZeroPoint: the tensor is per_channel_affine; use qPerChannelZeroPoints()');
     }
     return this.#quant.zeroPoint;
   }
@@ -208,7 +208,7 @@ export class QTensor {
   #perChannelOnly(where) {
     this.#live(where);
     if (this.#quant.scheme !== 'per_channel_affine') {
-      throw new Error(`QTensor.${where}: the tensor is per_tensor_affine; use qScale() / qZeroPoint()`);
+      throw new TypeError(`QTensor.${where}: the tensor is per_tensor_affine; use qScale() / qZeroPoint()`);
     }
     return this.#quant;
   }

@@ -4,6 +4,7 @@
 //             ("where: what", naming the function and argument or the node, operator and attribute);
 //   'trap'    a WebAssembly.RuntimeError (memory access out of bounds, unreachable, ...);
 //   'blow-up' an allocation that could not be made (wasm or JS memory exhausted);
+//             (and I/O: a file or URL that could not be read, a plain Error naming the function and the path);
 //   'raw'     anything else: an engine error escaping from inside qwasm (reading a property of undefined, an invalid
 //             array length, a BigInt mixed with numbers, ...), a plain Error, or a non-Error value.
 import { ModelFormatError, NotImplementedError, UnsupportedError } from '../../js/errors.js';
@@ -26,9 +27,13 @@ const ENGINE_MESSAGES = new RegExp([
  */
 const WHERE = /^[\w.]+(?: (?:[\w.]+|"[^"]*"|\([^)]*\)))*: \S/;
 
+/** A file or URL that could not be read: a plain Error naming the function and the path (I/O, not an argument). */
+const IO = /^(?:loadModel|quantizeStatic|init|qwasm): could not (?:read|fetch) /;
+
 export function classifyError(error) {
   if (error instanceof WebAssembly.RuntimeError) return 'trap';
   const message = String(error?.message ?? '');
+  if (error?.constructor === Error && IO.test(message)) return 'named';
   if (/Array buffer allocation failed|out of wasm memory|Out of memory/i.test(message)) return 'blow-up';
   if (error instanceof ModelFormatError || error instanceof UnsupportedError) return 'named';
   if (!(error instanceof TypeError || error instanceof RangeError || error instanceof NotImplementedError)) return 'raw';

@@ -72,7 +72,7 @@ class Worker {
 
   #spawn() {
     this.#stderr = '';
-    const child = fork(WORKER, [], {
+    const child = fork(this.options.workerPath ?? WORKER, [], {
       execArgv: [`--max-old-space-size=${this.options.heapMb}`],
       env: { ...process.env, QWASM_SIMD: this.options.simd ? '1' : '0' },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -148,14 +148,15 @@ class Worker {
 /**
  * Runs `cases` cases of the run seeded `seed` over `files` (corpus()) on `workers` processes. Returns
  * { counts: { outcome: n }, failures: [{ index, file, seed, outcome, message, description }], ms }.
- * onResult(result, done) is called after each case.
+ * onResult(result, done) is called after each case. workerPath replaces tools/fuzz/worker.mjs (the tests check the limits
+ * with workers that hang, grow or die).
  */
 export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true,
-  first = 0, onResult } = {}) {
+  first = 0, onResult, workerPath } = {}) {
   const t0 = performance.now();
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
   const failures = [];
-  const pool = Array.from({ length: workers }, () => new Worker({ timeoutMs, memoryMb, heapMb, simd }));
+  const pool = Array.from({ length: workers }, () => new Worker({ timeoutMs, memoryMb, heapMb, simd, workerPath }));
   let next = first;
   let done = 0;
   const end = first + cases;

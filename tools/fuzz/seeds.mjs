@@ -9,20 +9,20 @@ const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int3
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
 /** A constant: values from `fill` (index -> number), or a list. */
-function tensor(dtype, dims, fill = (i) => (i % 7) - 3) {
+export function tensor(dtype, dims, fill = (i) => (i % 7) - 3) {
   const Arr = ARRAYS[dtype];
   const values = Array.isArray(fill) ? fill : Array.from({ length: numel(dims) }, (_, i) => fill(i));
   return { dtype, dims, data: Arr === BigInt64Array ? BigInt64Array.from(values, (v) => BigInt(v)) : Arr.from(values) };
 }
-const scalar = (dtype, v) => tensor(dtype, [], [v]);
-const qp = (prefix, s, z, dtype = 'uint8') => ({ [`${prefix}_scale`]: scalar('float32', s), [`${prefix}_zp`]: scalar(dtype, z) });
+export const scalar = (dtype, v) => tensor(dtype, [], [v]);
+export const qp = (prefix, s, z, dtype = 'uint8') => ({ [`${prefix}_scale`]: scalar('float32', s), [`${prefix}_zp`]: scalar(dtype, z) });
 const FLOAT_ATTRS = new Set(['alpha', 'beta', 'epsilon', 'momentum', 'min', 'max']);
 
 /**
  * A single-node (or small) model: inputs { name: [dtype, dims] }, inits { name: tensor }, nodes [[opType, inputs,
- * outputs, attributes, domain]], outputs { name: [dtype, dims] }.
+ * outputs, attributes, domain]], outputs { name: [dtype, dims] }. A graph for encodeOnnx (js/model/onnx.js).
  */
-function model({ inputs, inits = {}, nodes, outputs, opset = 13 }) {
+export function model({ inputs, inits = {}, nodes, outputs, opset = 13 }) {
   return {
     irVersion: 8,
     opsets: new Map([['', opset], ['com.microsoft', 1]]),
@@ -201,6 +201,9 @@ const ZOO = {
     outputs: { y: ['uint8', []] },
   }),
 };
+
+/** The zoo model `name` as a graph (encodeOnnx writes it). */
+export const zooModel = (name) => ZOO[name]();
 
 /** Writes every zoo model into `dir`; returns their paths. */
 export async function writeSeedZoo(dir) {
