@@ -87,7 +87,7 @@ typedef enum qw_qscheme {
 
 /* ---- memory (for the JS package; kernels never call these) ------------------------------ */
 
-/* The largest buffer and the largest element count any entry point takes: 2^31 - 1. */
+/* The largest buffer and the largest element count any entry point takes: 2^31 - 1 (the README's Limits). */
 #define QW_MAX_BYTES ((size_t)0x7fffffff)
 
 /* 16-byte aligned allocation; returns NULL when size is 0 or larger than QW_MAX_BYTES, or memory cannot grow. */
@@ -364,10 +364,12 @@ typedef struct qw_conv2d_shape {
 } qw_conv2d_shape;
 
 /* Output height and width; QW_INVALID_ARGUMENT for an inconsistent geometry (channels not divisible
- * by groups, non-positive sizes, a kernel larger than the padded input, ...). */
+ * by groups, non-positive sizes, a kernel larger than the padded input, ...), a padded input past 2^31 - 1, or
+ * an input, output or weight tensor of more than QW_MAX_BYTES elements. */
 QW_API qw_status qw_conv2d_output_size(const qw_conv2d_shape* shape, int32_t* out_h, int32_t* out_w);
 
-/* Bytes of packed weights. */
+/* Bytes of packed weights; 0 for an invalid geometry or more than QW_MAX_BYTES (the packing does not depend on
+ * batch, in_h and in_w beyond the kernel fitting). */
 QW_API size_t qw_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights given as PyTorch / ONNX lay them out: [out_c][in_c / groups][kernel_h][kernel_w],

@@ -16,6 +16,9 @@ qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const floa
       (inner > 1 && n != 0 && workspace == NULL)) {
     return QW_INVALID_ARGUMENT;
   }
+  if (n == 0) {
+    return QW_OK; /* nothing to compute (and no row to point into) */
+  }
   const qw_f32_softmax_ukernel softmax = qw_kernels()->f32_softmax;
   if (inner == 1) {
     for (size_t r = 0; r < outer; r++) {
