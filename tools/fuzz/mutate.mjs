@@ -5,17 +5,12 @@
 // again; or the bytes themselves are truncated, bit-flipped or spliced. Everything is drawn from a seeded generator,
 // so (file, seed) reproduces a case exactly.
 import { modelProtoType } from '../../js/model/onnx.js';
+import { mulberry32 } from '../bench/cases.mjs';
 
-/** mulberry32: a small, fast, seedable 32-bit generator. */
+/** A seeded generator (mulberry32) with the draws the mutations make. */
 export function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const u32 = mulberry32(seed);
+  const next = () => u32() / 4294967296;
   const r = {
     next,
     int: (n) => Math.floor(next() * n),
@@ -151,6 +146,15 @@ function refit(t, r) {
   t.rawData = data;
 }
 
+/** A random node, its `field` list (input / output) made present, the value names, a choice of `ways`, a position. */
+function pickList(m, r, field, ways) {
+  const nodes = m.graph?.node ?? [];
+  if (!nodes.length) return null;
+  const n = r.pick(nodes);
+  n[field] ??= [];
+  return { n, names: valueNames(m), what: r.int(ways), i: r.int(Math.max(1, n[field].length)) };
+}
+
 /** The mutations: each changes one field of the decoded model in place and returns a description, or null if n/a. */
 const MUTATIONS = {
   tensorDims(m, r) {
@@ -262,13 +266,9 @@ const MUTATIONS = {
     return `node ${n.name}: attribute ${name} (type ${type}) added`;
   },
   nodeInput(m, r) {
-    const nodes = m.graph?.node ?? [];
-    if (!nodes.length) return null;
-    const n = r.pick(nodes);
-    n.input ??= [];
-    const names = valueNames(m);
-    const what = r.int(5);
-    const i = r.int(Math.max(1, n.input.length));
+    const picked = pickList(m, r, 'input', 5);
+    if (!picked) return null;
+    const { n, names, what, i } = picked;
     if (what === 0 && n.input.length) n.input[i] = '';
     else if (what === 1 && n.input.length) n.input.splice(i, 1);
     else if (what === 2) n.input.push(r.chance(0.5) ? '' : r.pick(names));
@@ -277,13 +277,9 @@ const MUTATIONS = {
     return `node ${n.name}: inputs [${n.input}]`;
   },
   nodeOutput(m, r) {
-    const nodes = m.graph?.node ?? [];
-    if (!nodes.length) return null;
-    const n = r.pick(nodes);
-    n.output ??= [];
-    const names = valueNames(m);
-    const what = r.int(4);
-    const i = r.int(Math.max(1, n.output.length));
+    const picked = pickList(m, r, 'output', 4);
+    if (!picked) return null;
+    const { n, names, what, i } = picked;
     if (what === 0) n.output[i] = r.pick(names); // often a duplicate
     else if (what === 1 && n.output.length) n.output[i] = '';
     else if (what === 2) n.output.push(r.chance(0.5) ? `${n.output[0] ?? 'y'}_extra` : r.pick(names));
