@@ -86,6 +86,11 @@ static inline int qw_count_fits(size_t n, size_t elem_size) {
   return qw_size3(n, elem_size, 1, &bytes);
 }
 
+/* p is aligned for elements of elem_size bytes (int32 data is read and written as int32_t). */
+static inline int qw_aligned(const void* p, size_t elem_size) {
+  return ((uintptr_t)p & (elem_size - 1)) == 0;
+}
+
 /* Element i of 8-bit data as its dtype's integer. */
 static inline int32_t qw_load_q8(const void* data, size_t i, qw_dtype dtype) {
   return dtype == QW_QINT8 ? (int32_t)((const int8_t*)data)[i] : (int32_t)((const uint8_t*)data)[i];

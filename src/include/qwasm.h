@@ -12,7 +12,8 @@
  * Memory: the library never allocates inside a kernel. Buffers are owned by the
  * caller (the JS package allocates them with qw_alloc). Kernels read exactly the
  * elements they are given: no over-read, no over-write, so buffers need no padding.
- * Input and output buffers must not overlap unless a function says otherwise.
+ * Input and output buffers must not overlap unless a function says otherwise. int32 data (qint32 tensors, int32
+ * outputs) must be 4-byte aligned, and its row strides multiples of 4 (QW_INVALID_ARGUMENT otherwise).
  *
  * Sizes: no buffer an entry point reads or writes (a tensor, packed weights, a workspace, a table) may
  * exceed QW_MAX_BYTES bytes, and no element count may exceed it either. Every size is computed in 64-bit

@@ -343,7 +343,8 @@ qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape
   if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) ||
       header->kind != (uint32_t)(depthwise ? CONV_DEPTHWISE : CONV_GEMM) ||
       header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm)) ||
-      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c * stage.elem_size)) {
+      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c * stage.elem_size) ||
+      !qw_aligned(y, stage.elem_size)) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_zero_point_valid(x_dtype, x_zero_point)) {

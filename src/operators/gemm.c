@@ -155,7 +155,8 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
   if (!qw_output_stage_of(requantization, n, &out) || packed == NULL || h->magic != PACKED_MAGIC || h->n != n ||
       h->k != k || h->layout != qw_gemm_layout(&kernels->gemm) || workspace == NULL ||
       (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n * out.elem_size)) ||
-      !qw_count_fits(m, a_stride) || !qw_count_fits(m, y_stride) || !qw_dtype_is_8bit(a_dtype)) {
+      !qw_count_fits(m, a_stride) || !qw_count_fits(m, y_stride) || !qw_dtype_is_8bit(a_dtype) ||
+      !qw_aligned(y, out.elem_size) || y_stride % out.elem_size != 0) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_zero_point_valid(a_dtype, a_zero_point)) {
