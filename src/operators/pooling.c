@@ -44,6 +44,13 @@ size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* s) {
   return valid_pool_shape(s) ? (size_t)s->kernel_h * s->kernel_w * sizeof(void*) : 0;
 }
 
+/* Every (undilated) window overlaps the input: the first ends past the top padding, the last starts inside the input
+ * (PyTorch's pooling_output_shape guarantees both). An output size that breaks this has windows of no taps. */
+static int windows_overlap_input(const qw_pool2d_shape* s) {
+  return s->pad_top < s->kernel_h && s->pad_left < s->kernel_w &&
+         (int64_t)(s->out_h - 1) * s->stride_h - s->pad_top < s->in_h && (int64_t)(s->out_w - 1) * s->stride_w - s->pad_left < s->in_w;
+}
+
 /* int32 window sums of 8-bit values cannot overflow: at most 2^23 taps (255 * 2^23 < 2^31). Adaptive windows span
  * at most ceil(in / out) + 1 rows and columns. */
 static int avg_pool_sums_fit(const qw_pool2d_shape* s, int adaptive) {
@@ -109,6 +116,9 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
   }
   const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
                        form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
+  if (!adaptive && !windows_overlap_input(s)) {
+    return QW_INVALID_ARGUMENT;
+  }
   if (!avg_pool_sums_fit(s, adaptive)) {
     return QW_UNSUPPORTED;
   }

@@ -239,3 +239,18 @@ test('an error raised inside a node names the node and its operator; a node that
   }));
   await rejectsAtRun(scale, { x: new Float32Array(4) }, RangeError, /^QuantizeLinear node "QuantizeLinear_0": quantizePerTensor: scale must be a finite number > 0/);
 });
+
+test('every registry entry\'s input and output specs name known element types and inputs', async () => {
+  const { operatorFor, registeredOperators } = await import('../../js/model/operators/registry.js');
+  const TYPES = new Set(['float32', 'uint8', 'int8', 'int32', 'int64', 'bool']);
+  for (const key of registeredOperators()) {
+    const [domain, opType] = key.includes(':') ? key.split(':') : ['', key];
+    const entry = operatorFor({ opType, domain });
+    const specs = entry.inputSpecs?.fixed ?? [];
+    for (const s of specs) {
+      for (const t of [...(s.dtypes ?? []), ...s.unsupported]) assert.ok(TYPES.has(t), `${key} input ${s.name}: unknown element type ${t}`);
+      if (s.same) assert.ok(specs.some((o) => o.name === s.same && o !== s), `${key} input ${s.name}: '=${s.same}' names no input`);
+    }
+    assert.equal(typeof entry.run, 'function', key);
+  }
+});

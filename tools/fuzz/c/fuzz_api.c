@@ -14,7 +14,8 @@
 
 #include "qwasm.h"
 
-#define CAP (8u << 20) /* largest buffer the harness allocates */
+#define CAP (8u << 20)   /* largest buffer the harness allocates */
+#define WORK (1u << 24)  /* most multiply-adds (or window taps) a call may take: sanitized kernels are slow */
 
 struct input {
   const uint8_t* p;
@@ -204,6 +205,7 @@ static void conv2d(struct input* in) {
     return;
   }
   const int int32_out = u8(in) < 32;
+  if ((double)s.batch * oh * ow * s.out_c * (s.in_c / s.groups) * s.kernel_h * s.kernel_w > WORK) return;
   void* blob = requantization(in, (size_t)s.out_c, int32_out);
   void* x = buffer(in, (uint64_t)s.batch * s.in_h * s.in_w * s.in_c);
   void* y = buffer(in, (uint64_t)s.batch * oh * ow * s.out_c * (int32_out ? 4 : 1));
@@ -228,6 +230,7 @@ static void conv2d_f32(struct input* in) {
     must_refuse(qw_f32_conv2d(&s, (float*)tiny[0], packed, (float*)tiny[1], tiny[2]), "qw_f32_conv2d");
     return;
   }
+  if ((double)s.batch * oh * ow * s.out_c * (s.in_c / s.groups) * s.kernel_h * s.kernel_w > WORK) return;
   float* x = floats(in, (uint64_t)s.batch * s.in_h * s.in_w * s.in_c);
   float* y = buffer(in, (uint64_t)s.batch * oh * ow * s.out_c * 4);
   void* workspace = buffer(in, ws);
@@ -248,6 +251,7 @@ static void gemm(struct input* in) {
   void* packed = buffer(in, pack);
   if (w == NULL || packed == NULL || qw_gemm_pack(n, k, w, u8(in) & 1, k, 1, &zp, 1, packed) != QW_OK) return;
   const int int32_out = u8(in) < 32;
+  if ((double)m * n * k > WORK) return;
   const size_t a_stride = k + u8(in) % 3, y_stride = n * (int32_out ? 4 : 1) + u8(in) % 3;
   void* blob = requantization(in, n, int32_out);
   void* a = buffer(in, (uint64_t)m * a_stride);
@@ -279,6 +283,10 @@ static void pooling(struct input* in) {
   if (ws == 0) {
     must_refuse(qw_max_pool2d(&s, tiny[0], dtype, tiny[1], tiny[2], 0), "qw_max_pool2d");
     must_refuse(qw_avg_pool2d(&s, tiny[0], dtype, 0.1f, 0, tiny[1], u8(in) % 8, 1, 0), "qw_avg_pool2d");
+    return;
+  }
+  if ((double)s.batch * s.out_h * s.out_w * s.channels * s.kernel_h * s.kernel_w > WORK ||
+      (double)s.batch * s.in_h * s.in_w * s.channels > WORK) {
     return;
   }
   void* x = buffer(in, (uint64_t)s.batch * s.in_h * s.in_w * s.channels);
