@@ -62,6 +62,25 @@ class ResNetLet(nn.Module):
     fuse = [["conv1", "relu1"]]
 
 
+class PoolNet(nn.Module):
+    """A padded AvgPool2d (torch.onnx writes Pad + AveragePool) and x.mean([2, 3]) (ReduceMean) between QDQ pairs."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv2d(2, 6, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.pool = nn.AvgPool2d(3, stride=1, padding=1)
+        self.fc = nn.Linear(6, 4)
+        self.dequant = tq.DeQuantStub()
+
+    def forward(self, x):
+        x = self.pool(self.relu(self.conv(self.quant(x))))
+        return self.dequant(self.fc(x.mean([2, 3])))
+
+    fuse = [["conv", "relu"]]
+
+
 def build(cls, shape, seed):
     torch.manual_seed(seed)
     m = cls().eval()
@@ -78,7 +97,8 @@ def build(cls, shape, seed):
 def main():
     torch.backends.quantized.engine = "qnnpack"
     os.makedirs(OUT, exist_ok=True)
-    for name, cls, shape in [("convnet", ConvNet, (1, 1, 8, 8)), ("resnetlet", ResNetLet, (1, 3, 6, 6))]:
+    for name, cls, shape in [("convnet", ConvNet, (1, 1, 8, 8)), ("resnetlet", ResNetLet, (1, 3, 6, 6)),
+                             ("poolnet", PoolNet, (1, 2, 7, 7))]:
         m, gen = build(cls, shape, seed=len(name))
         buf = io.BytesIO()
         torch.onnx.export(m, torch.randn(shape, generator=gen), buf, opset_version=13,
