@@ -1,17 +1,21 @@
-// loadModel: an ONNX file (QOperator, dynamically quantized, or written by tools/export_torch.py)
+// loadModel: an ONNX file (QOperator, QDQ, dynamically quantized, float, or written by tools/export_torch.py)
 // as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are released
 // right after their last consumer (liveness computed once at load); their bytes come from one arena
-// planned on the first run (js/model/memory-plan.js).
+// planned on the first run with given input shapes (js/model/memory-plan.js). Everything that depends only
+// on the input shapes (Shape / Gather / Concat chains, position ids, constant masks) is computed on that first
+// run and kept for those shapes (js/model/shape-plans.js), so later runs do no shape arithmetic.
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import { backend } from '../runtime/runtime.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
+import { newStorage } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
 import { decodeOnnx } from './onnx.js';
 import { optimize } from './passes/passes.js';
 import { prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
-import { dimsOf, dtypeOf, host, toHost } from './values.js';
+import { ShapePlans, staticNodes } from './shape-plans.js';
+import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -58,6 +62,13 @@ export class Model {
   #memory;
   #described;
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
+  #static; // per node: true when its outputs depend only on constants and the input shapes
+  #plans; // shape key -> what depends on the input shapes alone (js/model/shape-plans.js)
+  #plan = null; // the current run's
+  #step = 0; // the index of the running node
+  #persistent = new Set(); // host data that outlives runs (initializers, shape-plan values): uploaded once
+  #uploads = new Map(); // such data -> its storage in wasm memory
+  #graphInputs;
   #disposed = false;
 
   constructor(graph, options) {
@@ -88,8 +99,12 @@ export class Model {
     graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
+    this.#graphInputs = new Set(graph.inputs.map((i) => i.name));
     this.#described = describeNodes(graph.nodes, graph.initializers);
+    this.#static = staticNodes(graph, this.#steps.map((s) => s.operator));
+    for (const init of graph.initializers.values()) this.#persistent.add(init.data);
     this.#memory = new MemoryPlan(backend());
+    this.#plans = new ShapePlans((plan) => this.#forgetPlan(plan));
     const prepared = this.#prepared;
     this.#ctx = {
       semantics: name,
@@ -110,6 +125,13 @@ export class Model {
       },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
+      /** The value in wasm memory, as a wasm value the caller releases (host data is copied in; constants once). */
+      wasm: (v) => this.#toWasm(v),
+      /**
+       * What fn() computes from the shapes of `inputs` (stride lists, kernel arguments), computed once per shape
+       * plan and node, outside the arena (a `dispose()` of the result runs when the plan is dropped).
+       */
+      memo: (inputs, fn) => this.#memo(inputs, fn),
     };
     this.inputs = graph.inputs.map((i) => ({ ...i, qparams: this.#inputQParams(i.name) }));
     this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
@@ -179,26 +201,77 @@ export class Model {
   }
 
   #input(spec, value) {
-    const where = `run: input "${spec.name}"`;
+    const where = `Model.run: input "${spec.name}"`;
     if (value instanceof QTensor) {
+      if (ONNX_OF_QDTYPE[value.dtype] !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype} (${INPUT_ARRAYS[spec.dtype]}), got a ${value.dtype} QTensor`);
       return { kind: 'q', q: value.clone() };
     }
     const data = value?.data ?? value;
-    if (!(data instanceof Float32Array) && !(data instanceof Uint8Array) && !(data instanceof Int8Array)) {
-      throw new TypeError(`${where} must be a Float32Array, a QTensor or { data, dims }, got ${value?.constructor?.name ?? typeof value}`);
+    const Expected = ARRAY[spec.dtype];
+    if (!(data instanceof Expected)) {
+      const got = ArrayBuffer.isView(data) ? data.constructor.name : value === null ? 'null' : value?.constructor?.name ?? typeof value;
+      throw new TypeError(`${where} must be ${spec.dtype}: a ${INPUT_ARRAYS[spec.dtype]} or { data, dims }${QDTYPE_INPUTS.has(spec.dtype) ? ' or a QTensor' : ''}, got ${got}`);
     }
-    const dtype = data instanceof Float32Array ? 'float32' : data instanceof Uint8Array ? 'uint8' : 'int8';
-    if (dtype !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype}, got ${dtype}`);
+    const dtype = spec.dtype;
     const dims = value?.dims ?? spec.dims.map((d) => {
       if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
       return d;
     });
+    if (!Array.isArray(dims) || dims.some((d) => !Number.isSafeInteger(d) || d < 0)) {
+      throw new RangeError(`${where}: dims must be an array of non-negative integers, got ${JSON.stringify(dims)}`);
+    }
+    if (spec.dims.length > 0 && dims.length !== spec.dims.length) {
+      throw new RangeError(`${where} has ${dims.length} dimensions [${dims}], the model expects ${spec.dims.length} [${spec.dims}]`);
+    }
     const expected = dims.reduce((a, b) => a * b, 1);
     if (data.length !== expected) throw new RangeError(`${where} has ${data.length} values, its shape [${dims}] needs ${expected}`);
     spec.dims.forEach((d, i) => {
       if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
     });
     return host(dtype, dims.slice(), data);
+  }
+
+  /** A value in wasm memory (a reference the caller releases): wasm data shared, host data copied in. */
+  #toWasm(v) {
+    if (v.kind === 'wasm') return viewValue(v, v.dims);
+    if (v.kind !== 'host') throw new Error(`qwasm internal error: ${v.kind} value where plain data is expected`);
+    const bytes = numel(v.dims) * BYTES[v.dtype];
+    const source = new Uint8Array(v.data.buffer, v.data.byteOffset, bytes);
+    let storage = this.#uploads.get(v.data);
+    if (!storage && this.#persistent.has(v.data)) {
+      // constants and shape-plan values: copied into wasm memory once, outside the arena
+      storage = backend().outsidePlan(() => newStorage(Math.max(1, bytes)));
+      backend().u8(storage.ptr, bytes).set(source);
+      this.#uploads.set(v.data, storage);
+    }
+    if (storage) return { kind: 'wasm', dtype: v.dtype, dims: v.dims, storage: storage.retain(), offset: 0 };
+    const w = wasmValue(v.dtype, v.dims);
+    backend().u8(w.storage.ptr, bytes).set(source);
+    return w;
+  }
+
+  #memo(inputs, fn) {
+    const signature = inputs.map((v) => (v ? `${dimsOf(v)}` : '-')).join('|');
+    const memos = this.#plan.memos;
+    const m = memos[this.#step];
+    if (m && m.signature === signature) return m.value;
+    m?.value?.dispose?.();
+    const value = backend().outsidePlan(fn);
+    memos[this.#step] = { signature, value };
+    return value;
+  }
+
+  /** A shape plan was dropped: its memos and the wasm copies of its values go. */
+  #forgetPlan(plan) {
+    for (const m of plan.memos) m?.value?.dispose?.();
+    for (const outs of plan.statics) {
+      for (const v of outs ?? []) {
+        if (!v) continue;
+        this.#persistent.delete(v.data);
+        this.#uploads.get(v.data)?.release();
+        this.#uploads.delete(v.data);
+      }
+    }
   }
 
   /**
@@ -224,7 +297,9 @@ export class Model {
       const v = feeds[spec.name];
       return v instanceof QTensor ? v.shape : v?.dims ?? spec.dims;
     });
-    const result = this.#memory.run(JSON.stringify(shapes), () => this.#runGraph(feeds, intermediates, profile));
+    const key = JSON.stringify(shapes);
+    this.#plan = this.#plans.get(key, this.#order.length);
+    const result = this.#memory.run(key, () => this.#runGraph(feeds, intermediates, profile));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
   }
@@ -232,12 +307,12 @@ export class Model {
   #runGraph(feeds, intermediates, profile) {
     const values = new Map();
     const release = (name) => {
-      const v = values.get(name);
-      if (v?.kind === 'q') v.q.dispose();
+      releaseValue(values.get(name));
       values.delete(name);
     };
     const captured = {};
     const timings = [];
+    const plan = this.#plan;
     try {
       for (const spec of this.inputs) {
         if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
@@ -253,18 +328,31 @@ export class Model {
       for (let i = 0; i < this.#order.length; i++) {
         const node = this.#order[i];
         this.#ctx.node = node;
+        this.#step = i;
         const t0 = profile ? performance.now() : 0;
         const { operator, attrs } = this.#steps[i];
-        const outs = operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs);
-        if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
+        let outs;
+        if (this.#static[i]) {
+          // Depends on the input shapes alone: computed on the first run with these shapes, then reused.
+          outs = plan.statics[i];
+          if (!outs) {
+            outs = backend().outsidePlan(() => operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs).map(keepOnHost));
+            for (const v of outs) if (v) this.#persistent.add(v.data);
+            plan.statics[i] = outs;
+          }
+        } else {
+          outs = operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs);
+        }
+        if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0, ...(this.#static[i] ? { static: true } : {}) });
         node.outputs.forEach((name, k) => {
           if (name !== '' && outs[k] !== undefined) {
             values.set(name, outs[k]);
             if (intermediates) captured[name] = snapshot(outs[k]);
           }
         });
+        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
         for (const name of new Set(node.inputs)) {
-          if (this.#lastUse.get(name) === i && values.has(name) && !this.inputs.some((s) => s.name === name)) release(name);
+          if (this.#lastUse.get(name) === i && values.has(name) && !this.#graphInputs.has(name)) release(name);
         }
         for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
       }
@@ -284,14 +372,31 @@ export class Model {
     this.#disposed = true;
     for (const p of this.#prepared.values()) p.packed.dispose();
     this.#prepared.clear();
+    this.#plans.clear();
+    for (const storage of this.#uploads.values()) storage.release();
+    this.#uploads.clear();
     this.#memory.dispose();
   }
 }
 
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
 
+/** Element types a Model.run input may have, with the array that carries each. */
+const INPUT_ARRAYS = Object.freeze({ float32: 'Float32Array', uint8: 'Uint8Array', int8: 'Int8Array', int32: 'Int32Array', int64: 'BigInt64Array', bool: 'Uint8Array (0 / 1)' });
+const ONNX_OF_QDTYPE = Object.freeze({ quint8: 'uint8', qint8: 'int8' });
+const QDTYPE_INPUTS = new Set(['uint8', 'int8']);
+
+/** A value as host data, its wasm memory given back (a shape-plan value, kept across runs). */
+function keepOnHost(v) {
+  if (v === undefined) return v;
+  const h = toHost(v);
+  releaseValue(v);
+  return h;
+}
+
 /** A value copied out to the host: { dtype, dims, data }. */
 function snapshot(v) {
-  const h = backend().outsidePlan(() => toHost(v));
-  return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data: h.data };
+  // host data may be a constant or a shape-plan value: the caller gets a copy it may change
+  const data = v.kind === 'host' ? v.data.slice() : backend().outsidePlan(() => toHost(v)).data;
+  return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data };
 }

@@ -493,19 +493,27 @@ export function dynamicQuantizeLinear(data, shape) {
   const dims = checkShape(shape ?? [data?.length], where);
   const n = numelOf(dims);
   checkNumberArray(data, n, where, 'data');
-  return b.withBuffers([4 * n, 8], (px, pq) => {
+  return b.withBuffers([4 * n], (px) => {
     b.f32(px, n).set(data);
-    const storage = newStorage(Math.max(1, n));
-    const status = b.exports.qw_dynamic_quantize(n, px, storage.ptr, pq, pq + 4);
+    return dynamicQuantizeAt(px, dims, where);
+  });
+}
+
+/** dynamicQuantizeLinear of float32 data already in wasm memory at `ptr` (the model's activations). */
+export function dynamicQuantizeAt(ptr, dims, where) {
+  const b = backend();
+  const n = numelOf(dims);
+  const storage = newStorage(Math.max(1, n));
+  const [scale, zeroPoint] = b.withBuffers([8], (pq) => {
+    const status = b.exports.qw_dynamic_quantize(n, ptr, storage.ptr, pq, pq + 4);
     if (status !== 0) {
       storage.release();
       throw new RangeError(`${where}: data must be finite numbers (NaN or Infinity has no uint8 range)`);
     }
-    const scale = b.f32(pq, 1)[0];
-    const zeroPoint = b.i32(pq + 4, 1)[0];
-    const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
-    return { y, scale, zeroPoint };
+    return [b.f32(pq, 1)[0], b.i32(pq + 4, 1)[0]];
   });
+  const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
+  return { y, scale, zeroPoint };
 }
 
 /** ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1). */

@@ -2,11 +2,12 @@
 // ones (DynamicQuantizeLinear, MatMulInteger, ConvInteger), on qwasm's integer kernels in the semantics of the
 // model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
-import { conv2d, convInteger, dynamicQuantizeLinear, matmul, matmulInteger, packConv2d } from '../../ops/linear.js';
+import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul } from '../../ops/linear.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
-  QDTYPE, dimsOf, floatData, host, outputQParams, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
+  QDTYPE, dimsOf, dtypeOf, floatData, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
 } from '../values.js';
+import { withWasm } from './kernel-args.js';
 import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -137,25 +138,46 @@ export const QUANTIZED_OPERATORS = {
     },
   },
 
+  /**
+   * DynamicQuantizeLinear as onnxruntime computes it (uint8 from the range widened to include 0, the onnx rounding),
+   * on the activations where they are in wasm memory. An all-zero input has scale 1, as in onnxruntime (the ONNX
+   * function body would divide by zero).
+   */
   DynamicQuantizeLinear: {
     inputs: ['x'],
     run(ctx, [x]) {
-      const { y, scale, zeroPoint } = dynamicQuantizeLinear(floatData(x, where(ctx.node)), x.dims);
-      return [qvalue(y), host('float32', [], Float32Array.of(scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
+      const w = where(ctx.node);
+      if (dtypeOf(x) !== 'float32') throw new ModelFormatError(`${w}: expected float32 data, got ${dtypeOf(x)}`);
+      const { y, scale, zeroPoint } = withWasm(ctx, [x], (wx) => dynamicQuantizeAt(ptrOf(wx), dimsOf(x), w));
+      return [qvalue(y), host('float32', [], Float32Array.of(scale === 0 ? 1 : scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
     },
   },
 
+  /** MatMulInteger: the exact int32 sums; a constant B is packed once (the weights of a dynamically quantized model). */
   MatMulInteger: {
     inputs: ['A', 'B', 'a_zero_point?', 'b_zero_point?'],
     run(ctx, [a, b, az, bz]) {
       const w = where(ctx.node);
-      const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
-      try {
+      const bWeight = () => {
         const bh = toHost(b);
         const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
-        const bq = zps.length > 1
+        return zps.length > 1
           ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
           : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+      };
+      const constant = dimsOf(b).length === 2 && ctx.isConstant(ctx.node.inputs[1]) && (!bz || ctx.isConstant(ctx.node.inputs[3]));
+      const packed = constant ? ctx.prepare(() => {
+        const bq = bWeight();
+        try {
+          return packMatMul(bq, { mode: 'none' });
+        } finally {
+          bq.dispose();
+        }
+      }) : null;
+      const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
+      try {
+        if (packed) return [qvalue(matmulInteger(aq, packed))];
+        const bq = bWeight();
         try {
           return [qvalue(matmulInteger(aq, bq))];
         } finally {

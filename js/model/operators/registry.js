@@ -5,17 +5,28 @@
 //   attributes  name -> schema (A.int, A.ints, A.float, A.string, A.tensor), checked and defaulted at load
 //   uses        the semantics families it computes in (semantics.js), so an unsupported form fails at load
 //   prepare     optional (attrs, node, opset) -> attrs: derived and cross-checked attributes, once at load
+//   shapeFrom   optional: the inputs whose VALUES decide the output's shape (Reshape's shape, Slice's starts, ...);
+//               readsShapeOnly: true for Shape and Size (js/model/shape-plans.js)
 //   run         (ctx, inputs, attrs) -> outputs: the values of the node's outputs
 // Attributes are parsed once when the model loads (prepareNode); a run only reads them.
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { ONNX_ATTRIBUTE_TYPES } from './attributes.js';
 import { CONTRIB_OPERATORS } from './contrib.js';
+import { ELEMENTWISE_OPERATORS } from './elementwise.js';
 import { FLOAT_OPERATORS } from './float.js';
 import { QUANTIZED_OPERATORS } from './quantized.js';
+import { REDUCE_OPERATORS } from './reduce.js';
 import { SHAPE_OPERATORS } from './shape.js';
+import { TRANSFORMER_CONTRIB_OPERATORS, TRANSFORMER_OPERATORS } from './transformer.js';
+
+/** The families: [domain, { opType: entry }]. */
+const FAMILIES = [
+  ['', QUANTIZED_OPERATORS], ['', FLOAT_OPERATORS], ['', ELEMENTWISE_OPERATORS], ['', REDUCE_OPERATORS], ['', SHAPE_OPERATORS],
+  ['', TRANSFORMER_OPERATORS], ['com.microsoft', CONTRIB_OPERATORS], ['com.microsoft', TRANSFORMER_CONTRIB_OPERATORS],
+];
 
 const REGISTRY = new Map();
-for (const [domain, family] of [['', QUANTIZED_OPERATORS], ['', FLOAT_OPERATORS], ['', SHAPE_OPERATORS], ['com.microsoft', CONTRIB_OPERATORS]]) {
+for (const [domain, family] of FAMILIES) {
   for (const [opType, entry] of Object.entries(family)) {
     const key = domain ? `${domain}:${opType}` : opType;
     if (REGISTRY.has(key)) throw new Error(`qwasm internal error: operator ${key} is registered twice`);
