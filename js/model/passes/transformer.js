@@ -15,8 +15,8 @@
 import { applyRules, graphView } from './rules.js';
 
 const MS = 'com.microsoft';
-let counter = 0;
-const fusedName = (base) => `${base}/qwasm_fused_${counter++}`;
+/** A fused node is named after the node it grew from, and what it became ("/layers.0/q/MatMul_quant/MatMulIntegerToFloat"). */
+const fusedName = (base, opType) => `${base.replace(/\/(MatMulIntegerToFloat|LayerNormalization|Gelu)$/, '')}/${opType}`;
 
 /** The transformer view: rules.js's plus declared shapes, first parents / children by type, float scalars. */
 function view(graph) {
@@ -83,7 +83,7 @@ const DYNAMIC_QUANT_RULES = [
     rewrite({ mmi, aScale, bScale, add, bias }, mul) {
       const [a, b, az = '', bz = ''] = mmi.inputs;
       return [{
-        name: fusedName(mmi.name), opType: 'MatMulIntegerToFloat', domain: MS, attributes: {},
+        name: fusedName(mmi.name, 'MatMulIntegerToFloat'), opType: 'MatMulIntegerToFloat', domain: MS, attributes: {},
         inputs: [a, b, aScale, bScale, az, bz, ...(bias ? [bias] : [])], outputs: [(add ?? mul).outputs[0]],
       }];
     },
@@ -103,7 +103,7 @@ const DYNAMIC_QUANTIZE_MATMUL_RULES = [
     },
     rewrite({ dql }, node) {
       const [, b, , bScale, , bZero = '', bias = ''] = node.inputs;
-      return [{ name: fusedName(node.name), opType: 'DynamicQuantizeMatMul', domain: MS, attributes: {}, inputs: [dql.inputs[0], b, bScale, bZero, bias], outputs: node.outputs.slice() }];
+      return [{ name: fusedName(node.name, 'DynamicQuantizeMatMul'), opType: 'DynamicQuantizeMatMul', domain: MS, attributes: {}, inputs: [dql.inputs[0], b, bScale, bZero, bias], outputs: node.outputs.slice() }];
     },
   },
 ];
@@ -170,7 +170,7 @@ const LAYER_NORM_RULES = [
       return { x, scale, bias, epsilon, axis: axes[0], last, consumed: [sub, subDup, div, sqrt, add2, rm2, pow, mul, last].filter(Boolean) };
     },
     rewrite: ({ x, scale, bias, epsilon, axis, last }, rm) => [{
-      name: fusedName(rm.name), opType: 'LayerNormalization', domain: '', inputs: [x, scale, bias], outputs: [last.outputs[0]],
+      name: fusedName(rm.name, 'LayerNormalization'), opType: 'LayerNormalization', domain: '', inputs: [x, scale, bias], outputs: [last.outputs[0]],
       attributes: { axis, epsilon, stash_type: 1 }, attributeTypes: { axis: 2, epsilon: 1, stash_type: 2 },
     }],
   },
@@ -198,7 +198,7 @@ const LAYER_NORM_RULES = [
       if (!is(mul3, 'Mul') || !half(mul3, mul.outputs[0])) return null;
       return { x, out: mul3.outputs[0], consumed: [erf, add, mul, mul3] };
     },
-    rewrite: ({ x, out }, div) => [{ name: fusedName(div.name), opType: 'Gelu', domain: MS, inputs: [x], outputs: [out], attributes: {} }],
+    rewrite: ({ x, out }, div) => [{ name: fusedName(div.name, 'Gelu'), opType: 'Gelu', domain: MS, inputs: [x], outputs: [out], attributes: {} }],
   },
 ];
 
@@ -217,7 +217,7 @@ const BIAS_RULES = [
       return { x: add.inputs[1 - biasIndex], bias: add.inputs[biasIndex], consumed: [add] };
     },
     rewrite: ({ x, bias }, gelu) => [{
-      name: fusedName(gelu.name), opType: gelu.attributes.approximate === 'tanh' ? 'FastGelu' : 'BiasGelu', domain: MS,
+      name: fusedName(gelu.name, 'BiasGelu'), opType: gelu.attributes.approximate === 'tanh' ? 'FastGelu' : 'BiasGelu', domain: MS,
       inputs: [x, bias], outputs: gelu.outputs.slice(), attributes: {},
     }],
   },
@@ -257,7 +257,7 @@ const SKIP_LAYER_NORM_RULES = [
       return { inputs: add1.inputs.slice(), bias: null, add1, consumed: [add1] };
     },
     rewrite: ({ inputs, bias }, ln) => [{
-      name: fusedName(ln.name), opType: 'SkipLayerNormalization', domain: MS,
+      name: fusedName(ln.name, 'SkipLayerNormalization'), opType: 'SkipLayerNormalization', domain: MS,
       inputs: [...inputs, ln.inputs[1], ln.inputs[2] ?? '', ...(bias ? [bias] : [])], outputs: [ln.outputs[0]],
       // onnxruntime gives a LayerNormalization without epsilon SkipLayerNormalization's default, 1e-12
       attributes: { epsilon: ln.attributes.epsilon ?? 1e-12 }, attributeTypes: { epsilon: 1 },
@@ -326,7 +326,7 @@ const MATMUL_SCALE_RULES = [
       return { inputs, out, alpha, consumed };
     },
     rewrite: ({ inputs, out, alpha }, mm) => [{
-      name: fusedName(mm.name), opType: 'FusedMatMul', domain: MS, inputs, outputs: [out],
+      name: fusedName(mm.name, 'FusedMatMul'), opType: 'FusedMatMul', domain: MS, inputs, outputs: [out],
       attributes: { ...(mm.opType === 'FusedMatMul' ? mm.attributes : {}), alpha }, attributeTypes: { alpha: 1 },
     }],
   },
@@ -341,7 +341,7 @@ const NEUTRAL_RULES = [
       return is(tanh, 'Tanh') ? { tanh, consumed: [tanh] } : null;
     },
     rewrite: ({ tanh }, gemm) => [{
-      name: fusedName(gemm.name), opType: 'FusedGemm', domain: MS, inputs: gemm.inputs.slice(), outputs: tanh.outputs.slice(),
+      name: fusedName(gemm.name, 'FusedGemm'), opType: 'FusedGemm', domain: MS, inputs: gemm.inputs.slice(), outputs: tanh.outputs.slice(),
       attributes: { ...gemm.attributes, activation: 'Tanh' }, attributeTypes: { ...gemm.attributeTypes, activation: 3 },
     }],
   },

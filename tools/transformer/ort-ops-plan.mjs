@@ -1,9 +1,10 @@
-// The cases of tests/fixtures/ort_ops (single ONNX / com.microsoft nodes) as calls of qwasm's C exports:
-// planCase turns a node's attributes and shapes into the exports' arguments, the way the model loader's
-// operators will (broadcast strides, softmax's [outer, axis, inner], layer norm rows, one 2-D product per
-// batch of a MatMul, weights packed once for the dynamic int8 matmuls); runPlan executes a plan on a raw
-// backend (js/runtime/wasm.js). tools/transformer/ort_ops_web.mjs writes the same plans into the C test's fixture
-// (tests/c/ort_ops_cases.h), which tests/c/test_transformer_ops.c replays against the native builds.
+// The cases of tests/fixtures/ort_ops (single ONNX / com.microsoft nodes) as calls of qwasm's C exports, for the
+// C test's fixture: planCase turns a node's attributes and shapes into the exports' arguments, as the model
+// loader's operators do (js/model/operators/: broadcast strides, softmax's [outer, axis, inner], layer norm rows,
+// one 2-D product per batch of a MatMul, weights packed once for the dynamic int8 matmuls).
+// tools/transformer/ort_ops_c_fixture.mjs writes the plans into generated/ort_ops_cases.h, which
+// tests/c/test_transformer_ops.c replays against the native and wasm builds. (The JS test runs the same cases
+// through the model loader: tests/js/ort-ops.test.js.)
 //
 // A plan: { tensors: [{ dtype, dims, data? }] (the case's inputs, then its outputs), steps: [{ kind, ints,
 // floats, inputs: [tensor index or -1], output: tensor index }] }. Each kind is one C export (or a packing
@@ -11,9 +12,6 @@
 
 const SIZES = { float32: 4, int64: 8, int32: 4, bool: 1, uint8: 1, int8: 1 };
 const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9 };
-const ARRAYS = {
-  float32: Float32Array, int64: BigInt64Array, int32: Int32Array, bool: Uint8Array, uint8: Uint8Array, int8: Int8Array,
-};
 const UNARY = { Exp: 0, Erf: 1, Tanh: 2, Sqrt: 3 };
 const BINARY = { Add: 0, Sub: 1, Mul: 2, Div: 3, Pow: 4 };
 
@@ -24,7 +22,6 @@ export const KIND = Object.freeze({
 });
 
 const product = (dims) => dims.reduce((a, b) => a * b, 1);
-const WHERE = 'ort-ops plan'; // names the caller in the errors of Backend.call
 
 /** numpy broadcasting: the output shape and each input's element strides over it (0 where broadcast). */
 export function broadcastStrides(...shapes) {
@@ -178,104 +175,4 @@ export function planCase(c) {
       throw new Error(`no qwasm plan for ${c.op}`);
   }
   return { tensors, steps };
-}
-
-/** Runs fn with wasm copies of the given typed arrays and zeroed buffers of outBytes, freed afterwards. */
-function withMemory(be, arrays, outBytes, fn) {
-  const sizes = [...arrays.map((a) => a.byteLength), ...outBytes];
-  return be.withBuffers(sizes, (...ptrs) => {
-    arrays.forEach((a, i) => be.u8(ptrs[i], a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)));
-    for (let i = arrays.length; i < ptrs.length; i++) be.u8(ptrs[i], sizes[i]).fill(0);
-    return fn(...ptrs);
-  });
-}
-
-/** Executes a plan with backend be; returns the case's outputs (the tensors without data) as typed arrays. */
-export function runPlan(be, { tensors, steps }) {
-  const ptrs = [];
-  try {
-    for (const t of tensors) {
-      const bytes = t ? product(t.dims) * SIZES[t.dtype] : 0;
-      const ptr = t ? be.alloc(bytes) : 0;
-      ptrs.push(ptr);
-      if (t?.data) be.u8(ptr, bytes).set(new Uint8Array(t.data.buffer, t.data.byteOffset, bytes));
-      else if (t) be.u8(ptr, bytes).fill(0);
-    }
-    const p = (i, offset = 0) => (i < 0 ? 0 : ptrs[i] + offset * SIZES[tensors[i].dtype]);
-    for (const s of steps) run(be, s, p, tensors);
-    return tensors.flatMap((t, i) => (t && !t.data ? [be.view(ARRAYS[t.dtype], ptrs[i], product(t.dims)).slice()] : []));
-  } finally {
-    for (const ptr of ptrs) if (ptr) be.free(ptr);
-  }
-}
-
-function run(be, s, p, tensors) {
-  const [a, b, c, d, e] = s.inputs;
-  const y = s.output;
-  const I = s.ints;
-  switch (s.kind) {
-    case KIND.UNARY:
-      be.call(WHERE, 'qw_f32_unary', I[0], I[1], p(a), p(y));
-      break;
-    case KIND.GELU:
-      be.call(WHERE, 'qw_f32_gelu', I[0], I[1], I[2], p(a), p(b), p(y));
-      break;
-    case KIND.SOFTMAX: {
-      const ws = be.size('qw_f32_softmax_workspace_size', I[1], I[2]);
-      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_softmax', I[0], I[1], I[2], p(a), p(y), ws ? pw : 0));
-      break;
-    }
-    case KIND.LAYER_NORM:
-      be.call(WHERE, 'qw_f32_layer_norm', I[0], I[1], p(a), p(b), I[2], p(c), p(d), p(e), s.floats[0], p(y), 0);
-      break;
-    case KIND.BINARY:
-    case KIND.WHERE: {
-      const operands = s.kind === KIND.BINARY ? 2 : 3;
-      const rank = I[1];
-      const groups = [I.slice(2, 2 + rank), ...Array.from({ length: operands }, (_, o) => I.slice(2 + rank * (o + 1), 2 + rank * (o + 2)))];
-      withMemory(be, groups.map((g) => Int32Array.from(g)), [], (pd, ...ps) => {
-        if (s.kind === KIND.BINARY) be.call(WHERE, 'qw_f32_binary', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(y));
-        else be.call(WHERE, 'qw_where', I[0], rank, pd, p(a), ps[0], p(b), ps[1], p(c), ps[2], p(y));
-      });
-      break;
-    }
-    case KIND.CAST:
-      be.call(WHERE, 'qw_cast', I[0], p(a), I[1], p(y), I[2]);
-      break;
-    case KIND.MATMUL: {
-      const [m, n, k, lda, ldb, transB, prepacked, ldy, oa, ob, oy, cRow, cColumn] = I;
-      const beta = s.floats[1];
-      if (c >= 0) {
-        // y = C * beta, broadcast (for beta 1 an exact copy)
-        withMemory(be, [Int32Array.of(m, n), Int32Array.of(cRow, cColumn), Float32Array.of(beta), Int32Array.of(0, 0)], [],
-          (pd, pcs, pb, pbs) => be.call(WHERE, 'qw_f32_binary', BINARY.Mul, 2, pd, p(c), pcs, pb, pbs, p(y, oy)));
-      }
-      const ws = be.size('qw_f32_matmul_workspace_size', m, n, k);
-      be.withBuffers([ws], (pw) => be.call(WHERE, 'qw_f32_matmul', m, n, k, p(a, oa), lda, p(b, ob), ldb, transB, prepacked, s.floats[0],
-        c >= 0 ? 1 : 0, p(y, oy), ldy, pw));
-      break;
-    }
-    case KIND.DYNAMIC_MATMUL:
-    case KIND.MATMUL_INTEGER_TO_FLOAT: {
-      const [m, n, k, wDtype, wZero, aZero] = I;
-      const scales = product(tensors[c].dims);
-      const bytes = be.size('qw_gemm_pack_size', n, k);
-      const ws = be.size('qw_dynamic_matmul_workspace_size', m, n, k);
-      withMemory(be, [Int32Array.of(wZero)], [bytes, ws], (pz, packed, pw) => {
-        be.call(WHERE, 'qw_gemm_pack', n, k, p(b), wDtype, 1, n, pz, 1, packed);
-        if (s.kind === KIND.DYNAMIC_MATMUL) be.call(WHERE, 'qw_dynamic_matmul', m, n, k, p(a), packed, p(c), scales, p(d), p(y), pw);
-        else be.call(WHERE, 'qw_matmul_integer_to_float', m, n, k, p(a), aZero, s.floats[0], packed, p(c), scales, p(d), p(y), pw);
-      });
-      break;
-    }
-    case KIND.DYNAMIC_QUANTIZE:
-      withMemory(be, [], [8], (pq) => {
-        be.call(WHERE, 'qw_dynamic_quantize', I[0], p(a), p(y), pq, pq + 4);
-        be.f32(p(y + 1), 1)[0] = be.f32(pq, 1)[0];
-        be.u8(p(y + 2), 1)[0] = be.i32(pq + 4, 1)[0];
-      });
-      break;
-    default:
-      throw new Error(`unknown step kind ${s.kind}`);
-  }
 }
