@@ -4,7 +4,8 @@
 // outputs are NCHW-shaped tensors stored channels-last (torch's channels_last memory format), so chained
 // convolutions never transpose.
 import { backend } from '../runtime/runtime.js';
-import { QW_REQUANT_MODE } from '../runtime/abi.js';
+import { QW_DTYPE, QW_REQUANT_MODE, QW_ROUNDING } from '../runtime/abi.js';
+import { dynamicQParams } from '../reference.js';
 import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
 import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
@@ -499,12 +500,16 @@ export function dynamicQuantizeLinear(data, shape) {
   });
 }
 
-/** dynamicQuantizeLinear of float32 data already in wasm memory at `ptr` (the model's activations). */
-export function dynamicQuantizeAt(ptr, dims, where) {
+/**
+ * dynamicQuantizeLinear of float32 data already in wasm memory at `ptr` (the model's activations). With
+ * { onnxruntime: true } the qparams are onnxruntime's where the ONNX function body has none (an all-zero or
+ * subnormal range: reference.js dynamicQParams, which its DynamicQuantizeLinear and DynamicQuantizeMatMul share).
+ */
+export function dynamicQuantizeAt(ptr, dims, where, { onnxruntime = false } = {}) {
   const b = backend();
   const n = numelOf(dims);
   const storage = newStorage(Math.max(1, n));
-  const [scale, zeroPoint] = b.withBuffers([8], (pq) => {
+  let [scale, zeroPoint] = b.withBuffers([8], (pq) => {
     const status = b.exports.qw_dynamic_quantize(n, ptr, storage.ptr, pq, pq + 4);
     if (status !== 0) {
       storage.release();
@@ -512,6 +517,10 @@ export function dynamicQuantizeAt(ptr, dims, where) {
     }
     return [b.f32(pq, 1)[0], b.i32(pq + 4, 1)[0]];
   });
+  if (onnxruntime && (scale === 0 || !Number.isFinite(Math.fround(1 / scale)))) {
+    ({ scale, zeroPoint } = dynamicQParams(b.f32(ptr, n)));
+    b.call(where, 'qw_quantize', n, ptr, storage.ptr, QW_DTYPE.QW_QUINT8, QW_ROUNDING.QW_ROUND_ONNX, scale, zeroPoint);
+  }
   const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
   return { y, scale, zeroPoint };
 }

@@ -140,16 +140,16 @@ export const QUANTIZED_OPERATORS = {
 
   /**
    * DynamicQuantizeLinear as onnxruntime computes it (uint8 from the range widened to include 0, the onnx rounding),
-   * on the activations where they are in wasm memory. An all-zero input has scale 1, as in onnxruntime (the ONNX
-   * function body would divide by zero).
+   * on the activations where they are in wasm memory. An all-zero input has scale 1 and a subnormal range its own
+   * scale, as in onnxruntime (the ONNX function body has no usable scale there).
    */
   DynamicQuantizeLinear: {
     inputs: ['x'],
     run(ctx, [x]) {
       const w = where(ctx.node);
       if (dtypeOf(x) !== 'float32') throw new ModelFormatError(`${w}: expected float32 data, got ${dtypeOf(x)}`);
-      const { y, scale, zeroPoint } = withWasm(ctx, [x], (wx) => dynamicQuantizeAt(ptrOf(wx), dimsOf(x), w));
-      return [qvalue(y), host('float32', [], Float32Array.of(scale === 0 ? 1 : scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
+      const { y, scale, zeroPoint } = withWasm(ctx, [x], (wx) => dynamicQuantizeAt(ptrOf(wx), dimsOf(x), w, { onnxruntime: true }));
+      return [qvalue(y), host('float32', [], Float32Array.of(scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
     },
   },
 
