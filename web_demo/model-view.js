@@ -10,6 +10,8 @@ import { h } from './dom.js';
 import { LINEAR_OPS, dequantizeValue, dequantizeWeight, describeLayers, explainElement, softmax } from './model-analysis.js';
 import { argmax, loadFloatReference, maxAbsDiff, runFloat } from './model-float.js';
 import { sqnrDb } from './qwasm/js/reference.js';
+import { createTransformerPanel } from './model-transformer.js';
+import { isTokenModel } from './model-transformer-analysis.js';
 
 const DEFAULT = { model: 'models/digits.onnx', samples: 'models/digits.json', name: 'digits.onnx', floatModel: 'models/digits-float.onnx' };
 /** |ORT float logits − PyTorch float logits| below this counts as agreement (float kernels differ in the last bits). */
@@ -63,6 +65,8 @@ export async function mount(root, context) {
   const layerNote = h('p', { class: 'mv-note' });
   const explainer = h('div', { class: 'mv-explainer' });
 
+  const transformer = createTransformerPanel(); // text encoders (token-id inputs) get their own panels
+  const imagePanels = [];
   root.replaceChildren(h('div', { class: 'mv' },
     h('section', { class: 'panel mv-modelbar' },
       h('div', { class: 'mv-modelbar-main' }, modelInfo),
@@ -70,6 +74,7 @@ export async function mount(root, context) {
         h('label', { class: 'mv-file-label' }, 'Load your own ONNX model ', fileInput),
         resetButton),
       loadError),
+    transformer.root,
     h('div', { class: 'mv-top' },
       h('section', { class: 'panel mv-input' },
         h('h2', { text: 'Input' }),
@@ -93,6 +98,7 @@ export async function mount(root, context) {
     h('section', { class: 'panel mv-explain-panel' },
       h('h2', { text: 'One output, step by step in integers' }),
       explainer)));
+  imagePanels.push(...root.querySelectorAll('.mv-top, .mv-layers-panel, .mv-explain-panel'));
 
   // ---- running -----------------------------------------------------------------------------------
   function feedFor(model, image) {
@@ -380,6 +386,8 @@ export async function mount(root, context) {
 
   /** Makes `model` current (disposing the previous one) and runs it on the current input. */
   async function useModel(model, name, isDefault) {
+    transformer.hide();
+    for (const p of imagePanels) p.hidden = false;
     const old = state.model;
     state.model = model;
     state.name = name;
@@ -406,6 +414,17 @@ export async function mount(root, context) {
     let model = null;
     try {
       model = await qwasm.loadModel(bytes);
+      if (isTokenModel(model)) { // a text encoder: the transformer panel takes it over
+        await running;
+        state.model?.dispose();
+        Object.assign(state, { model: null, name, isDefault: false, layers: [], result: null });
+        for (const p of imagePanels) p.hidden = true;
+        modelInfo.replaceChildren(h('h2', {}, 'Model ', h('code', { class: 'mv-model-name', text: name })),
+          h('p', { class: 'mv-model-meta', text: `${model.layers.length} nodes after onnxruntime's fusions · inputs ${model.inputs.map((i) => `"${i.name}" ${i.dtype}[${i.dims.join('×')}]`).join(', ')}` }));
+        resetButton.hidden = false;
+        await transformer.show(model);
+        return;
+      }
       await evaluate(model, state.image); // a model the page cannot feed is rejected before it replaces the current one
       await useModel(model, name, false);
     } catch (error) {
