@@ -11,12 +11,8 @@ qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale
     return QW_INVALID_ARGUMENT;
   }
   float lo = 0.0f, hi = 0.0f;
-  for (size_t i = 0; i < n; i++) {
-    if (isnan(x[i]) || isinf(x[i])) {
-      return QW_INVALID_ARGUMENT;
-    }
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
+  if (!qw_kernels()->f32_range(n, x, &lo, &hi)) {
+    return QW_INVALID_ARGUMENT;
   }
   const float s = (hi - lo) / 255.0f;
   if (s == 0.0f || !isfinite(1.0f / s)) {
