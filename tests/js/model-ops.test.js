@@ -170,3 +170,50 @@ test('MatMul 1-D and broadcast batches, Gemm transposes and C forms, Gelu-20, La
   await check('LayerNormalization axis 1', { op: 'LayerNormalization', opset: 17, inputs: [x, T('s', 'float32', [3, 40], rand(120), true), T('b', 'float32', [3, 40], rand(120), true)], attributes: { axis: 1, epsilon: { type: 'FLOAT', value: 1e-5 } } });
   for (const axis of [0, 1]) await check(`Softmax-13 axis ${axis}`, { op: 'Softmax', opset: 13, inputs: [x], attributes: { axis } });
 });
+
+test('Transposes folded into float MatMuls (strided views, copies where the strides need them) equal onnxruntime-web', async () => {
+  const { graphModel } = await import('../../tools/bench/onnx-model.mjs');
+  // [batch, seq, heads, d] -> attention-style products; seq 1 exercises MLAS's one-row GEMV path
+  for (const [seq, permA, permB, permY, alpha] of [
+    [5, [0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3], null], [1, [0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3], null],
+    [1, [0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3], 0.25], [4, [0, 2, 3, 1], [0, 2, 1, 3], [0, 1, 3, 2], null],
+    [3, [0, 1, 3, 2], [0, 2, 1, 3], [0, 3, 1, 2], 0.5],
+  ]) {
+    const dimsA = [2, seq, 3, 4];
+    const permuted = (dims, perm) => perm.map((p) => dims[p]);
+    const a = permuted(dimsA, permA);
+    const want = [a[0], a[1], a.at(-1), 6]; // the logical B [.., K, N]; stored so that its Transpose gives it
+    const inv = (perm) => perm.map((_, i) => perm.indexOf(i));
+    const bStored = permuted(want, inv(permB));
+    const mm = alpha === null ? { opType: 'MatMul', domain: '' } : { opType: 'FusedMatMul', domain: 'com.microsoft', attributes: { alpha: { type: 'FLOAT', value: alpha } } };
+    const y = [a[0], a[1], a[2], 6];
+    const bytes = graphModel({
+      opsets: { '': 13, 'com.microsoft': 1 },
+      inputs: [{ name: 'a', elemType: 'FLOAT', dims: dimsA }, { name: 'b', elemType: 'FLOAT', dims: bStored }],
+      outputs: [{ name: 'y', elemType: 'FLOAT', dims: permuted(y, permY) }],
+      nodes: [
+        { opType: 'Transpose', inputs: ['a'], outputs: ['at'], attributes: { perm: permA } },
+        { opType: 'Transpose', inputs: ['b'], outputs: ['bt'], attributes: { perm: permB } },
+        { ...mm, inputs: ['at', 'bt'], outputs: ['p'] },
+        { opType: 'Transpose', inputs: ['p'], outputs: ['y'], attributes: { perm: permY } },
+      ],
+    });
+    const model = await qwasm.loadModel(bytes);
+    const folded = model.layers.length;
+    model.dispose();
+    assert.equal(folded, 1, 'the three Transposes are folded into the product');
+    const xa = rand(numel(dimsA));
+    const xb = rand(numel(bStored));
+    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
+    const web = (await session.run({ a: new ort.Tensor('float32', xa, dimsA), b: new ort.Tensor('float32', xb, bStored) })).y;
+    await session.release();
+    const m = await qwasm.loadModel(bytes);
+    try {
+      const ours = (await m.run({ a: { data: xa, dims: dimsA }, b: { data: xb, dims: bStored } })).y;
+      assert.deepEqual(ours.dims, Array.from(web.dims));
+      assert.deepEqual(new Uint32Array(ours.data.buffer), new Uint32Array(web.data.buffer), `seq ${seq} perms ${permA} ${permB} ${permY} alpha ${alpha}`);
+    } finally {
+      m.dispose();
+    }
+  }
+});

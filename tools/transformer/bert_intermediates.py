@@ -6,10 +6,11 @@ onnxruntime-web optimizes a graph before running it, and its fused graph is what
 (docs/transformer-ops.md). Its intermediate values cannot be read from a default session, so for each file of
 the record this script saves the graph onnxruntime (Python) makes at level "extended" (the same fusions: running
 that graph unoptimized in onnxruntime-web gives the default outputs byte for byte), adds every node output as a
-graph output, and writes it to build/transformer-intermediates/. tools/transformer/bert_intermediates_web.mjs
-then runs those in onnxruntime-web with optimizations disabled and records a hash of every value (the data too
-with --full, into build/, for debugging).
+graph output, and writes it to build/transformer-intermediates/ (with the op type producing each value).
+tools/transformer/bert_intermediates_web.mjs then runs those in onnxruntime-web with optimizations disabled and
+records a hash of every value and its producer's op type (the data too with --full, into build/, for debugging).
 """
+import json
 import os
 import subprocess
 import sys
@@ -21,7 +22,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def main():
-    import json
     record_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "tests/fixtures/transformer/tiny-bert.json")
     record = json.load(open(record_path))
     name = os.path.basename(record_path)[: -len(".json")]
@@ -38,6 +38,9 @@ def main():
         model = onnx.load(optimized)
         graph = model.graph
         present = {o.name for o in graph.output}
+        producers = {o: (f"{n.domain}." if n.domain else "") + n.op_type for n in graph.node for o in n.output if o}
+        with open(os.path.join(out, f"{key}-producers.json"), "w") as fh:
+            json.dump(producers, fh)
         for node in graph.node:
             for value in node.output:
                 if value and value not in present:

@@ -6,8 +6,8 @@
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { QW_DTYPE, QW_F32_BINARY_OP, QW_F32_UNARY_OP, QW_GELU_FORM } from '../../runtime/abi.js';
 import { backend } from '../../runtime/runtime.js';
-import { rawTensor } from '../../tensor/qtensor.js';
-import { dimsOf, dtypeOf, host, numel, ptrOf, toHost } from '../values.js';
+import { copyStrided, rawTensor } from '../../tensor/qtensor.js';
+import { dimsOf, dtypeOf, host, numel, ptrOf, toHost, wasmValue } from '../values.js';
 import { A } from './attributes.js';
 import { axisOf, broadcastStrides, int32Lists, produce, ptrOrNull, withWasm } from './kernel-args.js';
 
@@ -115,55 +115,152 @@ function maskIndex(mask, batch) {
 
 // ---- matrix products ---------------------------------------------------------------------------------
 
+const contiguous = (dims) => {
+  const strides = new Array(dims.length);
+  let acc = 1;
+  for (let k = dims.length - 1; k >= 0; k--) {
+    strides[k] = acc;
+    acc *= dims[k];
+  }
+  return strides;
+};
+
+/** An operand as the product sees it: the stored tensor's dims and element strides after `perm` (a strided view). */
+function viewOf(w, dims, perm, name) {
+  if (!perm) return { dims, strides: contiguous(dims) };
+  if (perm.length !== dims.length || [...perm].sort((x, y) => x - y).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
+  const strides = contiguous(dims);
+  return { dims: perm.map((p) => dims[p]), strides: perm.map((p) => strides[p]) };
+}
+
 /**
- * The calls of a batched float MatMul (onnxruntime's MatMulComputeHelper): per output matrix the element offsets
- * of A, B and Y; a 1-D B is one 1 x 1 product per output row, as onnxruntime computes it.
+ * The calls of a batched float MatMul (onnxruntime's MatMulComputeHelper) on strided views of A, B and Y: per
+ * output matrix the element offsets, with the row strides (lda, ldb, ldy) and whether B is read transposed. An
+ * operand whose view the GEMM cannot read in place (its rows not contiguous) is copied first (`copyA` / `copyB`
+ * / `copyY`: its logical dims); a view is never read in a way that changes MLAS's summation order (its one-row GEMV
+ * path is taken exactly when onnxruntime's materialized operands would take it). A 1-D B is one 1 x 1 product per
+ * output row, as onnxruntime computes it.
  */
-function matmulPlan(w, aDims, bDims, transB) {
-  if (aDims.length === 0 || bDims.length === 0) throw new ModelFormatError(`${w}: MatMul of a scalar`);
-  const a2 = aDims.length === 1 ? [1, aDims[0]] : aDims;
-  const b2 = bDims.length === 1 ? [bDims[0], 1] : bDims;
-  const [m, k] = a2.slice(-2);
-  const kb = transB ? b2.at(-1) : b2.at(-2);
-  const n = transB ? b2.at(-2) : b2.at(-1);
+function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, permB, permY }) {
+  if (aStored.length === 0 || bStored.length === 0) throw new ModelFormatError(`${w}: MatMul of a scalar`);
+  let A = viewOf(w, aStored, permA, 'A');
+  let B = viewOf(w, bStored, permB, 'B');
+  const aDims = A.dims;
+  const bDims = B.dims;
+  if (aDims.length === 1) A = { dims: [1, aDims[0]], strides: [aDims[0], A.strides[0]] }; // one row: any lda >= K
+  if (bDims.length === 1) B = { dims: [bDims[0], 1], strides: [B.strides[0], 0] };
+  const [m, k] = A.dims.slice(-2);
+  const kb = transB ? B.dims.at(-1) : B.dims.at(-2);
+  const n = transB ? B.dims.at(-2) : B.dims.at(-1);
   if (k !== kb) throw new ModelFormatError(`${w}: [${aDims}] x [${bDims}]${transB ? '^T' : ''} do not multiply (K ${k} vs ${kb})`);
-  const { dims: batch, strides } = broadcastStrides([a2.slice(0, -2), b2.slice(0, -2)], w);
+  const column = bDims.length === 1; // B is one column: every call is 1 x 1, B and Y with stride 1
+  // onnxruntime's path for materialized operands: transpose_b = transB; MLAS's GEMV for one row, alpha 1, no transposition
+  const gemv = (rows, trans) => rows === 1 && alpha === 1 && !trans && !bPrepacked;
+  const copyA = !column && A.strides.at(-1) !== 1 && m * k > 0 ? A.dims : null;
+  if (copyA) A = { dims: A.dims, strides: contiguous(A.dims) };
+  // B's [K, N] strides (element strides along k and along n)
+  const [bk, bn] = transB ? [B.strides.at(-1), B.strides.at(-2)] : [B.strides.at(-2), B.strides.at(-1)];
+  let bTrans = transB;
+  let ldb;
+  let copyB = null;
+  if (column) ldb = 1;
+  else if (bn === 1 && (transB === 0 || !gemv(m, 0))) [bTrans, ldb] = [0, bk]; // rows of B along n
+  else if (bk === 1 && (transB === 1 || !gemv(m, 0))) [bTrans, ldb] = [1, bn]; // B read transposed
+  else {
+    copyB = B.dims;
+    B = { dims: B.dims, strides: contiguous(B.dims) };
+    ldb = transB ? k : n;
+  }
+  const batchA = A.dims.slice(0, -2);
+  const batchB = B.dims.slice(0, -2);
+  const { dims: batch } = broadcastStrides([batchA, batchB], w);
+  const outDims = [...batch, ...(aDims.length === 1 ? [] : [m]), ...(bDims.length === 1 ? [] : [n])];
+  // Y: the logical [batch, m, n] written into the stored layout permY(outDims)
+  const Y = { dims: outDims, strides: contiguous(outDims) };
+  let stored = outDims;
+  if (permY) {
+    if (permY.length !== outDims.length) throw new ModelFormatError(`${w}: qwasm_perm_y [${permY}] does not fit the output [${outDims}]`);
+    stored = permY.map((p) => outDims[p]);
+    const strides = contiguous(stored);
+    permY.forEach((p, i) => { Y.strides[p] = strides[i]; });
+  }
+  const yFull = [...batch, m, column ? 1 : n];
+  const yStrides = aDims.length === 1 || column ? null : Y.strides; // a 1-D operand: Y is contiguous (no perm then)
+  const copyY = yStrides && yStrides.at(-1) !== 1 ? outDims : null;
+  const ys = copyY || !yStrides ? contiguous(yFull) : yStrides;
+  const ldy = column ? 1 : ys.at(-2);
   const calls = [];
   const count = numel(batch);
   for (let i = 0; i < count; i++) {
     let offA = 0;
     let offB = 0;
+    let offY = 0;
     for (let d = 0, rest = i; d < batch.length; d++) {
       const size = numel(batch.slice(d + 1));
       const idx = Math.floor(rest / size);
       rest %= size;
-      offA += idx * strides[0][d] * m * k;
-      offB += idx * strides[1][d] * k * n;
+      const da = d - (batch.length - batchA.length);
+      const db = d - (batch.length - batchB.length);
+      if (da >= 0 && batchA[da] !== 1) offA += idx * A.strides[da];
+      if (db >= 0 && batchB[db] !== 1) offB += idx * B.strides[db];
+      offY += idx * ys[d];
     }
-    const offY = i * m * n;
-    if (bDims.length === 1) for (let r = 0; r < m; r++) calls.push([1, 1, offA + r * k, offB, offY + r]);
+    if (column) for (let r = 0; r < m; r++) calls.push([1, 1, offA + r * A.strides.at(-2), offB, offY + r]);
     else calls.push([m, n, offA, offB, offY]);
   }
-  const outDims = [...batch, ...(aDims.length === 1 ? [] : [m]), ...(bDims.length === 1 ? [] : [n])];
-  const column = bDims.length === 1; // B is one column: every call is 1 x 1, B and Y with stride 1
   return {
-    k, calls, outDims, ldb: column ? 1 : transB ? k : n, ldy: column ? 1 : n,
+    k, calls, outDims, stored, lda: A.strides.at(-2), ldb, ldy, transB: bTrans, copyA, copyB, copyY,
+    // copies of strided operands: [dims, element strides] of the view to make contiguous
+    viewA: copyA ? viewOf(w, aStored, permA, 'A') : null, viewB: copyB ? viewOf(w, bStored, permB, 'B') : null, storedStrides: copyY ? Y.strides : null,
     workspace: backend().size('qw_f32_matmul_workspace_size', column ? 1 : m, column ? 1 : n, k),
   };
 }
 
-/** y = alpha * A B (batched, broadcast) on qw_f32_matmul; bPrepacked: onnxruntime pre-packed B (MLAS's K blocks of 256). */
-function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0 }) {
+/** A contiguous copy of a strided view (logical dims / strides over the value's data) for one call. */
+function materialize(view, src, w) {
+  const out = wasmValue('float32', view.dims);
+  copyStrided(backend(), w, 4, view.dims, ptrOf(src), view.strides, ptrOf(out), contiguous(view.dims));
+  return out;
+}
+
+/**
+ * y = alpha * A B (batched, broadcast) on qw_f32_matmul; bPrepacked: onnxruntime pre-packed B (MLAS's K blocks of
+ * 256). perms: the Transposes folded into the product (passes/transformer.js), A / B read and Y written as views.
+ */
+function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0, permA, permB, permY }) {
   requireFloat(w, [a, b], ['A', 'B']);
-  const p = ctx.memo([a, b], () => matmulPlan(w, dimsOf(a), dimsOf(b), transB));
-  return withWasm(ctx, [a, b], (wa, wb) => [produce('float32', p.outDims, (py) => backend().withBuffers([p.workspace], (ws) => {
-    for (const [m, n, offA, offB, offY] of p.calls) {
-      backend().call(w, 'qw_f32_matmul', m, n, p.k, ptrOf(wa) + 4 * offA, p.k, ptrOf(wb) + 4 * offB, p.ldb, transB, bPrepacked, alpha, 0, py + 4 * offY, p.ldy, ws);
+  const p = ctx.memo([a, b], () => matmulPlan(w, dimsOf(a), dimsOf(b), { transB, alpha, bPrepacked, permA, permB, permY }));
+  return withWasm(ctx, [a, b], (wa, wb) => {
+    const ca = p.copyA ? materialize(p.viewA, wa, w) : null;
+    try {
+      const cb = p.copyB ? materialize(p.viewB, wb, w) : null;
+      try {
+        const pa = ptrOf(ca ?? wa);
+        const pb = ptrOf(cb ?? wb);
+        const run = (py) => backend().withBuffers([p.workspace], (ws) => {
+          for (const [m, n, offA, offB, offY] of p.calls) {
+            backend().call(w, 'qw_f32_matmul', m, n, p.k, pa + 4 * offA, p.lda, pb + 4 * offB, p.ldb, p.transB, bPrepacked, alpha, 0, py + 4 * offY, p.ldy, ws);
+          }
+        });
+        if (!p.copyY) return [produce('float32', p.stored, run)];
+        const tmp = produce('float32', p.outDims, run);
+        try {
+          return [produce('float32', p.stored, (py) => copyStrided(backend(), w, 4, p.outDims, ptrOf(tmp), contiguous(p.outDims), py, p.storedStrides))];
+        } finally {
+          tmp.storage.release();
+        }
+      } finally {
+        cb?.storage.release();
+      }
+    } finally {
+      ca?.storage.release();
     }
-  }))]);
+  });
 }
 
 const GEMM_ATTRIBUTES = { alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0) };
+/** Transposes folded into a float MatMul at load (passes/transformer.js): A and B read, Y written through them. */
+const LAYOUT_ATTRIBUTES = { qwasm_perm_a: A.ints(undefined), qwasm_perm_b: A.ints(undefined), qwasm_perm_y: A.ints(undefined) };
 
 /**
  * Gemm as onnxruntime: Y = C * beta broadcast over [M, N] first, then the product accumulated onto it (MLAS with
@@ -337,10 +434,11 @@ export const TRANSFORMER_OPERATORS = {
   /** MatMul: N-D with broadcasting; a 2-D constant B counts as pre-packed (MLAS's K blocks of 256), as onnxruntime packs it. */
   MatMul: {
     inputs: ['A', 'B'],
-    run(ctx, [a, b]) {
+    attributes: LAYOUT_ATTRIBUTES,
+    run(ctx, [a, b], attrs) {
       const w = where(ctx.node);
       const bPrepacked = ctx.isConstant(ctx.node.inputs[1]) && dimsOf(b).length === 2 ? 1 : 0;
-      return floatMatMul(ctx, w, a, b, { bPrepacked });
+      return floatMatMul(ctx, w, a, b, { bPrepacked, permA: attrs.qwasm_perm_a, permB: attrs.qwasm_perm_b, permY: attrs.qwasm_perm_y });
     },
   },
 
@@ -388,7 +486,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
   /** com.microsoft FusedMatMul: alpha * A B (transB), MatMul's batching; B is never pre-packed here. */
   FusedMatMul: {
     inputs: ['A', 'B'],
-    attributes: { alpha: A.float(1), transA: A.int(0), transB: A.int(0), transBatchA: A.int(0), transBatchB: A.int(0) },
+    attributes: { alpha: A.float(1), transA: A.int(0), transB: A.int(0), transBatchA: A.int(0), transBatchB: A.int(0), ...LAYOUT_ATTRIBUTES },
     prepare(attrs, node, opset, label) {
       if (attrs.transA || attrs.transBatchA || attrs.transBatchB) throw new UnsupportedError(`${label}: transA, transBatchA and transBatchB are not supported`);
       return attrs;
@@ -396,7 +494,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
     run(ctx, [a, b], attrs) {
       const w = where(ctx.node);
       if (attrs.transB && dimsOf(b).length < 2) throw new ModelFormatError(`${w}: transB needs a B of 2 or more dimensions`);
-      return floatMatMul(ctx, w, a, b, { alpha: attrs.alpha, transB: attrs.transB });
+      return floatMatMul(ctx, w, a, b, { alpha: attrs.alpha, transB: attrs.transB, permA: attrs.qwasm_perm_a, permB: attrs.qwasm_perm_b, permY: attrs.qwasm_perm_y });
     },
   },
 

@@ -10,6 +10,7 @@
 //   - SkipLayerNormalization from Add(residual) [+ Add(bias)] + LayerNormalization (the bias added last)
 //   - FusedMatMul from MatMul with a scalar Mul / Div before or after it (alpha applied per K block)
 //   - FusedGemm from Gemm + Tanh, Transpose chains merged (the same arithmetic)
+//   - qwasm's own: Transposes around a float MatMul read / written in place as strided views (no copy)
 // Where a condition depends on shapes, the shapes are the ones the file declares (value_info, written by the
 // exporters and by quantize_dynamic's shape inference): onnxruntime's fusions see those.
 import { applyRules, graphView } from './rules.js';
@@ -357,10 +358,46 @@ const NEUTRAL_RULES = [
   },
 ];
 
+
+/**
+ * qwasm's own layout fusions (no onnxruntime counterpart, the same bits): a Transpose that only feeds a float
+ * MatMul becomes that operand's `qwasm_perm_a` / `qwasm_perm_b` (the product reads the strided view: attention's
+ * per-head Q, K^T and V), and a Transpose that alone reads a MatMul's output becomes its `qwasm_perm_y` (the
+ * product writes the heads back interleaved). operators/transformer.js falls back to a copy where the strides do
+ * not allow it, and keeps MLAS's summation order either way.
+ */
+const LAYOUT_RULES = [
+  {
+    ops: ['MatMul', `${MS}:FusedMatMul`],
+    match(mm, g) {
+      const attributes = { ...mm.attributes };
+      const inputs = mm.inputs.slice();
+      const consumed = [];
+      ['a', 'b'].forEach((side, i) => {
+        const t = g.producer(mm.inputs[i]);
+        if (!is(t, 'Transpose') || !t.attributes.perm || mm.inputs[0] === mm.inputs[1] || attributes[`qwasm_perm_${side}`]) return;
+        if (g.edges(t) !== 1 || g.isGraphOutput(t.outputs[0])) return;
+        attributes[`qwasm_perm_${side}`] = t.attributes.perm.slice();
+        inputs[i] = t.inputs[0];
+        consumed.push(t);
+      });
+      let outputs = mm.outputs;
+      const next = g.edges(mm) === 1 && !g.isGraphOutput(mm.outputs[0]) ? g.child(mm) : null;
+      if (is(next, 'Transpose') && next.attributes.perm && !attributes.qwasm_perm_y) {
+        attributes.qwasm_perm_y = next.attributes.perm.slice();
+        outputs = next.outputs.slice();
+        consumed.push(next);
+      }
+      return consumed.length ? { attributes, inputs, outputs, consumed } : null;
+    },
+    rewrite: ({ attributes, inputs, outputs }, mm) => [{ ...mm, inputs, outputs, attributes, attributeTypes: { ...mm.attributeTypes, qwasm_perm_a: 7, qwasm_perm_b: 7, qwasm_perm_y: 7 } }],
+  },
+];
+
 /** Rewrites the graph as onnxruntime's default optimizations would (the order matters: theirs). Returns the fusion count. */
 export function fuseTransformer(graph) {
   let fused = 0;
-  for (const rules of [DYNAMIC_QUANT_RULES, DYNAMIC_QUANTIZE_MATMUL_RULES, LAYER_NORM_RULES, BIAS_RULES, SKIP_LAYER_NORM_RULES, MATMUL_SCALE_RULES, NEUTRAL_RULES]) {
+  for (const rules of [DYNAMIC_QUANT_RULES, DYNAMIC_QUANTIZE_MATMUL_RULES, LAYER_NORM_RULES, BIAS_RULES, SKIP_LAYER_NORM_RULES, MATMUL_SCALE_RULES, NEUTRAL_RULES, LAYOUT_RULES]) {
     fused += applyRules(graph, rules, view(graph));
   }
   return fused;
