@@ -3,9 +3,8 @@
 #include "f32/layernorm.h"
 #include "simd128.h"
 
-QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd) {
-  float mean, std;
-  qw_layernorm_statistics(n, x, skip, bias, epsilon, y, sum, &mean, &std);
+/* y = (v - mean) / std * gamma (+ beta) over a row holding v, four at a time. */
+static void layernorm_output(size_t n, float* y, float mean, float std, const float* gamma, const float* beta) {
   const v128_t vmean = wasm_f32x4_splat(mean), vstd = wasm_f32x4_splat(std);
   size_t h = 0;
   for (; h + 4 <= n; h += 4) {
@@ -19,6 +18,12 @@ QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd) {
     const float v = (y[h] - mean) / std * gamma[h];
     y[h] = beta != NULL ? v + beta[h] : v;
   }
+}
+
+QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd) {
+  float mean, std;
+  qw_layernorm_statistics(n, x, skip, bias, epsilon, y, sum, &mean, &std);
+  layernorm_output(n, y, mean, std, gamma, beta);
 }
 
 /* The rows' v = x (+ skip) (+ bias), stored in y (and sum), along the row four at a time: the scalar order. */
@@ -38,17 +43,7 @@ static void layernorm_inputs(size_t n, const float* x, const float* skip, const 
     wasm_v128_store(y + h, v);
   }
   for (; h < n; h++) {
-    float v = x[h];
-    if (skip != NULL) {
-      v = v + skip[h];
-    }
-    if (bias != NULL) {
-      v = v + bias[h];
-    }
-    if (sum != NULL) {
-      sum[h] = v;
-    }
-    y[h] = v;
+    qw_layernorm_input(h, x, skip, bias, y, sum);
   }
 }
 
@@ -65,27 +60,10 @@ QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__wasmsimd) {
     m2 = wasm_f32x4_add(m2, wasm_f32x4_mul(d, wasm_f32x4_sub(v, mean)));
   }
   const v128_t std = wasm_f32x4_sqrt(wasm_f32x4_add(wasm_f32x4_div(m2, wasm_f32x4_splat((float)n)), wasm_f32x4_splat(epsilon)));
+  float means[4], stds[4];
+  wasm_v128_store(means, mean);
+  wasm_v128_store(stds, std);
   for (size_t r = 0; r < 4; r++) {
-    float row_mean, row_std;
-    switch (r) { /* extract_lane needs a constant lane */
-      case 0: row_mean = wasm_f32x4_extract_lane(mean, 0); row_std = wasm_f32x4_extract_lane(std, 0); break;
-      case 1: row_mean = wasm_f32x4_extract_lane(mean, 1); row_std = wasm_f32x4_extract_lane(std, 1); break;
-      case 2: row_mean = wasm_f32x4_extract_lane(mean, 2); row_std = wasm_f32x4_extract_lane(std, 2); break;
-      default: row_mean = wasm_f32x4_extract_lane(mean, 3); row_std = wasm_f32x4_extract_lane(std, 3); break;
-    }
-    const v128_t vmean = wasm_f32x4_splat(row_mean), vstd = wasm_f32x4_splat(row_std);
-    float* yr = y[r];
-    size_t h = 0;
-    for (; h + 4 <= n; h += 4) {
-      v128_t o = wasm_f32x4_mul(wasm_f32x4_div(wasm_f32x4_sub(wasm_v128_load(yr + h), vmean), vstd), wasm_v128_load(gamma + h));
-      if (beta != NULL) {
-        o = wasm_f32x4_add(o, wasm_v128_load(beta + h));
-      }
-      wasm_v128_store(yr + h, o);
-    }
-    for (; h < n; h++) {
-      const float o = (yr[h] - row_mean) / row_std * gamma[h];
-      yr[h] = beta != NULL ? o + beta[h] : o;
-    }
+    layernorm_output(n, y[r], means[r], stds[r], gamma, beta);
   }
 }

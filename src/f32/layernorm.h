@@ -41,22 +41,28 @@ QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__wasmsimd);
 #endif
 
-/* The statistics pass shared by both kernels: writes v into y (and sum), returns mean and std. */
+/* v[h] = x[h] (+ skip[h]) (+ bias[h]), stored in y (and sum). */
+static inline float qw_layernorm_input(size_t h, const float* x, const float* skip, const float* bias, float* y, float* sum) {
+  float v = x[h];
+  if (skip != NULL) {
+    v = v + skip[h];
+  }
+  if (bias != NULL) {
+    v = v + bias[h];
+  }
+  if (sum != NULL) {
+    sum[h] = v;
+  }
+  y[h] = v;
+  return v;
+}
+
+/* The statistics pass shared by the one-row kernels: writes v into y (and sum), returns mean and std. */
 static inline void qw_layernorm_statistics(size_t n, const float* x, const float* skip, const float* bias,
                                            float epsilon, float* y, float* sum, float* mean_out, float* std_out) {
   float mean = 0.0f, m2 = 0.0f;
   for (size_t h = 0; h < n; h++) {
-    float v = x[h];
-    if (skip != NULL) {
-      v = v + skip[h];
-    }
-    if (bias != NULL) {
-      v = v + bias[h];
-    }
-    if (sum != NULL) {
-      sum[h] = v;
-    }
-    y[h] = v;
+    const float v = qw_layernorm_input(h, x, skip, bias, y, sum);
     const float d = v - mean;
     mean = mean + d / (float)(h + 1);
     m2 = m2 + d * (v - mean);

@@ -1,7 +1,6 @@
 /* wasm SIMD128 float32 range (src/f32/range.h): four lanes of pmin / pmax (the scalar kernel's selects), 16
  * values per iteration in four accumulators, NaN and infinity caught by |v| <= FLT_MAX. */
 #include <float.h>
-#include <math.h>
 
 #include "f32/range.h"
 #include "simd128.h"
@@ -32,15 +31,7 @@ QW_DECLARE_F32_RANGE_UKERNEL(qw_f32_range_ukernel_16__wasmsimd) {
     lo0 = wasm_i32x4_shuffle(lo0, lo0, 1, 2, 3, 0);
     hi0 = wasm_i32x4_shuffle(hi0, hi0, 1, 2, 3, 0);
   }
-  for (; i < n; i++) {
-    const float v = x[i];
-    if (!isfinite(v)) {
-      return 0;
-    }
-    l = v < l ? v : l;
-    h = v > h ? v : h;
-  }
   *lo = l;
   *hi = h;
-  return 1;
+  return qw_f32_range_ukernel__scalar(n - i, x + i, lo, hi); /* the tail */
 }

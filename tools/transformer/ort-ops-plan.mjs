@@ -10,6 +10,9 @@
 // floats, inputs: [tensor index or -1], output: tensor index }] }. Each kind is one C export (or a packing
 // export and its product) with the arguments in ints / floats in the order the export takes them.
 
+import { batchOffsets, broadcastStrides } from '../../js/model/operators/kernel-args.js';
+import { contiguousStrides } from '../../js/tensor/qtensor.js';
+
 const SIZES = { float32: 4, int64: 8, int32: 4, bool: 1, uint8: 1, int8: 1 };
 const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9 };
 const UNARY = { Exp: 0, Erf: 1, Tanh: 2, Sqrt: 3 };
@@ -22,25 +25,7 @@ export const KIND = Object.freeze({
 });
 
 const product = (dims) => dims.reduce((a, b) => a * b, 1);
-
-/** numpy broadcasting: the output shape and each input's element strides over it (0 where broadcast). */
-export function broadcastStrides(...shapes) {
-  const rank = Math.max(...shapes.map((s) => s.length));
-  const out = [];
-  for (let k = 0; k < rank; k++) {
-    out.push(Math.max(...shapes.map((s) => s[k - rank + s.length] ?? 1)));
-  }
-  const strides = shapes.map((s) => {
-    const st = new Array(rank).fill(0);
-    let step = 1;
-    for (let k = s.length - 1; k >= 0; k--) {
-      st[k + rank - s.length] = s[k] === 1 && out[k + rank - s.length] !== 1 ? 0 : step;
-      step *= s[k];
-    }
-    return st;
-  });
-  return { dims: out, strides };
-}
+const WHERE = 'ort-ops plan';
 
 /**
  * MatMul / FusedMatMul / Gemm: one 2-D product per batch (onnxruntime's MatMulComputeHelper offsets). Gemm's C
@@ -52,19 +37,11 @@ function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0,
   const bDims = b.dims.length === 1 ? [b.dims[0], 1] : b.dims;
   const [m, k] = aDims.slice(-2);
   const n = transB ? bDims.at(-2) : bDims.at(-1);
-  const { dims: batch, strides } = broadcastStrides(aDims.slice(0, -2), bDims.slice(0, -2));
+  const { dims: batch } = broadcastStrides([aDims.slice(0, -2), bDims.slice(0, -2)], WHERE);
   const steps = [];
-  for (let i = 0; i < product(batch); i++) {
-    let offA = 0;
-    let offB = 0;
-    for (let d = 0, rest = i; d < batch.length; d++) {
-      const size = product(batch.slice(d + 1));
-      const idx = Math.floor(rest / size);
-      rest %= size;
-      offA += idx * strides[0][d] * m * k;
-      offB += idx * strides[1][d] * k * n;
-    }
-    const offY = i * m * n;
+  const operands = [{ dims: aDims.slice(0, -2), strides: contiguousStrides(aDims) }, { dims: bDims.slice(0, -2), strides: contiguousStrides(bDims) },
+    { dims: batch, strides: contiguousStrides([...batch, m, n]) }];
+  for (const [offA, offB, offY] of batchOffsets(batch, operands)) {
     // ints: m, n, k, lda, ldb, transpose_b, b_prepacked, ldy, element offsets of a, b, y, then C's row and column
     // strides (when there is a C); floats: alpha, beta
     if (b.dims.length === 1) {
@@ -74,7 +51,7 @@ function matmulSteps(a, b, ia, ib, out, { alpha = 1, transB = 0, bPrepacked = 0,
       }
     } else {
       const withC = c && beta !== 0;
-      const cStrides = withC ? broadcastStrides(c.dims, [m, n]).strides[0] : [];
+      const cStrides = withC ? broadcastStrides([c.dims, [m, n]], WHERE).strides[0] : [];
       steps.push({
         kind: KIND.MATMUL, ints: [m, n, k, k, transB ? k : n, transB, bPrepacked, n, offA, offB, offY, ...cStrides],
         floats: [alpha, withC ? beta : 0], inputs: withC ? [ia, ib, ic] : [ia, ib], output: out,
@@ -126,12 +103,12 @@ export function planCase(c) {
       break;
     }
     case 'Add': case 'Sub': case 'Mul': case 'Div': case 'Pow': {
-      const { dims, strides } = broadcastStrides(c.inputs[0].dims, c.inputs[1].dims);
+      const { dims, strides } = broadcastStrides([c.inputs[0].dims, c.inputs[1].dims], WHERE);
       steps = [step(KIND.BINARY, [BINARY[c.op], dims.length, ...dims, ...strides[0], ...strides[1]], [0, 1])];
       break;
     }
     case 'Where': {
-      const { dims, strides } = broadcastStrides(...c.inputs.map((i) => i.dims));
+      const { dims, strides } = broadcastStrides(c.inputs.map((i) => i.dims), WHERE);
       steps = [step(KIND.WHERE, [SIZES[c.inputs[1].dtype], dims.length, ...dims, ...strides.flat()], [0, 1, 2])];
       break;
     }

@@ -59,6 +59,29 @@ export function broadcastArgs(shapes, where) {
   return { dims, rank: dims.length, ptrs: lists.ptrs, dispose: lists.dispose };
 }
 
+/**
+ * The element offset of each operand at every index of a broadcast batch shape, in row-major order: operands are
+ * [{ dims, strides }] of their own batch dimensions (aligned to the right of `batch`; a size-1 one broadcasts).
+ */
+export function batchOffsets(batch, operands) {
+  const out = [];
+  const count = batch.reduce((a, b) => a * b, 1);
+  for (let i = 0; i < count; i++) {
+    const offsets = operands.map(() => 0);
+    for (let d = 0, rest = i; d < batch.length; d++) {
+      const size = batch.slice(d + 1).reduce((a, b) => a * b, 1);
+      const idx = Math.floor(rest / size);
+      rest %= size;
+      operands.forEach((o, j) => {
+        const k = d - (batch.length - o.dims.length);
+        if (k >= 0 && o.dims[k] !== 1) offsets[j] += idx * o.strides[k];
+      });
+    }
+    out.push(offsets);
+  }
+  return out;
+}
+
 /** A normalized axis of a `rank`-dimensional input (ModelFormatError when out of range). */
 export function axisOf(axis, rank, where, extra = 0) {
   const a = axis < 0 ? axis + rank + extra : axis;

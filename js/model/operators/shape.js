@@ -6,7 +6,7 @@
 // per input shape (js/model/shape-plans.js); `shapeFrom` names the inputs whose values decide the output shape.
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { backend } from '../../runtime/runtime.js';
-import { copyStrided } from '../../tensor/qtensor.js';
+import { contiguousStrides, copyStrided } from '../../tensor/qtensor.js';
 import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, ptrOf, qvalue, toHost, viewValue, wasmValue } from '../values.js';
 import { transposeHost } from './float.js';
 import { A } from './attributes.js';
@@ -47,16 +47,6 @@ function bytesOf(v) {
   const n = numel(v.dims) * BYTES[v.dtype];
   return v.kind === 'wasm' ? backend().u8(ptrOf(v), n) : new Uint8Array(v.data.buffer, v.data.byteOffset, n);
 }
-
-const contiguousStrides = (dims) => {
-  const s = new Array(dims.length);
-  let acc = 1;
-  for (let k = dims.length - 1; k >= 0; k--) {
-    s[k] = acc;
-    acc *= dims[k];
-  }
-  return s;
-};
 
 /**
  * y[index] = x[offset + index . srcStrides] over `shape` (element strides >= 0), y contiguous from dstOffset with

@@ -6,10 +6,10 @@
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { QW_DTYPE, QW_F32_BINARY_OP, QW_F32_UNARY_OP, QW_GELU_FORM } from '../../runtime/abi.js';
 import { backend } from '../../runtime/runtime.js';
-import { copyStrided, rawTensor } from '../../tensor/qtensor.js';
+import { contiguousStrides, copyStrided, rawTensor } from '../../tensor/qtensor.js';
 import { dimsOf, dtypeOf, host, numel, ptrOf, toHost, wasmValue } from '../values.js';
 import { A } from './attributes.js';
-import { axisOf, broadcastStrides, int32Lists, produce, ptrOrNull, withWasm } from './kernel-args.js';
+import { axisOf, batchOffsets, broadcastStrides, int32Lists, produce, ptrOrNull, withWasm } from './kernel-args.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
 const f = Math.fround;
@@ -115,21 +115,11 @@ function maskIndex(mask, batch) {
 
 // ---- matrix products ---------------------------------------------------------------------------------
 
-const contiguous = (dims) => {
-  const strides = new Array(dims.length);
-  let acc = 1;
-  for (let k = dims.length - 1; k >= 0; k--) {
-    strides[k] = acc;
-    acc *= dims[k];
-  }
-  return strides;
-};
-
 /** An operand as the product sees it: the stored tensor's dims and element strides after `perm` (a strided view). */
 function viewOf(w, dims, perm, name) {
-  if (!perm) return { dims, strides: contiguous(dims) };
+  if (!perm) return { dims, strides: contiguousStrides(dims) };
   if (perm.length !== dims.length || [...perm].sort((x, y) => x - y).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
-  const strides = contiguous(dims);
+  const strides = contiguousStrides(dims);
   return { dims: perm.map((p) => dims[p]), strides: perm.map((p) => strides[p]) };
 }
 
@@ -157,7 +147,7 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
   // onnxruntime's path for materialized operands: transpose_b = transB; MLAS's GEMV for one row, alpha 1, no transposition
   const gemv = (rows, trans) => rows === 1 && alpha === 1 && !trans && !bPrepacked;
   const copyA = !column && A.strides.at(-1) !== 1 && m * k > 0 ? A.dims : null;
-  if (copyA) A = { dims: A.dims, strides: contiguous(A.dims) };
+  if (copyA) A = { dims: A.dims, strides: contiguousStrides(A.dims) };
   // B's [K, N] strides (element strides along k and along n)
   const [bk, bn] = transB ? [B.strides.at(-1), B.strides.at(-2)] : [B.strides.at(-2), B.strides.at(-1)];
   let bTrans = transB;
@@ -168,7 +158,7 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
   else if (bk === 1 && (transB === 1 || !gemv(m, 0))) [bTrans, ldb] = [1, bn]; // B read transposed
   else {
     copyB = B.dims;
-    B = { dims: B.dims, strides: contiguous(B.dims) };
+    B = { dims: B.dims, strides: contiguousStrides(B.dims) };
     ldb = transB ? k : n;
   }
   const batchA = A.dims.slice(0, -2);
@@ -176,35 +166,22 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
   const { dims: batch } = broadcastStrides([batchA, batchB], w);
   const outDims = [...batch, ...(aDims.length === 1 ? [] : [m]), ...(bDims.length === 1 ? [] : [n])];
   // Y: the logical [batch, m, n] written into the stored layout permY(outDims)
-  const Y = { dims: outDims, strides: contiguous(outDims) };
+  const Y = { dims: outDims, strides: contiguousStrides(outDims) };
   let stored = outDims;
   if (permY) {
     if (permY.length !== outDims.length) throw new ModelFormatError(`${w}: qwasm_perm_y [${permY}] does not fit the output [${outDims}]`);
     stored = permY.map((p) => outDims[p]);
-    const strides = contiguous(stored);
+    const strides = contiguousStrides(stored);
     permY.forEach((p, i) => { Y.strides[p] = strides[i]; });
   }
   const yFull = [...batch, m, column ? 1 : n];
   const yStrides = aDims.length === 1 || column ? null : Y.strides; // a 1-D operand: Y is contiguous (no perm then)
   const copyY = yStrides && yStrides.at(-1) !== 1 ? outDims : null;
-  const ys = copyY || !yStrides ? contiguous(yFull) : yStrides;
+  const ys = copyY || !yStrides ? contiguousStrides(yFull) : yStrides;
   const ldy = column ? 1 : ys.at(-2);
   const calls = [];
-  const count = numel(batch);
-  for (let i = 0; i < count; i++) {
-    let offA = 0;
-    let offB = 0;
-    let offY = 0;
-    for (let d = 0, rest = i; d < batch.length; d++) {
-      const size = numel(batch.slice(d + 1));
-      const idx = Math.floor(rest / size);
-      rest %= size;
-      const da = d - (batch.length - batchA.length);
-      const db = d - (batch.length - batchB.length);
-      if (da >= 0 && batchA[da] !== 1) offA += idx * A.strides[da];
-      if (db >= 0 && batchB[db] !== 1) offB += idx * B.strides[db];
-      offY += idx * ys[d];
-    }
+  const operands = [{ dims: batchA, strides: A.strides }, { dims: batchB, strides: B.strides }, { dims: batch, strides: ys }];
+  for (const [offA, offB, offY] of batchOffsets(batch, operands)) {
     if (column) for (let r = 0; r < m; r++) calls.push([1, 1, offA + r * A.strides.at(-2), offB, offY + r]);
     else calls.push([m, n, offA, offB, offY]);
   }
@@ -219,7 +196,7 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
 /** A contiguous copy of a strided view (logical dims / strides over the value's data) for one call. */
 function materialize(view, src, w) {
   const out = wasmValue('float32', view.dims);
-  copyStrided(backend(), w, 4, view.dims, ptrOf(src), view.strides, ptrOf(out), contiguous(view.dims));
+  copyStrided(backend(), w, 4, view.dims, ptrOf(src), view.strides, ptrOf(out), contiguousStrides(view.dims));
   return out;
 }
 
@@ -245,7 +222,7 @@ function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0, perm
         if (!p.copyY) return [produce('float32', p.stored, run)];
         const tmp = produce('float32', p.outDims, run);
         try {
-          return [produce('float32', p.stored, (py) => copyStrided(backend(), w, 4, p.outDims, ptrOf(tmp), contiguous(p.outDims), py, p.storedStrides))];
+          return [produce('float32', p.stored, (py) => copyStrided(backend(), w, 4, p.outDims, ptrOf(tmp), contiguousStrides(p.outDims), py, p.storedStrides))];
         } finally {
           tmp.storage.release();
         }
