@@ -137,6 +137,28 @@ export class Model {
     this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
     this.metadata = Object.fromEntries(graph.metadata);
     this.peakBytes = 0;
+    this.#packAtLoad();
+  }
+
+  /**
+   * Packs the constant weights of the operators that declare `pack` (the dynamic int8 products) now, so that no
+   * run pays for it. A node whose weights are not constants is left to fail or pack at run time.
+   */
+  #packAtLoad() {
+    const inits = this.#graph.initializers;
+    try {
+      this.#order.forEach((node, i) => {
+        const { operator, attrs } = this.#steps[i];
+        if (!operator.pack) return;
+        this.#ctx.node = node;
+        operator.pack(this.#ctx, node.inputs.map((n) => (inits.has(n) ? host(inits.get(n).dtype, inits.get(n).dims, inits.get(n).data) : undefined)), attrs);
+      });
+    } catch (error) {
+      this.dispose();
+      throw error;
+    } finally {
+      this.#ctx.node = null;
+    }
   }
 
   /** The qparams a graph input is quantized with (by its QuantizeLinear) or read with (8-bit input); null if none. */

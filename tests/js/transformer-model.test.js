@@ -100,6 +100,23 @@ test('the loader makes onnxruntime\'s fused graph from files that are not pre-fu
   assert.equal(dynamo['com.microsoft.SkipLayerNormalization'], 4, 'dynamo: Add(bias) + Add(residual) + LayerNorm fused, the bias absorbed');
 });
 
+test('the dynamic products\' int8 weights are packed when the model loads, once', async () => {
+  const before = qwasm.memoryStats().liveBytes;
+  const model = await load('tiny-bert-opset14_q8.onnx');
+  try {
+    const packed = qwasm.memoryStats().liveBytes - before;
+    // 13 weights of 16 x 16 or 16 x 64, packed as int16 with scales and bias
+    assert.ok(packed > 2 * 16 * (10 * 16 + 2 * 64 + 2 * 64 / 4), `${packed} bytes packed at load`);
+    await model.run(feedsOf(record.inputs[0]));
+    const afterRun = qwasm.memoryStats().liveBytes - before;
+    await model.run(feedsOf(record.inputs[0]));
+    assert.equal(qwasm.memoryStats().liveBytes - before, afterRun, 'a second run packs nothing and keeps nothing');
+  } finally {
+    model.dispose();
+  }
+  assert.equal(qwasm.memoryStats().liveBytes, before);
+});
+
 test('alternating sequence lengths: one shape plan and memory plan per length, outputs unchanged', async () => {
   const model = await load('tiny-bert-opset14_q8.onnx');
   try {

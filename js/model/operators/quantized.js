@@ -55,6 +55,27 @@ function withOutputRange(out, attrs) {
   return attrs.qwasm_output_range ? { ...out, outputRange: attrs.qwasm_output_range } : out;
 }
 
+/** MatMulInteger's B with its zero points (per column when there are several) as a QTensor of scale 1. */
+function integerWeight(b, bz) {
+  const bh = toHost(b);
+  const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
+  return zps.length > 1
+    ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
+    : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+}
+
+/** A constant MatMulInteger B packed once for the int32 GEMM (at load, or on the node's first run). */
+function packedMatMulInteger(ctx, b, bz) {
+  return ctx.prepare(() => {
+    const bq = integerWeight(b, bz);
+    try {
+      return packMatMul(bq, { mode: 'none' });
+    } finally {
+      bq.dispose();
+    }
+  });
+}
+
 /** The axis of a per-axis Quantize / DequantizeLinear, normalized for a value of `rank` dimensions. */
 function quantAxis(axis, rank, label) {
   const a = axis < 0 ? axis + rank : axis;
@@ -156,24 +177,14 @@ export const QUANTIZED_OPERATORS = {
   /** MatMulInteger: the exact int32 sums; a constant B is packed once (the weights of a dynamically quantized model). */
   MatMulInteger: {
     inputs: ['A', 'B', 'a_zero_point?', 'b_zero_point?'],
+    pack(ctx, [, b, , bz]) { // at load, when B (and its zero point) are constants
+      if (b !== undefined && dimsOf(b).length === 2 && (!ctx.node.inputs[3] || bz !== undefined)) packedMatMulInteger(ctx, b, bz);
+    },
     run(ctx, [a, b, az, bz]) {
       const w = where(ctx.node);
-      const bWeight = () => {
-        const bh = toHost(b);
-        const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
-        return zps.length > 1
-          ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
-          : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
-      };
+      const bWeight = () => integerWeight(b, bz);
       const constant = dimsOf(b).length === 2 && ctx.isConstant(ctx.node.inputs[1]) && (!bz || ctx.isConstant(ctx.node.inputs[3]));
-      const packed = constant ? ctx.prepare(() => {
-        const bq = bWeight();
-        try {
-          return packMatMul(bq, { mode: 'none' });
-        } finally {
-          bq.dispose();
-        }
-      }) : null;
+      const packed = constant ? packedMatMulInteger(ctx, b, bz) : null;
       const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
       try {
         if (packed) return [qvalue(matmulInteger(aq, packed))];

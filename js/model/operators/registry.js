@@ -7,6 +7,8 @@
 //   prepare     optional (attrs, node, opset) -> attrs: derived and cross-checked attributes, once at load
 //   shapeFrom   optional: the inputs whose VALUES decide the output's shape (Reshape's shape, Slice's starts, ...);
 //               readsShapeOnly: true for Shape and Size (js/model/shape-plans.js)
+//   pack        optional (ctx, inputs, attrs): packs constant weights when the model loads (inputs: the node's
+//               constants, undefined for the others), through ctx.prepare as run does
 //   run         (ctx, inputs, attrs) -> outputs: the values of the node's outputs
 // Attributes are parsed once when the model loads (prepareNode); a run only reads them.
 import { ModelFormatError, UnsupportedError } from '../../errors.js';

@@ -335,6 +335,12 @@ function dynamicWeights(ctx, w, [bIndex, scaleIndex, zpIndex, biasIndex], inputs
   });
 }
 
+/** At load: packs a dynamic product's weights when they are all constants (inputs: the constants, others undefined). */
+function packIfConstant(ctx, indices, inputs) {
+  const present = indices.filter((i) => i >= 0 && ctx.node.inputs[i]);
+  if (present.every((i) => inputs[i] !== undefined)) dynamicWeights(ctx, where(ctx.node), indices, inputs);
+}
+
 /** Rows of K of a matmul input [..., K], and the output dims [..., N]. */
 function rowsOf(w, x, packed) {
   const dims = dimsOf(x);
@@ -494,6 +500,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
    */
   MatMulIntegerToFloat: {
     inputs: ['A', 'B', 'a_scale', 'b_scale', 'a_zero_point?', 'b_zero_point?', 'bias?'],
+    pack: (ctx, inputs) => packIfConstant(ctx, [1, 3, 5, 6], inputs),
     run(ctx, inputs) {
       const w = where(ctx.node);
       const [a, , as, , az] = inputs;
@@ -512,6 +519,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
    */
   DynamicQuantizeMatMul: {
     inputs: ['A', 'B', 'b_scale', 'b_zero_point?', 'bias?'],
+    pack: (ctx, inputs) => packIfConstant(ctx, [1, 2, 3, 4], inputs),
     run(ctx, inputs) {
       const w = where(ctx.node);
       const [a] = inputs;
