@@ -6,7 +6,7 @@
 // use into build/models/transformer/ (needs the venv of tools/setup-python.sh).
 //   node tools/bench/transformer-bench.mjs [--min-ms N] [--files opset14_q8,opset14]
 import * as qwasm from '../../js/index.js';
-import { createOrtRunner, timeIt } from './ort.mjs';
+import { createOrtRunner } from './ort.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,33 @@ function profileByOp(profile) {
     byOp.set(p.opType, e);
   }
   return [...byOp.values()].sort((a, b) => b.ms - a.ms);
+}
+
+/**
+ * Times several async functions in alternation (one run of each per round) after a warm-up of warmMs each, so
+ * that load drifting on a shared machine, and V8 compiling a wasm module's optimized tier in the background after
+ * its first runs (onnxruntime-web's module is large: timing qwasm right after onnxruntime-web's first run measured
+ * it twice as slow), weigh on every side alike. Returns one { medianMs, runs } per function.
+ */
+async function timeInterleaved(fns, { minMs = 3000, minRounds = 10, warmMs = 2000 } = {}) {
+  for (const fn of fns) {
+    const start = performance.now();
+    do await fn(); while (performance.now() - start < warmMs);
+  }
+  const times = fns.map(() => []);
+  const start = performance.now();
+  while (times[0].length < minRounds || performance.now() - start < minMs * fns.length) {
+    for (let i = 0; i < fns.length; i++) {
+      const t0 = performance.now();
+      await fns[i]();
+      times[i].push(performance.now() - t0);
+    }
+  }
+  return times.map((t) => {
+    const sorted = [...t].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return { medianMs: sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2, runs: t.length };
+  });
 }
 
 /** The median of several profiled runs, per operator type. */
@@ -75,10 +102,8 @@ export async function benchTransformer({ minMs = 3000, log = console.log, files 
         const b = theirs[name];
         return a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
       });
-      const opts = { minMs, minRuns: 10, warmup: 3 };
-      const q = await timeIt(() => model.run(feeds), opts);
       const prepared = ort.prepare(ortFeeds);
-      const o = await timeIt(() => ort.runRaw(prepared), opts);
+      const [q, o] = await timeInterleaved([() => model.run(feeds), () => ort.runRaw(prepared)], { minMs });
       const profile = await medianProfile(model, feeds, 5);
       const row = { key, file: file.file, qwasmMs: q.medianMs, ortMs: o.medianMs, speedup: o.medianMs / q.medianMs, identical, nodes: model.layers.length, profile };
       rows.push(row);
