@@ -1462,10 +1462,20 @@ export interface ModelLayerTiming {
   readonly name: string;
   readonly opType: string;
   readonly ms: number;
+  /** true for a node that depends on the input shapes alone: computed on the first run with these shapes, then reused. */
+  readonly static?: true;
 }
 
-/** What a model input accepts: data with the model's static shape, an explicit shape, or a QTensor. */
-export type ModelFeed = Float32Array | Uint8Array | Int8Array | QTensor | { data: Float32Array | Uint8Array | Int8Array; dims: number[] };
+/** The typed array of each input element type: int64 as BigInt64Array, bool as Uint8Array of 0 / 1. */
+export type ModelFeedData = Float32Array | Uint8Array | Int8Array | Int32Array | BigInt64Array;
+
+/**
+ * What a model input accepts: the typed array of its element type (ModelDtype: float32 Float32Array, int64
+ * BigInt64Array, int32 Int32Array, uint8 / bool Uint8Array, int8 Int8Array) with the model's static shape, the
+ * same with an explicit shape ({ data, dims }: symbolic dimensions such as the sequence length), or a QTensor for
+ * an 8-bit input. Another element type is a TypeError naming the input and the type it needs.
+ */
+export type ModelFeed = ModelFeedData | QTensor | { data: ModelFeedData; dims: number[] };
 
 /** A model file that is malformed or inconsistent; the message names the tensor, node or attribute at fault. */
 export class ModelFormatError extends Error {}
@@ -1500,9 +1510,11 @@ export class Model {
   /**
    * The activation arena, planned on the first run for given input shapes and reused by later runs
    * (layer outputs and scratch placed by lifetime; a different shape or allocation pattern plans again).
-   * plannedBytes: the summed sizes of the allocations the arena holds. Zeros before the first run.
+   * plannedBytes: the summed sizes of the allocations the arena holds. Zeros before the first run. Each input shape
+   * (a transformer's sequence length) has its own plan; the last 8 are kept (`plans`), sharing one arena as large as
+   * the largest.
    */
-  readonly memoryPlan: Readonly<{ arenaBytes: number; slots: number; plannedBytes: number }>;
+  readonly memoryPlan: Readonly<{ arenaBytes: number; slots: number; plannedBytes: number; plans: number }>;
   /** One entry per node, in execution order. */
   readonly layers: ModelLayer[];
   /** A layer's weight as a new QTensor (per channel along layers[i].weight.axis if it has several scales); the caller disposes it. */

@@ -84,3 +84,8 @@ export class Sqnr {
 }
 /** SQNR in dB of one approximation. */
 export function sqnrDb(reference: ArrayLike<number>, approx: ArrayLike<number>): number | null;
+
+/** The uint8 qparams onnxruntime chooses at run time for a tensor (DynamicQuantizeLinear, DynamicQuantizeMatMul). */
+export function dynamicQParams(values: Iterable<number>): { scale: number; zeroPoint: number; min: number; max: number };
+/** One float output of DynamicQuantizeMatMul / MatMulIntegerToFloat: f32(acc) * f32(aScale * bScale) (+ bias). */
+export function dynamicMatMulOutput(acc: number, aScale: number, bScale: number, bias?: number): number;

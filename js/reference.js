@@ -197,6 +197,45 @@ export function dequantizePerChannel(q, scale, zeroPoint) {
   return fr(fr(fr(q) - fr(zeroPoint)) * scale);
 }
 
+// ---- dynamic quantization (ONNX DynamicQuantizeLinear, onnxruntime's DynamicQuantizeMatMul) -------------
+
+/**
+ * The uint8 qparams onnxruntime chooses for a whole tensor at run time (DynamicQuantizeLinear,
+ * DynamicQuantizeMatMul, util/qmath.h GetQuantizationParameter): the range widened to include 0,
+ * scale = (max - min) / 255 in float32 (1 when the range is empty), zero point = round_half_even(clamp(0 - min /
+ * scale, 0, 255)). The values are then quantized with quantizeOnnx. NaN or infinite values have no range (RangeError).
+ */
+export function dynamicQParams(values) {
+  if (!Array.isArray(values) && !(ArrayBuffer.isView(values) && !(values instanceof DataView))) {
+    throw new TypeError(`dynamicQParams: values must be an array or a typed array of numbers, got ${describe(values)}`);
+  }
+  let lo = 0;
+  let hi = 0;
+  for (const v of values) {
+    if (typeof v !== 'number') throw new TypeError(`dynamicQParams: values must be numbers, got ${describe(v)}`);
+    if (!Number.isFinite(v)) throw new RangeError(`dynamicQParams: ${v} has no uint8 range`);
+    const x = f32(v);
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  const scale = hi === lo ? 1 : f32(f32(hi - lo) / 255);
+  const zp = clamp(f32(0 - f32(lo / scale)), 0, 255);
+  return { scale, zeroPoint: roundHalfEven(zp), min: lo, max: hi };
+}
+
+/**
+ * One float output of a dynamic int8 matrix product (com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat;
+ * MLAS's float output stage): the exact int32 sum converted to float32, times the float32 product of the two scales,
+ * plus the bias when there is one.
+ */
+export function dynamicMatMulOutput(acc, aScale, bScale, bias) {
+  integers('dynamicMatMulOutput', ['acc'], [acc]);
+  numbers('dynamicMatMulOutput', ['aScale', 'bScale'], [aScale, bScale]);
+  if (bias !== undefined) numbers('dynamicMatMulOutput', ['bias'], [bias]);
+  const scaled = f32(f32(acc) * f32(f32(aScale) * f32(bScale)));
+  return bias === undefined ? scaled : f32(scaled + f32(bias));
+}
+
 // ---- requantization of int32 accumulators (linear / conv / matmul) -------------------------------------
 
 /** TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31) with m0 a Q31 integer in [2^30, 2^31). */

@@ -77,6 +77,8 @@ const struct qw_kernels qw_scalar_kernels = {
                     {qw_f32_vpow_ukernel__scalar, qw_f32_vpowc_ukernel__scalar, qw_f32_vrpowc_ukernel__scalar}},
     .f32_softmax = qw_f32_softmax_ukernel__scalar,
     .f32_layernorm = qw_f32_layernorm_ukernel__scalar,
+    .f32_layernorm4 = qw_f32_layernorm4_ukernel__scalar,
+    .f32_range = qw_f32_range_ukernel__scalar,
     .scale_output = {qw_qs32_f32_scale_ukernel__scalar, qw_qs32_f32_scale_bias_ukernel__scalar},
 };
 
@@ -132,6 +134,8 @@ static const struct qw_kernels wasmsimd_kernels = {
                     {qw_f32_vpow_ukernel__scalar, qw_f32_vpowc_ukernel__scalar, qw_f32_vrpowc_ukernel__scalar}},
     .f32_softmax = qw_f32_softmax_ukernel_4__wasmsimd,
     .f32_layernorm = qw_f32_layernorm_ukernel_4__wasmsimd,
+    .f32_layernorm4 = qw_f32_layernorm4_ukernel__wasmsimd,
+    .f32_range = qw_f32_range_ukernel_16__wasmsimd,
     .scale_output = {qw_qs32_f32_scale_ukernel__wasmsimd, qw_qs32_f32_scale_bias_ukernel__wasmsimd},
 };
 #endif

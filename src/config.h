@@ -11,6 +11,7 @@
 #include "f32/dwconv.h"
 #include "f32/gemm.h"
 #include "f32/layernorm.h"
+#include "f32/range.h"
 #include "f32/relu.h"
 #include "f32/softmax.h"
 #include "f32/vbinary.h"
@@ -41,6 +42,8 @@ struct qw_kernels {
   qw_f32_vbinary_ukernel f32_vbinary[5][3];          /* [qw_f32_binary_op][vv, vs, sv] */
   qw_f32_softmax_ukernel f32_softmax;                /* one row */
   qw_f32_layernorm_ukernel f32_layernorm;            /* one row, optional skip / bias / beta */
+  qw_f32_layernorm4_ukernel f32_layernorm4;          /* four rows at once, the same arithmetic per row */
+  qw_f32_range_ukernel f32_range;                    /* min / max with 0, finiteness (dynamic quantization) */
   qw_requantization_ukernel scale_output[2];         /* int32 -> float (dynamic matmul): [with bias] */
 };
 

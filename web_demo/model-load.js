@@ -13,8 +13,11 @@ const PHASES = {
 };
 const mb = (n) => `${(n / 1e6).toFixed(n < 1e7 ? 2 : 1)} MB`;
 
-/** Builds the model bar. Returns { bar, loadDefault(), loadBytes(bytes, name) }; a successful load announces 'model'. */
-export function mountLoader(state) {
+/**
+ * Builds the model bar. Returns { bar, loadDefault(), loadBytes(bytes, name) }; a successful load announces 'model'.
+ * onTokenModel(bytes, name): takes a text encoder (token-id inputs) the worker declined, returns its qwasm Model.
+ */
+export function mountLoader(state, { onTokenModel } = {}) {
   const info = h('div', { class: 'mv-model-info' });
   const error = h('p', { class: 'error mv-load-error', role: 'alert', hidden: true });
   const progressText = h('span', { class: 'mv-progress-text' });
@@ -71,6 +74,14 @@ export function mountLoader(state) {
         { onProgress: (p) => showProgress(name, p) });
       if (token !== loading) { // another load started meanwhile and wins
         state.worker.call('dispose', { id: loaded.id });
+        return;
+      }
+      if (loaded.tokenModel) { // a text encoder: the current model stays in the worker for the way back
+        if (!bytes || !onTokenModel) throw new TypeError(`${name} takes token ids; only a file dropped in can be run as a text encoder`);
+        const model = await onTokenModel(bytes, name);
+        info.replaceChildren(h('h2', {}, 'Model ', h('code', { class: 'mv-model-name', text: name })),
+          h('p', { class: 'mv-model-meta', text: `${model.layers.length} nodes after onnxruntime's fusions · inputs ${model.inputs.map((i) => `"${i.name}" ${i.dtype}[${i.dims.join('×')}]`).join(', ')}` }));
+        resetButton.hidden = false;
         return;
       }
       const old = state.model;

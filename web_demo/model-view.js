@@ -2,7 +2,8 @@
 // pick a test image; the model classifies it. The view is assembled from modules that share one state
 // (model-state.js): the model bar and loading (model-load.js), the input (model-input.js), the prediction with its
 // latency and the on-demand float reference (model-predict.js), the layer table (model-layers.js) and the integer
-// explainer (model-explain.js). The models themselves live in model-worker.js.
+// explainer (model-explain.js). The models themselves live in model-worker.js. A text encoder dropped in (token-id
+// inputs) is run in the page by the transformer panel (model-transformer.js) in place of the image panels.
 import { h } from './dom.js';
 import { mountExplainer } from './model-explain.js';
 import { mountInput } from './model-input.js';
@@ -10,20 +11,41 @@ import { mountLayers } from './model-layers.js';
 import { mountLoader } from './model-load.js';
 import { mountPrediction } from './model-predict.js';
 import { createModelState, describeError } from './model-state.js';
+import { createTransformerPanel } from './model-transformer.js';
 import { connect } from './worker-rpc.js';
 
 /** Mounts the view in `root`. link: the deep link's parameters (sample); context: the page's shell. */
 export async function mount(root, context, link = new URLSearchParams()) {
   const state = createModelState();
   state.worker = connect(new URL('./model-worker.js', import.meta.url));
-  const loader = mountLoader(state);
+  const transformer = createTransformerPanel();
+  let imagePanels = [];
+  const showImagePanels = (shown) => {
+    for (const p of imagePanels) p.hidden = !shown;
+  };
+  const loader = mountLoader(state, {
+    /** A text encoder: loaded in the page and shown by the transformer panel (which disposes it). */
+    async onTokenModel(bytes) {
+      const model = await context.qwasm.loadModel(bytes);
+      showImagePanels(false);
+      await transformer.show(model);
+      return model;
+    },
+  });
+  state.on('model', () => {
+    transformer.hide();
+    showImagePanels(true);
+  });
   const input = mountInput(state);
   const predict = mountPrediction(state, root);
   const explain = mountExplainer(state);
   const layers = mountLayers(state, context, explain.explainLayer);
+  const top = h('div', { class: 'mv-top' }, input.panel, predict.panel);
+  imagePanels = [top, layers.panel, explain.panel];
   root.replaceChildren(h('div', { class: 'mv' },
     loader.bar,
-    h('div', { class: 'mv-top' }, input.panel, predict.panel),
+    transformer.root,
+    top,
     layers.panel,
     explain.panel));
 

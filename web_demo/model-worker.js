@@ -5,6 +5,7 @@
 // step leaves the page's model as it was.
 import * as qwasm from './qwasm/js/index.js';
 import { describeLayers, feedFor, isQuantized } from './model-analysis.js';
+import { isTokenModel } from './model-transformer-analysis.js';
 import { timeRuns, timerStep } from './timing.js';
 import { serve } from './worker-rpc.js';
 
@@ -54,6 +55,10 @@ serve({
     const data = bytes ?? (await download(url, progress));
     progress({ phase: 'decode', total: data.length });
     const model = await qwasm.loadModel(data);
+    if (isTokenModel(model)) { // a text encoder: the page's transformer panel runs it (model-transformer.js)
+      model.dispose();
+      return { tokenModel: true };
+    }
     try {
       progress({ phase: 'prepare' }); // the first run packs the weights and plans the activation memory
       await model.run(feedFor(model, image));

@@ -18,6 +18,9 @@ const SLOTS = {
   'com.microsoft:QLinearGlobalAveragePool': { in: [1, 2], out: [3, 4] },
   'com.microsoft:QLinearSigmoid': { in: [1, 2], out: [3, 4] },
   'com.microsoft:QLinearLeakyRelu': { in: [1, 2], out: [3, 4] },
+  // dynamic int8 products: B [K, N] with per-column scales; the activations' qparams are chosen at run time
+  'com.microsoft:DynamicQuantizeMatMul': { weight: [1, 2, 3, -1], bias: 4 },
+  'com.microsoft:MatMulIntegerToFloat': { weight: [1, 3, 5, -1], bias: 6 },
 };
 const PASS_THROUGH = new Set(['MaxPool', 'Clip', 'Relu', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity', 'Split']);
 

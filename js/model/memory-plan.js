@@ -1,4 +1,4 @@
-// Activation memory for Model.run, planned once and reused: ONNX Runtime's "memory pattern" idea.
+// Activation memory for Model.run, planned once per input shape and reused: ONNX Runtime's "memory pattern" idea.
 // A run whose input shapes have no plan yet records every wasm allocation made while the graph
 // executes (size, when it was made, when it was freed). The allocations freed within the run (layer
 // outputs and kernel scratch, not packed weights) are then placed in ONE arena: greedy by size, each
@@ -6,9 +6,13 @@
 // heuristic). Later runs with the same shapes take the k-th allocation from its planned slot: no
 // malloc/free per layer, and a fixed footprint (`arenaBytes`).
 //
+// A plan belongs to one shape key (a transformer's sequence length changes every allocation); the last
+// MAX_PLANS keys keep their plans, so alternating between a few lengths never records again. They share one
+// arena, as large as the largest of them.
+//
 // Replaying is guarded, never trusted: the k-th allocation must have the recorded size and no other
 // allocation sharing its bytes may still be live. Otherwise that run finishes on malloc and the
-// next run records again, so a wrong plan costs time, never correctness.
+// next run with those shapes records again, so a wrong plan costs time, never correctness.
 
 const ALIGN = 16; // qw_alloc's alignment: SIMD loads in the kernels may rely on it
 
@@ -38,10 +42,14 @@ export function placeByLifetime(blocks) {
   return { offsets, size };
 }
 
+/** How many shape keys keep their plans (least recently used dropped first). */
+export const MAX_PLANS = 8;
+
 export class MemoryPlan {
   #backend;
-  #key = null; // input shapes the plan is for
-  #slots = null; // [{ bytes, offset, conflicts: slot indices sharing bytes }]
+  #plans = new Map(); // shape key -> { slots: [{ bytes, offset, conflicts: slot indices sharing bytes }], size }, oldest first
+  #key = null; // the key of the current (or last) run
+  #slots = null; // its plan's slots, or null while recording
   #arena = 0;
   #arenaBytes = 0;
   #retired = [];
@@ -62,10 +70,13 @@ export class MemoryPlan {
     this.#backend = backend;
   }
 
-  /** { arenaBytes, slots, plannedBytes } of the current plan (zeros before the first planned run). */
+  /**
+   * { arenaBytes, slots, plannedBytes, plans }: the arena (shared by every kept plan), the slots of the last run's
+   * plan and the sum of their sizes (zeros before its shapes were planned), how many shape keys have a plan.
+   */
   get stats() {
-    const slots = this.#slots ?? [];
-    return { arenaBytes: this.#arenaBytes, slots: slots.length, plannedBytes: slots.reduce((s, x) => s + x.bytes, 0) };
+    const slots = this.#plans.get(this.#key)?.slots ?? [];
+    return { arenaBytes: this.#arenaBytes, slots: slots.length, plannedBytes: slots.reduce((s, x) => s + x.bytes, 0), plans: this.#plans.size };
   }
 
   /** The most bytes a run held at once: its arena slots plus its plain allocations (packed weights excluded). */
@@ -75,9 +86,15 @@ export class MemoryPlan {
 
   /** Runs fn() with wasm allocations recorded (no plan for these shapes) or served from the plan. */
   run(shapeKey, fn) {
-    if (shapeKey !== this.#key) this.#drop();
     this.#key = shapeKey;
-    this.#mode = this.#slots ? 'replay' : 'record';
+    const plan = this.#plans.get(shapeKey);
+    if (plan) {
+      this.#plans.delete(shapeKey); // most recently used last
+      this.#plans.set(shapeKey, plan);
+      this.#ensureArena(plan.size);
+    }
+    this.#slots = plan ? plan.slots : null;
+    this.#mode = plan ? 'replay' : 'record';
     this.#events = 0;
     this.#next = 0;
     this.#broken = false;
@@ -87,7 +104,7 @@ export class MemoryPlan {
     this.#holding = new Uint8Array(this.#slots?.length ?? 0);
     this.#mallocs = new Map();
     this.#mallocBytes = 0;
-    this.#peak = this.#arenaBytes;
+    this.#peak = this.#mode === 'replay' ? this.#arenaBytes : 0;
     this.#backend.setPlacement(this);
     let ok = false;
     try {
@@ -100,14 +117,15 @@ export class MemoryPlan {
       // by the next run. Persistent objects (packed weights) are made inside backend.outsidePlan().
       if (this.#live.size > 0) {
         this.#retired.push(this.#arena); // the escaped data keeps it until dispose(); never reused
-        this.#slots = null;
         this.#arena = 0;
         this.#arenaBytes = 0;
+        this.#plans.clear();
         if (ok) throw new Error('Model.run: internal error, arena memory outlived the run');
       }
       if (this.#mode === 'record' && ok) this.#plan();
-      else if (this.#broken) this.#drop();
+      else if (this.#broken) this.#plans.delete(shapeKey);
       this.#mode = 'off';
+      this.#slots = null;
       this.#recorded = this.#blocks = this.#live = this.#holding = this.#mallocs = null;
     }
   }
@@ -162,9 +180,10 @@ export class MemoryPlan {
     return true;
   }
 
-  /** Frees the arena. */
+  /** Frees the arena and forgets every plan. */
   dispose() {
-    this.#drop();
+    this.#plans.clear();
+    this.#dropArena();
     for (const ptr of this.#retired) this.#backend.free(ptr);
     this.#retired = [];
     this.#key = null;
@@ -187,15 +206,22 @@ export class MemoryPlan {
         }
       }
     }
-    this.#arena = this.#backend.alloc(size);
-    this.#arenaBytes = size;
-    this.#slots = slots;
+    this.#plans.set(this.#key, { slots, size });
+    while (this.#plans.size > MAX_PLANS) this.#plans.delete(this.#plans.keys().next().value);
+    this.#ensureArena(size);
   }
 
-  #drop() {
+  /** An arena of at least `size` bytes (a bigger plan grows it; smaller plans use its start). */
+  #ensureArena(size) {
+    if (this.#arenaBytes >= size) return;
+    this.#dropArena();
+    this.#arena = this.#backend.outsidePlan(() => this.#backend.alloc(size));
+    this.#arenaBytes = size;
+  }
+
+  #dropArena() {
     if (this.#arena) this.#backend.free(this.#arena);
     this.#arena = 0;
     this.#arenaBytes = 0;
-    this.#slots = null;
   }
 }

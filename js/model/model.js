@@ -1,20 +1,24 @@
-// loadModel: an ONNX file (QOperator, dynamically quantized, or written by tools/export_torch.py)
+// loadModel: an ONNX file (QOperator, QDQ, dynamically quantized, float, or written by tools/export_torch.py)
 // as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are released
 // right after their last consumer (liveness computed once at load); their bytes come from one arena
-// planned on the first run (js/model/memory-plan.js).
+// planned on the first run with given input shapes (js/model/memory-plan.js). Everything that depends only
+// on the input shapes (Shape / Gather / Concat chains, position ids, constant masks) is computed on that first
+// run and kept for those shapes (js/model/shape-plans.js), so later runs do no shape arithmetic.
 import { ModelFormatError, NotImplementedError, UnsupportedError } from '../errors.js';
 import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
 import { forget, releaseWhenCollected } from '../runtime/owned.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
+import { newStorage } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
 import { checkGraphNames, decodeOnnx, isDecodedGraph } from './onnx.js';
 import { optimize } from './passes/passes.js';
 import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
 import { MAX_RANK } from '../tensor/check.js';
-import { ONNX_OF, dimsOf, dtypeOf, host, qvalue, toHost } from './values.js';
+import { ShapePlans, staticNodes } from './shape-plans.js';
+import { BYTES, ONNX_OF, dimsOf, dtypeOf, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -45,6 +49,14 @@ export class Model {
   #memory;
   #described;
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
+  #static; // per node: true when its outputs depend only on constants and the input shapes
+  #plans; // shape key -> what depends on the input shapes alone (js/model/shape-plans.js)
+  #plan = null; // the current run's
+  #step = 0; // the index of the running node
+  #persistent = new Set(); // host data that outlives runs (initializers, shape-plan values): uploaded once
+  #uploads = new Map(); // such data -> its storage in wasm memory
+  #graphInputs;
+  #memoryOwner; // ModelMemory: what dispose() (or the finalizer) gives back
   #disposed = false;
 
   /** @internal Use loadModel(). */
@@ -85,10 +97,17 @@ export class Model {
     graph.nodes.forEach((node, i) => node.inputs.forEach((n) => last.set(n, i)));
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
+    this.#graphInputs = new Set(graph.inputs.map((i) => i.name));
     this.#described = describeNodes(graph.nodes, graph.initializers);
+    this.#static = staticNodes(graph, this.#steps.map((s) => s.operator));
+    for (const init of graph.initializers.values()) this.#persistent.add(init.data);
     this.#memory = new MemoryPlan(backend());
+    // The callback is made outside this constructor: a closure made here would keep the constructor's scope, and
+    // with it the Model, alive from the finalizer's ModelMemory (which holds the plans).
+    this.#plans = new ShapePlans(planForgetter(this.#persistent, this.#uploads));
     const prepared = this.#prepared;
-    releaseWhenCollected(this, new ModelMemory(prepared, this.#memory)); // a safety net: dispose() what you load
+    this.#memoryOwner = new ModelMemory(prepared, this.#plans, this.#uploads, this.#memory);
+    releaseWhenCollected(this, this.#memoryOwner); // a safety net: dispose() what you load
     this.#ctx = {
       semantics: name,
       cpuCapability: capability,
@@ -109,11 +128,40 @@ export class Model {
       },
       isConstant: (valueName) => graph.initializers.has(valueName),
       node: null,
+      /** The value in wasm memory, as a wasm value the caller releases (host data is copied in; constants once). */
+      wasm: (v) => this.#toWasm(v),
+      /**
+       * What fn() computes from the shapes of `inputs` (stride lists, kernel arguments), computed once per shape
+       * plan and node, outside the arena (a `dispose()` of the result runs when the plan is dropped).
+       */
+      memo: (inputs, fn) => this.#memo(inputs, fn),
     };
     this.inputs = graph.inputs.map((i) => ({ ...i, qparams: this.#inputQParams(i.name) }));
     this.outputs = graph.outputs.map((o) => ({ ...o, qparams: this.#outputQParams(o.name) }));
     this.metadata = Object.fromEntries(graph.metadata);
     this.peakBytes = 0;
+    this.#packAtLoad();
+  }
+
+  /**
+   * Packs the constant weights of the operators that declare `pack` (the dynamic int8 products) now, so that no
+   * run pays for it. A node whose weights are not constants is left to fail or pack at run time.
+   */
+  #packAtLoad() {
+    const inits = this.#graph.initializers;
+    try {
+      this.#order.forEach((node, i) => {
+        const { operator, attrs } = this.#steps[i];
+        if (!operator.pack) return;
+        this.#ctx.node = node;
+        operator.pack(this.#ctx, node.inputs.map((n) => (inits.has(n) ? host(inits.get(n).dtype, inits.get(n).dims, inits.get(n).data) : undefined)), attrs);
+      });
+    } catch (error) {
+      this.dispose();
+      throw error;
+    } finally {
+      this.#ctx.node = null;
+    }
   }
 
   /** The qparams a graph input is quantized with (by its QuantizeLinear) or read with (8-bit input); null if none. */
@@ -204,7 +252,7 @@ export class Model {
     if (!Expected || !(data instanceof Expected)) {
       const shown = value !== null && typeof value === 'object' && 'data' in value ? data : value; // { data } reports its data
       const got = shown === null ? 'null' : shown?.constructor?.name ?? typeof shown;
-      throw new TypeError(`${where} must be ${spec.dtype}: a ${Expected?.name ?? 'typed array'} or { data, dims }${ONNX_OF.quint8 === spec.dtype || ONNX_OF.qint8 === spec.dtype ? ' or a QTensor' : ''}, got ${got}`);
+      throw new TypeError(`${where} must be ${spec.dtype}: a ${INPUT_ARRAY_NAMES[spec.dtype] ?? Expected?.name ?? 'typed array'} or { data, dims }${ONNX_OF.quint8 === spec.dtype || ONNX_OF.qint8 === spec.dtype ? ' or a QTensor' : ''}, got ${got}`);
     }
     let dims = ArrayBuffer.isView(value) ? undefined : value.dims;
     if (dims === undefined) {
@@ -224,6 +272,36 @@ export class Model {
     if (data.length !== expected) throw new RangeError(`${where} has ${data.length} values, its shape [${dims}] needs ${expected}`);
     checkShape(dims);
     return { dims, data };
+  }
+
+  /** A value in wasm memory (a reference the caller releases): wasm data shared, host data copied in. */
+  #toWasm(v) {
+    if (v.kind === 'wasm') return viewValue(v, v.dims);
+    if (v.kind !== 'host') throw new Error(`qwasm internal error: ${v.kind} value where plain data is expected`);
+    const bytes = numel(v.dims) * BYTES[v.dtype];
+    const source = new Uint8Array(v.data.buffer, v.data.byteOffset, bytes);
+    let storage = this.#uploads.get(v.data);
+    if (!storage && this.#persistent.has(v.data)) {
+      // constants and shape-plan values: copied into wasm memory once, outside the arena
+      storage = backend().outsidePlan(() => newStorage(Math.max(1, bytes)));
+      backend().u8(storage.ptr, bytes).set(source);
+      this.#uploads.set(v.data, storage);
+    }
+    if (storage) return { kind: 'wasm', dtype: v.dtype, dims: v.dims, storage: storage.retain(), offset: 0 };
+    const w = wasmValue(v.dtype, v.dims);
+    backend().u8(w.storage.ptr, bytes).set(source);
+    return w;
+  }
+
+  #memo(inputs, fn) {
+    const signature = inputs.map((v) => (v ? `${dimsOf(v)}` : '-')).join('|');
+    const memos = this.#plan.memos;
+    const m = memos[this.#step];
+    if (m && m.signature === signature) return m.value;
+    m?.value?.dispose?.();
+    const value = backend().outsidePlan(fn);
+    memos[this.#step] = { signature, value };
+    return value;
   }
 
   /**
@@ -256,8 +334,9 @@ export class Model {
       if (!Object.hasOwn(feeds, spec.name)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
       return [spec.name, this.#feed(spec, feeds[spec.name])];
     }));
-    const shapes = [...checked.values()].map((f) => f.dims);
-    const result = this.#memory.run(JSON.stringify(shapes), () => this.#runGraph(checked, intermediates, profile));
+    const key = JSON.stringify([...checked.values()].map((f) => f.dims));
+    this.#plan = this.#plans.get(key, this.#order.length);
+    const result = this.#memory.run(key, () => this.#runGraph(checked, intermediates, profile));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
   }
@@ -270,6 +349,7 @@ export class Model {
     };
     const captured = {};
     const timings = [];
+    const plan = this.#plan;
     try {
       for (const [name, f] of feeds) values.set(name, f.q ? qvalue(f.q.clone()) : host(this.inputs.find((s) => s.name === name).dtype, f.dims, f.data));
       const lookup = (name, node) => {
@@ -282,17 +362,30 @@ export class Model {
       for (let i = 0; i < this.#order.length; i++) {
         const node = this.#order[i];
         this.#ctx.node = node;
+        this.#step = i;
         const t0 = profile ? performance.now() : 0;
         const { operator, attrs } = this.#steps[i];
-        const inputs = node.inputs.map((n) => lookup(n, node));
         let outs;
         try {
-          checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
-          outs = operator.run(this.#ctx, inputs, attrs);
+          if (this.#static[i]) {
+            // Depends on the input shapes alone: computed on the first run with these shapes, then reused.
+            outs = plan.statics[i];
+            if (!outs) {
+              const inputs = node.inputs.map((n) => lookup(n, node));
+              checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+              outs = backend().outsidePlan(() => operator.run(this.#ctx, inputs, attrs).map(keepOnHost));
+              for (const v of outs) if (v) this.#persistent.add(v.data);
+              plan.statics[i] = outs;
+            }
+          } else {
+            const inputs = node.inputs.map((n) => lookup(n, node));
+            checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+            outs = operator.run(this.#ctx, inputs, attrs);
+          }
         } catch (error) {
           throw atNode(error, node);
         }
-        if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
+        if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0, ...(this.#static[i] ? { static: true } : {}) });
         outs.forEach((v, k) => {
           const name = node.outputs[k];
           if (v !== undefined && (name === undefined || name === '')) releaseValue(v); // an output nobody named
@@ -306,8 +399,9 @@ export class Model {
           values.set(name, outs[k]);
           if (intermediates) captured[name] = snapshot(outs[k]);
         });
+        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
         for (const name of new Set(node.inputs)) {
-          if (this.#lastUse.get(name) === i && values.has(name) && !this.inputs.some((s) => s.name === name)) release(name);
+          if (this.#lastUse.get(name) === i && values.has(name) && !this.#graphInputs.has(name)) release(name);
         }
         for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
       }
@@ -326,39 +420,64 @@ export class Model {
     if (this.#disposed) return;
     this.#disposed = true;
     forget(this);
-    new ModelMemory(this.#prepared, this.#memory).release();
+    this.#memoryOwner.release();
   }
 }
 
-/** What a Model holds in wasm memory (its packed layers and its activation arena), and how it is given back. */
+/** What a Model holds in wasm memory (packed layers, shape plans, uploaded constants, the arena), and how it is given back. */
 class ModelMemory {
-  constructor(prepared, memory) {
+  constructor(prepared, plans, uploads, memory) {
     this.prepared = prepared;
+    this.plans = plans;
+    this.uploads = uploads;
     this.memory = memory;
   }
 
   release() {
     for (const p of this.prepared.values()) p.packed.dispose();
     this.prepared.clear();
+    this.plans.clear();
+    for (const storage of this.uploads.values()) storage.release();
+    this.uploads.clear();
     this.memory.dispose();
   }
 }
 
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
 
-/** A value copied out to the host: { dtype, dims, data } (host data copied too: it may be a constant). */
+/** The typed array that carries a model input of each element type (bool: 0 / 1 bytes). */
+const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
+const INPUT_ARRAY_NAMES = Object.freeze({ bool: 'Uint8Array (0 / 1)' });
+
+/** A value as host data, its wasm memory given back (a shape-plan value, kept across runs). */
+function keepOnHost(v) {
+  if (v === undefined) return v;
+  const h = toHost(v);
+  releaseValue(v);
+  return h;
+}
+
+/** A value copied out to the host: { dtype, dims, data } (host data copied too: it may be a constant or a shape-plan value). */
 function snapshot(v) {
   const data = v.kind === 'host' ? v.data.slice() : backend().outsidePlan(() => toHost(v)).data;
   return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data };
 }
 
-/** Gives back what a value holds in wasm memory. */
-function releaseValue(v) {
-  if (v?.kind === 'q') v.q.dispose();
-}
+/** What a dropped shape plan calls: forgetPlan over the Model's persistent data and uploads (and nothing else). */
+const planForgetter = (persistent, uploads) => (plan) => forgetPlan(plan, persistent, uploads);
 
-/** The typed array that carries a model input of each element type. */
-const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array });
+/** A shape plan was dropped: its memos and the wasm copies of its values go. */
+function forgetPlan(plan, persistent, uploads) {
+  for (const m of plan.memos) m?.value?.dispose?.();
+  for (const outs of plan.statics) {
+    for (const v of outs ?? []) {
+      if (!v) continue;
+      persistent.delete(v.data);
+      uploads.get(v.data)?.release();
+      uploads.delete(v.data);
+    }
+  }
+}
 
 const NAMED_ERRORS = [ModelFormatError, UnsupportedError, NotImplementedError, TypeError, RangeError];
 

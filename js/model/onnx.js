@@ -229,7 +229,15 @@ export async function decodeOnnx(bytes) {
   const metadata = new Map((m.metadataProps ?? []).map((p) => [p.key, p.value]));
   const inputs = (g.input ?? []).filter((v) => !initializers.has(v.name)).map((v) => valueInfo(v, 'graph input'));
   const outputs = (g.output ?? []).map((v) => valueInfo(v, 'graph output'));
-  const graph = { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes };
+  // The shapes the file declares for intermediate values (exporters and shape inference write them): what
+  // onnxruntime's fusions see where their conditions depend on shapes. Unknown dimensions are null.
+  const shapes = new Map();
+  for (const v of [...(g.valueInfo ?? []), ...(g.input ?? []), ...(g.output ?? [])]) {
+    const dims = v.type?.tensorType?.shape?.dim;
+    if (!v.name || !dims) continue;
+    shapes.set(v.name, dims.map((d) => (d.dimParam ? d.dimParam : Object.hasOwn(d, 'dimValue') ? Number(d.dimValue.toString()) : null)));
+  }
+  const graph = { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes, shapes };
   checkGraphNames(graph);
   decoded.add(graph);
   return graph;

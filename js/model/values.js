@@ -1,20 +1,51 @@
-// The values a model run passes between operators, two kinds:
-//   { kind: 'host', dtype, dims, data }  a JS typed array (float32, index and bool tensors, small things)
-//   { kind: 'q', q: QTensor }            8-bit / int32 data in wasm memory
+// The values a model run passes between operators, three kinds:
+//   { kind: 'host', dtype, dims, data }          a JS typed array (shape arithmetic, constants, small things)
+//   { kind: 'wasm', dtype, dims, storage, offset } plain tensor data in wasm memory (float32 activations, masks):
+//                                                what the float kernels read and write, so activations never
+//                                                cross to JS between two wasm operators
+//   { kind: 'q', q: QTensor }                    8-bit / int32 data in wasm memory
 // QOperator graphs carry a tensor's qparams at its consumers (x_scale, x_zero_point inputs), so a 'q' value's
-// own qparams are nominal; each consumer views it with its own (zero copy).
+// own qparams are nominal; each consumer views it with its own (zero copy). A 'wasm' value holds one reference to
+// its storage (reference-counted, shared by reshapes): release() gives it back.
 import { ModelFormatError } from '../errors.js';
-import { fromIntRepr, fromIntReprPerChannel, withQParams } from '../tensor/qtensor.js';
+import { backend } from '../runtime/runtime.js';
+import { fromIntRepr, fromIntReprPerChannel, newStorage, withQParams } from '../tensor/qtensor.js';
 
 /** ONNX element type -> qwasm quantized dtype, and back. */
 export const QDTYPE = Object.freeze({ uint8: 'quint8', int8: 'qint8', int32: 'qint32' });
 export const ONNX_OF = Object.freeze({ quint8: 'uint8', qint8: 'int8', qint32: 'int32' });
 /** Typed array of each ONNX element type qwasm handles on the host. */
 export const ARRAY = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
+/** Bytes per element of each element type. */
+export const BYTES = Object.freeze({ float32: 4, uint8: 1, int8: 1, int32: 4, int64: 8, bool: 1 });
 
 export const host = (dtype, dims, data) => ({ kind: 'host', dtype, dims, data });
 export const qvalue = (q) => ({ kind: 'q', q });
 export const numel = (dims) => dims.reduce((a, b) => a * b, 1);
+
+/** A new wasm value of the given type and shape (uninitialized; from the run's arena while a model runs). */
+export function wasmValue(dtype, dims) {
+  return { kind: 'wasm', dtype, dims, storage: newStorage(Math.max(1, numel(dims) * BYTES[dtype])), offset: 0 };
+}
+
+/** The same wasm data under other dims (a reshape: shares the storage, takes a reference). */
+export function viewValue(v, dims) {
+  return { kind: 'wasm', dtype: v.dtype, dims, storage: v.storage.retain(), offset: v.offset };
+}
+
+/** The wasm address of a wasm value's first element. */
+export const ptrOf = (v) => v.storage.ptr + v.offset;
+
+/** A typed-array view of a wasm value's elements (valid until the next wasm allocation). */
+export function wasmView(v) {
+  return backend().view(ARRAY[v.dtype], ptrOf(v), numel(v.dims));
+}
+
+/** Gives back what a value holds in wasm memory (its storage reference, or its QTensor). */
+export function releaseValue(v) {
+  if (v?.kind === 'q') v.q.dispose();
+  else if (v?.kind === 'wasm') v.storage.release();
+}
 
 export function dtypeOf(v) {
   return v.kind === 'q' ? ONNX_OF[v.q.dtype] : v.dtype;
@@ -24,9 +55,10 @@ export function dimsOf(v) {
   return v.kind === 'q' ? v.q.shape.slice() : v.dims;
 }
 
-/** A value's data on the host. */
+/** A value's data on the host (wasm data is copied out). */
 export function toHost(v) {
   if (v.kind === 'host') return v;
+  if (v.kind === 'wasm') return host(v.dtype, v.dims.slice(), wasmView(v).slice());
   return host(ONNX_OF[v.q.dtype], v.q.shape.slice(), v.q.intRepr());
 }
 
@@ -34,7 +66,7 @@ export function toHost(v) {
 export function toQ(v, scale, zeroPoint, where) {
   if (v.kind === 'q') return withQParams(v.q, scale, zeroPoint);
   if (!QDTYPE[v.dtype] || v.dtype === 'int32') throw new ModelFormatError(`${where}: expected uint8 or int8 data, got ${v.dtype}`);
-  return fromIntRepr(v.data, v.dims, scale, zeroPoint, QDTYPE[v.dtype]);
+  return fromIntRepr(toHost(v).data, v.dims, scale, zeroPoint, QDTYPE[v.dtype]);
 }
 
 /** The one number of a one-element value. */

@@ -4,11 +4,11 @@
 // outputs are NCHW-shaped tensors stored channels-last (torch's channels_last memory format), so chained
 // convolutions never transpose.
 import { backend } from '../runtime/runtime.js';
-import { QW_REQUANT_MODE } from '../runtime/abi.js';
+import { QW_DTYPE, QW_REQUANT_MODE, QW_ROUNDING } from '../runtime/abi.js';
 import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
 import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
-import { chooseQParamsDynamic, fmaf } from '../reference.js';
+import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
 import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
 import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
@@ -498,19 +498,35 @@ export function dynamicQuantizeLinear(data, shape) {
   const dims = checkShape(shape ?? [data?.length], where, 'shape', 4);
   const n = numelOf(dims);
   checkNumberArray(data, n, where, 'data');
-  return b.withBuffers([4 * n, 8], (px, pq) => {
+  return b.withBuffers([4 * n], (px) => {
     b.f32(px, n).set(data);
-    const storage = newStorage(Math.max(1, n), where);
-    const status = b.exports.qw_dynamic_quantize(n, px, storage.ptr, pq, pq + 4);
+    return dynamicQuantizeAt(px, dims, where);
+  }, where);
+}
+
+/**
+ * dynamicQuantizeLinear of float32 data already in wasm memory at `ptr` (the model's activations). With
+ * { onnxruntime: true } the qparams are onnxruntime's where the ONNX function body has none (an all-zero or
+ * subnormal range: reference.js dynamicQParams, which its DynamicQuantizeLinear and DynamicQuantizeMatMul share).
+ */
+export function dynamicQuantizeAt(ptr, dims, where, { onnxruntime = false } = {}) {
+  const b = backend();
+  const n = numelOf(dims);
+  const storage = newStorage(Math.max(1, n), where);
+  let [scale, zeroPoint] = b.withBuffers([8], (pq) => {
+    const status = b.exports.qw_dynamic_quantize(n, ptr, storage.ptr, pq, pq + 4);
     if (status !== 0) {
       storage.release();
       throw new RangeError(`${where}: data must be finite numbers (NaN or Infinity has no uint8 range)`);
     }
-    const scale = b.f32(pq, 1)[0];
-    const zeroPoint = b.i32(pq + 4, 1)[0];
-    const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
-    return { y, scale, zeroPoint };
+    return [b.f32(pq, 1)[0], b.i32(pq + 4, 1)[0]];
   }, where);
+  if (onnxruntime && (scale === 0 || !Number.isFinite(Math.fround(1 / scale)))) {
+    ({ scale, zeroPoint } = dynamicQParams(b.f32(ptr, n)));
+    b.call(where, 'qw_quantize', n, ptr, storage.ptr, QW_DTYPE.QW_QUINT8, QW_ROUNDING.QW_ROUND_ONNX, scale, zeroPoint);
+  }
+  const y = wrapStorage(storage, 0, dims, contiguousStrides(dims), dtypeInfo('quint8', where), perTensor(scale === 0 ? 1 : scale, zeroPoint));
+  return { y, scale, zeroPoint };
 }
 
 /** ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1). */

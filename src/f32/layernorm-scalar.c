@@ -9,3 +9,10 @@ QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel__scalar) {
     y[h] = beta != NULL ? v + beta[h] : v;
   }
 }
+
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__scalar) {
+  for (size_t r = 0; r < 4; r++) {
+    qw_f32_layernorm_ukernel__scalar(n, x[r], skip != NULL ? skip[r] : NULL, bias, gamma, beta, epsilon, y[r],
+                                     sum != NULL ? sum[r] : NULL);
+  }
+}

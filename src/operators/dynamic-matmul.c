@@ -61,12 +61,8 @@ qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const 
   }
   /* onnxruntime's GetQuantizationParameter: the range widened to include 0, scale 1 for an empty range. */
   float lo = 0.0f, hi = 0.0f;
-  for (size_t i = 0; i < m * k; i++) {
-    if (!isfinite(x[i])) {
-      return QW_INVALID_ARGUMENT;
-    }
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
+  if (!qw_kernels()->f32_range(m * k, x, &lo, &hi)) {
+    return QW_INVALID_ARGUMENT;
   }
   const float a_scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
   float zp = 0.0f - lo / a_scale;

@@ -3,6 +3,7 @@
  * range widened to include 0, zero point = round_half_even(clamp(0 - min / scale, 0, 255)). */
 #include <math.h>
 
+#include "config.h"
 #include "qtypes.h"
 
 qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale, int32_t* zero_point) {
@@ -11,12 +12,8 @@ qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale
   }
   const float qmin = (float)qw_dtype_min(QW_QUINT8), qmax = (float)qw_dtype_max(QW_QUINT8);
   float lo = 0.0f, hi = 0.0f;
-  for (size_t i = 0; i < n; i++) {
-    if (isnan(x[i]) || isinf(x[i])) {
-      return QW_INVALID_ARGUMENT;
-    }
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
+  if (!qw_kernels()->f32_range(n, x, &lo, &hi)) {
+    return QW_INVALID_ARGUMENT;
   }
   const float s = (hi - lo) / (qmax - qmin);
   if (s == 0.0f || !isfinite(1.0f / s)) {

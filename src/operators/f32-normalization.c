@@ -56,7 +56,22 @@ qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const floa
     return QW_INVALID_ARGUMENT;
   }
   const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
-  for (size_t r = 0; r < rows; r++) {
+  const qw_f32_layernorm4_ukernel layernorm4 = qw_kernels()->f32_layernorm4;
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) { /* four rows' statistics in parallel: the same per-row arithmetic */
+    const float* xs[4];
+    const float* ss[4];
+    float* ys[4];
+    float* sums[4];
+    for (size_t i = 0; i < 4; i++) {
+      xs[i] = x + (r + i) * cols;
+      ss[i] = skip != NULL ? skip + ((r + i) % skip_rows) * cols : NULL;
+      ys[i] = y + (r + i) * cols;
+      sums[i] = sum != NULL ? sum + (r + i) * cols : NULL;
+    }
+    layernorm4(cols, xs, skip != NULL ? ss : NULL, bias, gamma, beta, epsilon, ys, sum != NULL ? sums : NULL);
+  }
+  for (; r < rows; r++) {
     layernorm(cols, x + r * cols, skip != NULL ? skip + (r % skip_rows) * cols : NULL, bias, gamma, beta, epsilon,
               y + r * cols, sum != NULL ? sum + r * cols : NULL);
   }

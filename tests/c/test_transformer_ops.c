@@ -212,6 +212,42 @@ static void simd_matches_scalar(void) {
       k->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y0, NULL);
       s->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y1, NULL);
       CHECK(same_bits(y0, y1, n), "layer norm (no skip, bias, beta) n=%zu", n);
+      /* four rows at once (the statistics in SIMD lanes) against four scalar one-row calls */
+      float rows[4][MAX + 1], skips[4][MAX + 1], out4[4][MAX + 1], out1[4][MAX + 1], sums4[4][MAX + 1], sums1[4][MAX + 1];
+      for (size_t r = 0; r < 4; r++) {
+        for (size_t i = 0; i < n; i++) {
+          rows[r][i] = rng_uniform(-30.0f, 30.0f) + (float)r * 1000.0f;
+          skips[r][i] = rng_uniform(-3.0f, 3.0f);
+        }
+      }
+      const float* xs[4] = {rows[0], rows[1], rows[2], rows[3]};
+      const float* ss[4] = {skips[0], skips[1], skips[2], skips[3]};
+      float* ys[4] = {out4[0], out4[1], out4[2], out4[3]};
+      float* sums[4] = {sums4[0], sums4[1], sums4[2], sums4[3]};
+      for (int with_skip = 0; with_skip < 2; with_skip++) {
+        k->f32_layernorm4(n, xs, with_skip ? ss : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, ys, with_skip ? sums : NULL);
+        for (size_t r = 0; r < 4; r++) {
+          s->f32_layernorm(n, rows[r], with_skip ? skips[r] : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, out1[r],
+                           with_skip ? sums1[r] : NULL);
+          CHECK(same_bits(out4[r], out1[r], n) && (!with_skip || same_bits(sums4[r], sums1[r], n)),
+                "four-row layer norm (skip %d) row %zu n=%zu", with_skip, r, n);
+        }
+      }
+    }
+    /* range: the same min / max whatever the kernel; a NaN or infinity anywhere is refused */
+    {
+      float lo0 = 0.0f, hi0 = 0.0f, lo1 = 0.0f, hi1 = 0.0f;
+      const int ok0 = k->f32_range(n, x, &lo0, &hi0), ok1 = s->f32_range(n, x, &lo1, &hi1);
+      CHECK(ok0 && ok1 && same_bits(&lo0, &lo1, 1) && same_bits(&hi0, &hi1, 1), "range n=%zu", n);
+      for (size_t i = 0; i < n; i++) {
+        const float keep = x[i];
+        x[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY;
+        CHECK(k->f32_range(n, x, &lo0, &hi0) == 0 && s->f32_range(n, x, &lo1, &hi1) == 0, "range refuses %g at %zu of %zu", (double)x[i], i, n);
+        x[i] = keep;
+      }
+      float z[4] = {-0.0f, 0.0f, -0.0f, -0.0f};
+      lo0 = hi0 = 0.0f;
+      CHECK(k->f32_range(n < 4 ? n : 4, z, &lo0, &hi0) && bits_of(lo0) == 0 && bits_of(hi0) == 0, "range keeps +0 against -0");
     }
     int32_t* acc = exact_alloc((n + 1) * sizeof(int32_t));
     for (size_t i = 0; i <= n; i++) {

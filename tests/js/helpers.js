@@ -76,6 +76,23 @@ export function failOnLeaks(before, afterEach) {
 }
 
 /**
+ * Runs a single-node case (tools/transformer/ort-ops-cases.mjs's form: model bytes, inputs with data, outputs by
+ * name) through qwasm's model loader: the case's graph inputs are fed, its initializers are the model's.
+ * Returns the outputs' data in the case's order.
+ */
+export async function runModelCase(c) {
+  const model = await qwasm.loadModel(c.model);
+  try {
+    const feeds = {};
+    for (const i of c.inputs) if (!i.absent && !i.initializer) feeds[i.name] = { data: i.data, dims: i.dims };
+    const out = await model.run(feeds);
+    return c.outputs.map((o) => out[o.name].data);
+  } finally {
+    model.dispose();
+  }
+}
+
+/**
  * Loads ONNX bytes in qwasm and in onnxruntime-web (tools/bench/ort.mjs) and calls fn(run, model): run(input name,
  * Float32Array, dims) -> { ours, ref } (every output of each). Both are released afterwards.
  */

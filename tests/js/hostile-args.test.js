@@ -137,6 +137,7 @@ const TABLE = {
     ['requantizeSteps', ['fixedpoint', 1000, reference.requantizationParams('fixedpoint', { inScale: 0.1, weightScale: 0.2, outScale: 0.3 }), 3, 0, 255]],
     ['requantize', ['qnnpack', 1000, reference.requantizationParams('qnnpack', { inScale: 0.1, weightScale: 0.2, outScale: 0.3 }), 3, 0, 255]],
     ['sqnrDb', [[1, 2, 3], [1, 2, 3.5]]], ['chooseQParamsDynamic', [-1.5, 2.25, 0, 127]],
+    ['dynamicQParams', [[-0.5, 0.25, 1.5]]], ['dynamicMatMulOutput', [1234, 0.01, 0.02, 0.5]],
   ].map(([name, args]) => [`reference.${name}`, { make: () => structuredClone(args), call: reference[name], options: name === 'requantizationParams' ? 1 : undefined }])),
   'reference.Sqnr#add': { make: () => [new reference.Sqnr(), [1, 2], [1, 2.5]], call: (s, a, b) => s.add(a, b).db },
 };

@@ -71,9 +71,26 @@ test('MemoryPlan: records, replays from the arena, falls back when the pattern c
     b.free(y);
     b.free(x);
   });
-  assert.equal(plan.stats.arenaBytes, 0, 'plan dropped');
+  assert.deepEqual([plan.stats.slots, plan.stats.plans], [0, 0], 'plan dropped');
   plan.run('k', pattern);
   assert.equal(plan.stats.slots, 3, 're-recorded');
+
+  // Another shape key: its own plan, kept beside the first; the arena grows to the larger of the two.
+  const bigger = () => {
+    const p = b.alloc(1000);
+    const q = b.alloc(2000);
+    b.free(q);
+    b.free(p);
+  };
+  plan.run('k2', bigger); // records
+  assert.equal(plan.stats.plans, 2);
+  assert.ok(plan.stats.arenaBytes >= 3000, `arena ${plan.stats.arenaBytes} holds the larger plan`);
+  const [p2] = plan.run('k', pattern); // the first key replays: no plain allocation
+  assert.equal(plan.runPeakBytes, plan.stats.arenaBytes, 'k replays from the shared arena');
+  assert.equal(plan.stats.slots, 3);
+  plan.run('k2', bigger);
+  assert.equal(plan.runPeakBytes, plan.stats.arenaBytes, 'k2 replays too');
+  assert.ok(p2 > 0);
 
   // Memory kept past the end of a run would be overwritten by the next run: refused loudly.
   let kept = 0;
@@ -86,7 +103,7 @@ test('digits model: every run after the first is served from one arena, outputs 
   const digits = JSON.parse(readFileSync(new URL('models/digits.json', root), 'utf8'));
   const model = await qwasm.loadModel(new Uint8Array(readFileSync(new URL('models/digits.onnx', root))));
   try {
-    assert.deepEqual(model.memoryPlan, { arenaBytes: 0, slots: 0, plannedBytes: 0 });
+    assert.deepEqual(model.memoryPlan, { arenaBytes: 0, slots: 0, plannedBytes: 0, plans: 0 });
     for (const [i, img] of digits.test_images.entries()) {
       const out = await model.run({ input: Float32Array.from(img.image) }, { intermediates: i % 2 === 1 });
       assertBitEqual(assert, out.output.data, Float32Array.from(img.logits), `image ${i}`);

@@ -110,5 +110,44 @@ describe('quantize_dynamic encoders (tools/golden/torch_dynamic_models.py): ever
       assert.equal(checked, nodes.size);
       assert.equal(checked, 14);
     });
+
+    test(`${dir}/bert_dynamic.onnx (${semantics}) through loadModel: each DynamicQuantizeMatMul node alone equals PyTorch, the encoder runs`, async () => {
+      // The loader's DynamicQuantizeMatMul takes the file's profile (PyTorch's dynamic Linear, packed at load), not
+      // onnxruntime's form: every node as a one-node model on PyTorch's own input gives PyTorch's output bit for
+      // bit. The whole encoder runs too (its float operators are onnxruntime's: close to PyTorch, not identical).
+      const { encodeOnnx } = await import('../../js/model/onnx.js');
+      const doc = fixture(`${dir}/bert_dynamic.json`);
+      const bytes = bytesOf(new URL(`tests/fixtures/${dir}/bert_dynamic.onnx`, root));
+      const graph = await decodeOnnx(bytes);
+      const nodes = new Map(graph.nodes.filter((n) => n.opType === 'DynamicQuantizeMatMul').map((n) => [n.name, n]));
+      for (const lin of doc.cases[0].linears) {
+        const node = nodes.get(lin.node);
+        const one = {
+          ...graph,
+          nodes: [node],
+          initializers: new Map(node.inputs.slice(1).filter(Boolean).map((name) => [name, graph.initializers.get(name)])),
+          inputs: [{ name: node.inputs[0], dtype: 'float32', dims: lin.input_shape }],
+          outputs: [{ name: node.outputs[0], dtype: 'float32', dims: [...lin.input_shape.slice(0, -1), graph.initializers.get(node.inputs[1]).dims[1]] }],
+        };
+        const model = await qwasm.loadModel(await encodeOnnx(one));
+        try {
+          assert.equal(model.semantics, semantics);
+          const out = await model.run({ [node.inputs[0]]: { data: Float32Array.from(lin.input), dims: lin.input_shape } });
+          assertBitEqual(assert, out[node.outputs[0]].data, Float32Array.from(lin.output), `${dir} ${lin.node} through the loader`);
+        } finally {
+          model.dispose();
+        }
+      }
+      const model = await qwasm.loadModel(bytes);
+      try {
+        const c = doc.cases[0];
+        const feeds = Object.fromEntries(Object.entries(c.inputs).map(([k, v]) => [k, { data: BigInt64Array.from(v.data, BigInt), dims: v.shape }]));
+        const out = Object.values(await model.run(feeds))[0];
+        assert.deepEqual(out.dims, c.output.shape);
+        out.data.forEach((v, i) => assert.ok(Math.abs(v - c.output.data[i]) < 1e-5, `output ${i}: ${v} vs PyTorch's ${c.output.data[i]}`));
+      } finally {
+        model.dispose();
+      }
+    });
   }
 });

@@ -1,24 +1,19 @@
-// The transformer kernels at the MiniLM-sized encoder's shapes (hidden 384, 12 heads of 32, FFN 1536,
+// The transformer operators (model loader and kernels) at the MiniLM-sized encoder's shapes (hidden 384, 12 heads of 32, FFN 1536,
 // sequence 128) against onnxruntime-web, byte for byte: the nodes onnxruntime's optimizer leaves in such a model
 // (tests/fixtures/transformer/tiny-bert-ort_q8.onnx shows them), with seeded random inputs, so that K blocking
 // (constant B of depth 1536: six packed blocks of 256; N >= K > 128: blocks of 128), the one-row GEMV, many rows
 // and long softmax rows are exercised.
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
-import { loadBackend } from '../../js/runtime/wasm.js';
+import { afterEach, before, test } from 'node:test';
 import { singleNodeModel } from '../../tools/bench/onnx-model.mjs';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
 import { compareBytes, runWeb } from '../../tools/transformer/ort-ops-cases.mjs';
-import { planCase, runPlan } from './ort-ops-qwasm.js';
-import { wantSimd } from './helpers.js';
+import { failOnLeaks, runModelCase } from './helpers.js';
 
 const ELEM = { float32: 'FLOAT', uint8: 'UINT8', int8: 'INT8' };
 const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array };
 
-let be;
-before(async () => {
-  be = await loadBackend({ simd: wantSimd });
-});
+failOnLeaks(before, afterEach);
 
 function tensor(rng, dtype, dims, scale = 1) {
   const n = dims.reduce((a, b) => a * b, 1);
@@ -93,11 +88,9 @@ function cases() {
 test('MiniLM-sized transformer nodes: qwasm equals onnxruntime-web byte for byte', async (t) => {
   for (const c of cases()) {
     const web = await runWeb(c);
-    c.outputs[0].dims = web[0].dims;
-    const ours = runPlan(be, planCase(c));
-    const { differ, maxAbs } = compareBytes(ours[0], web[0].data);
+    const [ours] = await runModelCase(c);
+    const { differ, maxAbs } = compareBytes(ours, web[0].data);
     assert.equal(differ, 0, `${c.name}: ${differ} of ${web[0].data.length} differ (max |d| ${maxAbs})`);
     t.diagnostic(`${c.name}: ${web[0].data.length} outputs identical`);
   }
-  assert.equal(be.memoryStats().liveBytes, 0);
 });

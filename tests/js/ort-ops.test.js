@@ -1,24 +1,19 @@
 // Transformers' float operators and the dynamic int8 matmul against onnxruntime-web, byte for byte: every
 // single-node case of tests/fixtures/ort_ops (tools/transformer/ort_ops.py builds the models) runs in
-// onnxruntime-web (npm, wasm backend, one thread) and through qwasm's C exports on the build under test
-// (tests/js/ort-ops-qwasm.js maps the node to the calls). The fixture also records onnxruntime-web's outputs
-// (the C test's expected values) and onnxruntime's Python outputs, which differ from onnxruntime-web's in the
-// last bits wherever MLAS's x86 kernels (AVX2 / FMA3) run: reported, not required.
+// onnxruntime-web (npm, wasm backend, one thread) and through qwasm's model loader on the build under test (the
+// operators of js/model/operators/ on the C kernels; tests/c/test_transformer_ops.c replays the same cases on the
+// C exports directly). The fixture also records onnxruntime-web's outputs (the C test's expected values) and
+// onnxruntime's Python outputs, which differ from onnxruntime-web's in the last bits wherever MLAS's x86 kernels
+// (AVX2 / FMA3) run: reported, not required.
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
-import { loadBackend } from '../../js/runtime/wasm.js';
+import { afterEach, before, test } from 'node:test';
 import { compareBytes, loadCases, runWeb } from '../../tools/transformer/ort-ops-cases.mjs';
-import { planCase, runPlan } from './ort-ops-qwasm.js';
-import { wantSimd } from './helpers.js';
+import { failOnLeaks, runModelCase } from './helpers.js';
 
-// qw_dynamic_quantize follows the ONNX function body for an all-zero input (scale 0; js/ops.js
-// dynamicQuantizeLinear documents it); onnxruntime returns scale 1 (qmath.h GetQuantizationParameter).
-const KNOWN = { dynamicquantizelinear_zeros: { output: 1, qwasm: 0, web: 1 } };
+failOnLeaks(before, afterEach);
 
-let be;
 let cases;
-before(async () => {
-  be = await loadBackend({ simd: wantSimd });
+before(() => {
   ({ cases } = loadCases());
 });
 
@@ -37,19 +32,13 @@ test('onnxruntime-web still computes the recorded outputs', async () => {
 test('qwasm equals onnxruntime-web byte for byte on every case', async (t) => {
   const ops = new Set();
   for (const c of cases) {
-    const ours = runPlan(be, planCase(c));
+    const ours = await runModelCase(c);
     ops.add(c.domain ? `${c.domain}.${c.op}` : c.op);
     c.web.forEach((o, i) => {
-      const known = KNOWN[c.name];
-      if (known && known.output === i) {
-        assert.deepEqual([ours[i][0], o.data[0]], [known.qwasm, known.web], `${c.name}: the documented difference`);
-        return;
-      }
       const { differ, maxAbs } = compareBytes(ours[i], o.data);
       assert.equal(differ, 0, `${c.name} output ${o.name}: ${differ} of ${o.data.length} elements differ (max |d| ${maxAbs})`);
     });
   }
-  assert.equal(be.memoryStats().liveBytes, 0, 'no wasm memory left allocated');
   t.diagnostic(`${cases.length} cases, ${ops.size} operators: ${[...ops].sort().join(' ')}`);
 });
 

@@ -175,3 +175,72 @@ test('SQNR accumulates over samples and says what it could not measure', () => {
   assert.throws(() => s.add([1], [1, 2]), /1 reference values but 2 approximations/);
   assert.equal(ref.sqnrDb([1, -1], [0.5, -0.5]), 10 * Math.log10(2 / 0.5));
 });
+
+test('dynamicQParams and dynamicMatMulOutput equal the dynamic int8 kernels (qw_dynamic_quantize, qw_dynamic_matmul)', async () => {
+  const { backend } = await import('../../js/runtime/runtime.js');
+  const b = backend();
+  const next = mulberry32(23);
+  const rand = () => next() / 2 ** 32;
+  let checked = 0;
+  // ranges that are all positive, all negative, all zero, single values, ties of the zero point, huge and tiny
+  const shapes = [
+    () => Float32Array.from({ length: 97 }, () => (rand() - 0.5) * 10),
+    () => Float32Array.from({ length: 40 }, () => rand() * 3 + 0.5),
+    () => Float32Array.from({ length: 40 }, () => -rand() * 3 - 0.5),
+    () => new Float32Array(33),
+    () => Float32Array.of(-0, 0, -0),
+    () => Float32Array.of(-1, 254),
+    () => Float32Array.of(-127.5, 127.5),
+    () => Float32Array.from({ length: 64 }, () => (rand() - 0.5) * 2 ** (rand() * 80 - 40)),
+    () => Float32Array.of(1e-40, -3e-41),
+  ];
+  for (let trial = 0; trial < 60; trial++) {
+    const x = shapes[trial % shapes.length]();
+    const n = x.length;
+    const p = ref.dynamicQParams(x);
+    b.withBuffers([4 * n, n, 8], (px, py, pq) => {
+      b.f32(px, n).set(x);
+      assert.equal(b.exports.qw_dynamic_quantize(n, px, py, pq, pq + 4), 0);
+      const kernelScale = b.f32(pq, 1)[0];
+      // qw_dynamic_quantize follows the ONNX function body, which has no usable scale for an all-zero or subnormal
+      // range (scale 0 or 1/scale infinite: zeros); onnxruntime, the model loader and the rule compute one
+      if (kernelScale === 0 || !Number.isFinite(f32(1 / kernelScale))) return;
+      assert.equal(kernelScale, p.scale, `trial ${trial}: scale`);
+      assert.equal(b.i32(pq + 4, 1)[0], p.zeroPoint, `trial ${trial}: zero point`);
+      const q = b.u8(py, n);
+      for (let i = 0; i < n; i++) assert.equal(q[i], ref.quantizeOnnx(x[i], p.scale, p.zeroPoint, 0, 255), `trial ${trial} element ${i}`);
+    });
+    checked++;
+  }
+  assert.throws(() => ref.dynamicQParams([1, NaN]), RangeError);
+  // The products: random weights and activations, every output element recomputed from exact int32 sums
+  for (const [m, n, k, withBias, range] of [[3, 5, 7, true, 6], [4, 16, 33, false, 6], [1, 9, 300, true, 6], [5, 8, 1, true, 6], [2, 8, 5, false, 0]]) {
+    const x = Float32Array.from({ length: m * k }, () => (rand() - 0.3) * range);
+    const w = Int8Array.from({ length: k * n }, () => Math.floor(rand() * 256) - 128);
+    const bScale = f32(0.0037 + rand() * 0.01);
+    const bias = withBias ? Float32Array.from({ length: n }, () => (rand() - 0.5) * 2) : null;
+    const p = ref.dynamicQParams(x);
+    const q = Array.from(x, (v) => ref.quantizeOnnx(v, p.scale, p.zeroPoint, 0, 255));
+    const y = b.withBuffers([4 * m * k, k * n, 4, b.size('qw_gemm_pack_size', n, k), 4, 4 * n, 4 * m * n, b.size('qw_dynamic_matmul_workspace_size', m, n, k)],
+      (px, pw, pz, packed, ps, pbias, py, ws) => {
+        b.f32(px, m * k).set(x);
+        b.i8(pw, k * n).set(w);
+        b.i32(pz, 1)[0] = 0;
+        b.f32(ps, 1)[0] = bScale;
+        if (bias) b.f32(pbias, n).set(bias);
+        b.call('test', 'qw_gemm_pack', n, k, pw, 1, 1, n, pz, 1, packed);
+        b.call('test', 'qw_dynamic_matmul', m, n, k, px, packed, ps, 1, bias ? pbias : 0, py, ws);
+        return b.f32(py, m * n).slice();
+      });
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let acc = 0;
+        for (let t = 0; t < k; t++) acc += (q[i * k + t] - p.zeroPoint) * w[t * n + j];
+        const expected = ref.dynamicMatMulOutput(acc, p.scale, bScale, bias ? bias[j] : undefined);
+        assert.ok(Object.is(y[i * n + j], expected), `${m}x${n}x${k} [${i}, ${j}]: kernel ${y[i * n + j]}, rule ${expected}`);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked > 200, `${checked} checks`);
+});

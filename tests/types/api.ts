@@ -956,6 +956,13 @@ async function models(): Promise<void> {
   const logits: ModelTensorData = out.y.data;
   const withInner = await model.run({ x: { data: new Uint8Array(4), dims: [1, 4] } }, { intermediates: true });
   const inner: Record<string, qwasm.ModelTensor> = withInner.intermediates;
+  // a text encoder: int64 token ids with a symbolic sequence length, a per-node profile marking shape-only nodes
+  const encoded = await model.run({ input_ids: { data: new BigInt64Array(8), dims: [1, 8] }, attention_mask: new BigInt64Array(8) }, { profile: true });
+  const reused: boolean | undefined = encoded.profile?.[0].static;
+  const plans: number = model.memoryPlan.plans;
+  void [reused, plans];
+  // @ts-expect-error token ids are not plain number arrays
+  await model.run({ input_ids: [1, 2, 3] });
   const peak: number = model.peakBytes;
   const arena: number = model.memoryPlan.arenaBytes;
   const firstWeighted = model.layers.find((l) => l.weight !== null);

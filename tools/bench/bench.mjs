@@ -1,13 +1,15 @@
 // npm run bench: qwasm against onnxruntime-web (wasm backend, 1 thread) in ONE Node process, on the
 // same inputs (tools/bench/cases.mjs) and the same single-op ONNX models, plus the measured peak of
 // an i32x4.dot_i16x8_s chain. Each case also checks that qwasm's output equals ORT's byte for byte
-// (both run ONNX QLinearMatMul / QLinearConv semantics).
+// (both run ONNX QLinearMatMul / QLinearConv semantics). Then two end-to-end models: MobileNetV2 int8
+// (model-bench.mjs) and a MiniLM-sized BERT encoder, q8 and float (transformer-bench.mjs).
 //   node tools/bench/bench.mjs [--filter S] [--min-ms N] [--json]
 import * as qwasm from '../../js/index.js';
 import { ALL_CASES, QPARAMS as Q, caseData, checksum } from './cases.mjs';
 import { createOrtRunner, ort, ortCaseSetup, timeIt } from './ort.mjs';
 import { measureDotPeak } from './peak.mjs';
 import { benchMobileNetV2 } from './model-bench.mjs';
+import { benchTransformer } from './transformer-bench.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,5 +126,11 @@ if (!filter || 'mobilenet'.includes(filter)) {
   log('');
   mobilenet = await benchMobileNetV2({ minMs: Math.max(minMs, 3000), log });
 }
-if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows, histogram, mobilenet }, null, 1));
-if (rows.some((r) => !r.identical) || histogram?.sameQParams === false || mobilenet?.identical === false) process.exitCode = 1;
+// End to end: the MiniLM-sized BERT encoder, q8 (quantize_dynamic) and float, qwasm and ORT-web.
+let transformer = null;
+if (!filter || 'transformer'.includes(filter) || 'minilm'.includes(filter)) {
+  log('');
+  transformer = await benchTransformer({ minMs: Math.max(minMs, 3000), log });
+}
+if (json) console.log(JSON.stringify({ peak: { gmacs: peak.gmacs, chains: peak.chains }, rows, histogram, mobilenet, transformer }, null, 1));
+if (rows.some((r) => !r.identical) || histogram?.sameQParams === false || mobilenet?.identical === false || transformer?.some((r) => !r.identical)) process.exitCode = 1;

@@ -21,7 +21,7 @@ export const ModelProto = root.lookupType('onnx.ModelProto');
 const AttrType = root.lookupEnum('onnx.AttributeProto.AttributeType').values;
 
 /** TensorProto.DataType values used here (same numbers as onnx.proto). */
-export const ElemType = Object.freeze({ FLOAT: 1, UINT8: 2, INT8: 3, INT16: 5, INT32: 6, INT64: 7 });
+export const ElemType = Object.freeze({ FLOAT: 1, UINT8: 2, INT8: 3, INT16: 5, INT32: 6, INT64: 7, BOOL: 9 });
 
 function elemTypeOf(t) {
   if (typeof t === 'number') return t;
@@ -34,7 +34,7 @@ function elemTypeOf(t) {
 function rawBytes(elemType, data, count) {
   const arr = Array.from(data, (x) => x); // works for arrays and typed arrays (incl. BigInt64Array)
   if (arr.length !== count) throw new Error(`initializer has ${arr.length} values, dims need ${count}`);
-  const size = { 1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8 }[elemType];
+  const size = { 1: 4, 2: 1, 3: 1, 5: 2, 6: 4, 7: 8, 9: 1 }[elemType];
   const buf = new Uint8Array(count * size);
   const dv = new DataView(buf.buffer);
   for (let i = 0; i < count; i++) {
@@ -46,6 +46,7 @@ function rawBytes(elemType, data, count) {
       case 5: dv.setInt16(i * 2, x, true); break;
       case 6: dv.setInt32(i * 4, x, true); break;
       case 7: dv.setBigInt64(i * 8, BigInt(x), true); break;
+      case 9: dv.setUint8(i, x ? 1 : 0); break;
       default: throw new Error(`unsupported elemType ${elemType}`);
     }
   }
@@ -71,7 +72,8 @@ export function valueInfo({ name, elemType, dims }) {
 /**
  * Attribute from a JS value. Plain form infers the type: integer number -> INT,
  * other number -> FLOAT, string -> STRING, array of integers -> INTS, other
- * number array -> FLOATS. Force a type with { type: 'FLOAT'|'INT'|'FLOATS'|'INTS'|'STRING', value }.
+ * number array -> FLOATS. Force a type with { type: 'FLOAT'|'INT'|'FLOATS'|'INTS'|'STRING'|'TENSOR', value }
+ * (a TENSOR's value: { elemType, dims, data }).
  */
 export function attributeProto(name, v) {
   let type, value;
@@ -92,6 +94,7 @@ export function attributeProto(name, v) {
     case 'STRING': a.s = new TextEncoder().encode(value); break;
     case 'FLOATS': a.floats = value; break;
     case 'INTS': a.ints = value; break;
+    case 'TENSOR': a.t = tensorProto({ name: '', ...value }); break;
     default: throw new Error(`unsupported attribute type ${type}`);
   }
   return a;

@@ -21,6 +21,9 @@ Files (per model name N):
   N-dynamo.onnx           torch.onnx.export(dynamo=True) (opset 18), when the exporter works
   N-*_q8.onnx             onnxruntime.quantization.quantize_dynamic of each, in transformers.js's "q8"
                           settings (Q8_SETTINGS below)
+  N-opset14_qdq.onnx / N-opset17_qdq.onnx
+                          onnxruntime.quantization.quantize_static (QDQ format, uint8 activations, int8 weights
+                          per tensor), calibrated on the recorded inputs: the static-QDQ form of a transformer
   N-opt.onnx / N-opt_q8.onnx
                           N-opset14.onnx through onnxruntime.transformers.optimizer (model_type "bert",
                           attention fusion off so the MatMuls stay), then quantized as above
@@ -204,6 +207,20 @@ def quantize_q8(src, dst, contrib_ops=False):
     quantize_dynamic(src, dst, weight_type=QuantType.QInt8, **settings)
 
 
+def quantize_qdq(src, dst, feeds):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter(feeds)
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, per_channel=False)
+
+
 def transformer_optimize(src, dst, config):
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
@@ -267,6 +284,9 @@ def main():
     for key in list(files):
         quantize_q8(files[key], p(f"{key}_q8"))
         files[f"{key}_q8"] = p(f"{key}_q8")
+    for key in ("opset14", "opset17"):
+        quantize_qdq(files[key], p(f"{key}_qdq"), feeds)
+        files[f"{key}_qdq"] = p(f"{key}_qdq")
     transformer_optimize(p("opset14"), p("opt"), config)
     files["opt"] = p("opt")
     quantize_q8(p("opt"), p("opt_q8"), contrib_ops=True)

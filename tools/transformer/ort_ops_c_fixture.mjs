@@ -3,11 +3,11 @@
 //   node tools/transformer/ort_ops_c_fixture.mjs OUT.h
 //
 // The cases of at most C_CASE_BYTES bytes of tensors: their inputs and onnxruntime-web's outputs (the expected
-// values) as base64, and the steps of tests/js/ort-ops-qwasm.js's plan, which tests/c/test_transformer_ops.c
+// values) as base64, and the steps of tools/transformer/ort-ops-plan.mjs's plan, which tests/c/test_transformer_ops.c
 // replays with the native and wasm builds. DynamicQuantizeLinear is left to qw_dynamic_quantize's own tests.
 import { writeFileSync } from 'node:fs';
 import { loadCases } from './ort-ops-cases.mjs';
-import { KIND, planCase } from '../../tests/js/ort-ops-qwasm.js';
+import { KIND, planCase } from './ort-ops-plan.mjs';
 
 const C_CASE_BYTES = 28000;
 const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9 };

@@ -1,13 +1,13 @@
-// The float operators of a float or QDQ model, with ONNX Runtime's arithmetic where it decides the bits (MLAS's
-// summation orders and formulas, checked against onnxruntime-web in tests/js/model-float.test.js): Conv (in wasm),
-// pooling, BatchNormalization, the activations, elementwise arithmetic with broadcasting, MatMul and Gemm.
+// The float operators of CNNs, with ONNX Runtime's arithmetic where it decides the bits (MLAS's summation orders
+// and formulas, checked against onnxruntime-web in tests/js/model-float.test.js): Conv (in wasm), pooling,
+// BatchNormalization and the activations. Elementwise arithmetic is in elementwise.js, MatMul, Gemm and Softmax
+// in transformer.js.
 // MaxPool, Clip and Relu also take 8-bit data (a QDQ graph's integer Clip / ReLU, a MaxPool between Q/DQ pairs).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { clamp } from '../../ops/elementwise.js';
 import { maxPool2d } from '../../ops/pooling.js';
 import { conv2dFloat, packConv2dFloat } from '../../ops/conv-float.js';
 import { mlasLogistic } from '../../ops/mlas.js';
-import { broadcastSourceIndex } from '../../tensor/layout.js';
 import { checkBytes } from '../../tensor/check.js';
 import { ARRAY, dimsOf, dtypeOf, floatData, host, numel, qvalue, scalar, toHost, toQ } from '../values.js';
 import { A } from './attributes.js';
@@ -183,46 +183,6 @@ function mlasAveragePool(hx, kernel, strides, p, includePad) {
 
 // ---- elementwise -------------------------------------------------------------------------------------
 
-function broadcastDims(a, b, w) {
-  const rank = Math.max(a.length, b.length);
-  const out = [];
-  for (let i = 0; i < rank; i++) {
-    const x = a[a.length - rank + i] ?? 1;
-    const y = b[b.length - rank + i] ?? 1;
-    if (x !== y && x !== 1 && y !== 1) throw new ModelFormatError(`${w}: shapes [${a}] and [${b}] do not broadcast`);
-    out.push(x === 1 ? y : x);
-  }
-  return out;
-}
-
-/** A numpy-broadcasting binary op on host data of one type (int64 through fnBig). */
-function binary(fn, fnBig) {
-  return {
-    inputs: ['A: float32|int32|int64|uint8|int8', 'B: =A'],
-    run(ctx, [a, b]) {
-      const w = where(ctx.node);
-      const x = toHost(a);
-      const y = toHost(b);
-      if (x.dtype !== y.dtype) throw new ModelFormatError(`${w}: input types ${x.dtype} and ${y.dtype} differ`);
-      const dims = broadcastDims(x.dims, y.dims, w);
-      checkBytes(numel(dims), 8, w, `the output of shape [${dims}]`);
-      const op = x.dtype === 'int64' ? fnBig : fn;
-      if (x.data.length === y.data.length && x.dims.length === y.dims.length && x.dims.every((d, k) => d === y.dims[k])) {
-        const out = new ARRAY[x.dtype](x.data.length); // same shapes: element by element, no index arrays
-        const xd = x.data;
-        const yd = y.data;
-        for (let i = 0, n = out.length; i < n; i++) out[i] = op(xd[i], yd[i]);
-        return [host(x.dtype, dims, out)];
-      }
-      const ia = broadcastSourceIndex(dims, x.dims);
-      const ib = broadcastSourceIndex(dims, y.dims);
-      const out = new ARRAY[x.dtype](ia.length);
-      for (let i = 0; i < out.length; i++) out[i] = op(x.data[ia[i]], y.data[ib[i]]);
-      return [host(x.dtype, dims, out)];
-    },
-  };
-}
-
 /** A float unary op, element by element. */
 function unary(fn, attributes = {}) {
   return {
@@ -235,19 +195,6 @@ function unary(fn, attributes = {}) {
       return [host('float32', dimsOf(x), out)];
     },
   };
-}
-
-/** Float matrix product of [m, k] x [k, n] blocks (row-major; with bTransposed, b is [n, k]). */
-function matmulFloat(a, b, m, k, n, out, outOffset, bTransposed = false) {
-  const bk = bTransposed ? 1 : n; // stride of b along k
-  const bn = bTransposed ? k : 1; // stride of b along n
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let s = 0;
-      for (let p = 0; p < k; p++) s += a[i * k + p] * b[p * bk + j * bn];
-      out[outOffset + i * n + j] = s;
-    }
-  }
 }
 
 /** Transposes host data by perm (the reverse of the dimensions without one). */
@@ -481,77 +428,4 @@ export const FLOAT_OPERATORS = {
   Sigmoid: unary(mlasLogistic), // ORT's float Sigmoid is MlasComputeLogistic, as its QLinearSigmoid table
   HardSigmoid: unary((v, attrs) => Math.max(0, Math.min(1, attrs.alpha * v + attrs.beta)), { alpha: A.float(0.2), beta: A.float(0.5) }),
   HardSwish: unary((v) => v * Math.max(0, Math.min(1, v / 6 + 0.5))),
-  Sqrt: unary((v) => f(Math.sqrt(v))), // float32 sqrt is correctly rounded; so is the double sqrt rounded to float32
-
-  /** Softmax (opset < 13: over the dimensions from axis on, flattened; 13 on: along axis alone). */
-  Softmax: {
-    inputs: ['input: float32'],
-    attributes: { axis: A.int(undefined) },
-    prepare: (attrs, node, opset) => ({ ...attrs, axis: attrs.axis ?? (opset < 13 ? 1 : -1), flatten: opset < 13 }),
-    run(ctx, [x], attrs) {
-      const w = where(ctx.node);
-      const d = floatData(x, w);
-      const dims = dimsOf(x);
-      const a = attrs.axis < 0 ? attrs.axis + dims.length : attrs.axis;
-      if (!(a >= 0 && a < dims.length)) throw new ModelFormatError(`${w}: axis ${attrs.axis} is out of range for a ${dims.length}-dimensional input`);
-      const [len, inner] = attrs.flatten ? [numel(dims.slice(a)), 1] : [dims[a], numel(dims.slice(a + 1))];
-      const out = new Float32Array(d.length);
-      for (let row = 0; row < d.length / len; row++) {
-        const base = Math.floor(row / inner) * len * inner + (row % inner);
-        let m = -Infinity;
-        for (let i = 0; i < len; i++) m = Math.max(m, d[base + i * inner]);
-        let s = 0;
-        for (let i = 0; i < len; i++) s += out[base + i * inner] = Math.exp(d[base + i * inner] - m);
-        for (let i = 0; i < len; i++) out[base + i * inner] /= s;
-      }
-      return [host('float32', dims, out)];
-    },
-  },
-
-  Add: binary((a, b) => a + b, (a, b) => a + b),
-  Sub: binary((a, b) => a - b, (a, b) => a - b),
-  Mul: binary((a, b) => a * b, (a, b) => a * b),
-  Div: binary((a, b) => a / b, (a, b) => a / b),
-
-  MatMul: {
-    inputs: ['A: float32', 'B: float32'],
-    run(ctx, [a, b]) {
-      const w = where(ctx.node);
-      const x = toHost(a);
-      const y = toHost(b);
-      if (x.dims.length !== 2 || y.dims.length !== 2) throw new UnsupportedError(`${w}: only 2-D float MatMul is supported`);
-      const [m, k] = x.dims;
-      const [k2, n] = y.dims;
-      if (k !== k2) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}] do not multiply`);
-      checkBytes(m * n, 4, w, `the output [${m}, ${n}]`);
-      const out = new Float32Array(m * n);
-      matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0);
-      return [host('float32', [m, n], out)];
-    },
-  },
-
-  Gemm: {
-    inputs: ['A: float32 rank 2', 'B: float32 rank 2', 'C?: float32 rank<=2'],
-    attributes: { alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0) },
-    run(ctx, [a, b, c], attrs) {
-      const w = where(ctx.node);
-      let x = toHost(a);
-      const y = toHost(b);
-      if (x.dims.length !== 2 || y.dims.length !== 2) throw new ModelFormatError(`${w}: A and B must be 2-D, got [${x.dims}] and [${y.dims}]`);
-      if (attrs.transA) x = transposeHost(x, [1, 0]);
-      const [m, k] = x.dims;
-      const n = attrs.transB ? y.dims[0] : y.dims[1];
-      if ((attrs.transB ? y.dims[1] : y.dims[0]) !== k) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}]${attrs.transB ? '^T' : ''} do not multiply`);
-      checkBytes(m * n, 4, w, `the output [${m}, ${n}]`);
-      const out = new Float32Array(m * n);
-      matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0, !!attrs.transB);
-      const bias = c ? toHost(c) : null;
-      if (bias && bias.dims.some((d, i) => d !== 1 && d !== [m, n][i + 2 - bias.dims.length])) {
-        throw new ModelFormatError(`${w}: C of shape [${bias.dims}] does not broadcast to the output [${m}, ${n}]`);
-      }
-      const ib = bias ? broadcastSourceIndex([m, n], bias.dims) : null;
-      for (let i = 0; i < out.length; i++) out[i] = attrs.alpha * out[i] + (bias ? attrs.beta * bias.data[ib[i]] : 0);
-      return [host('float32', [m, n], out)];
-    },
-  },
 };

@@ -2,12 +2,13 @@
 // ones (DynamicQuantizeLinear, MatMulInteger, ConvInteger), on qwasm's integer kernels in the semantics of the
 // model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
-import { conv2d, convInteger, dynamicQuantizeLinear, matmul, matmulInteger, packConv2d } from '../../ops/linear.js';
+import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul } from '../../ops/linear.js';
 import { semanticsOf } from '../../semantics.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
-  QDTYPE, dimsOf, floatData, host, outputQParams, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
+  QDTYPE, dimsOf, dtypeOf, floatData, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
 } from '../values.js';
+import { withWasm } from './kernel-args.js';
 import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -67,6 +68,27 @@ const OUTPUT_RANGE = { qwasm_output_range: A.ints(undefined, (v) => v.length ===
 
 function withOutputRange(out, attrs) {
   return attrs.qwasm_output_range ? { ...out, outputRange: attrs.qwasm_output_range } : out;
+}
+
+/** MatMulInteger's B with its zero points (per column when there are several) as a QTensor of scale 1. */
+function integerWeight(b, bz) {
+  const bh = toHost(b);
+  const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
+  return zps.length > 1
+    ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
+    : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+}
+
+/** A constant MatMulInteger B packed once for the int32 GEMM (at load, or on the node's first run). */
+function packedMatMulInteger(ctx, b, bz) {
+  return ctx.prepare(() => {
+    const bq = integerWeight(b, bz);
+    try {
+      return packMatMul(bq, { mode: 'none' });
+    } finally {
+      bq.dispose();
+    }
+  });
 }
 
 /** The axis of a per-axis Quantize / DequantizeLinear, normalized for a value of `rank` dimensions. */
@@ -158,26 +180,37 @@ export const QUANTIZED_OPERATORS = {
     },
   },
 
+  /**
+   * DynamicQuantizeLinear as onnxruntime computes it (uint8 from the range widened to include 0, the onnx rounding),
+   * on the activations where they are in wasm memory. An all-zero input has scale 1 and a subnormal range its own
+   * scale, as in onnxruntime (the ONNX function body has no usable scale there).
+   */
   DynamicQuantizeLinear: {
     inputs: ['x: float32'],
     outputs: ['y', 'y_scale?', 'y_zero_point?'],
     run(ctx, [x]) {
-      const { y, scale, zeroPoint } = dynamicQuantizeLinear(floatData(x, where(ctx.node)), x.dims);
+      const w = where(ctx.node);
+      if (dtypeOf(x) !== 'float32') throw new ModelFormatError(`${w}: expected float32 data, got ${dtypeOf(x)}`);
+      const { y, scale, zeroPoint } = withWasm(ctx, [x], (wx) => dynamicQuantizeAt(ptrOf(wx), dimsOf(x), w, { onnxruntime: true }));
       return [qvalue(y), host('float32', [], Float32Array.of(scale)), host('uint8', [], Uint8Array.of(zeroPoint))];
     },
   },
 
+  /** MatMulInteger: the exact int32 sums; a constant B is packed once (the weights of a dynamically quantized model). */
   MatMulInteger: {
     inputs: ['A: 8bit rank>=2', 'B: 8bit rank>=2', 'a_zero_point?: =A scalar', 'b_zero_point?: =B rank<=1'],
+    pack(ctx, [, b, , bz]) { // at load, when B (and its zero point) are constants
+      if (b !== undefined && dimsOf(b).length === 2 && (!ctx.node.inputs[3] || bz !== undefined)) packedMatMulInteger(ctx, b, bz);
+    },
     run(ctx, [a, b, az, bz]) {
       const w = where(ctx.node);
+      const bWeight = () => integerWeight(b, bz);
+      const constant = dimsOf(b).length === 2 && ctx.isConstant(ctx.node.inputs[1]) && (!bz || ctx.isConstant(ctx.node.inputs[3]));
+      const packed = constant ? packedMatMulInteger(ctx, b, bz) : null;
       const aq = toQ(a, 1, az ? scalar(az, w) : 0, w);
       try {
-        const bh = toHost(b);
-        const zps = bz ? Array.from(toHost(bz).data, Number) : [0];
-        const bq = zps.length > 1
-          ? fromIntReprPerChannel(bh.data, bh.dims, zps.map(() => 1), zps, bh.dims.length - 1, QDTYPE[bh.dtype])
-          : fromIntRepr(bh.data, bh.dims, 1, zps[0], QDTYPE[bh.dtype]);
+        if (packed) return [qvalue(matmulInteger(aq, packed))];
+        const bq = bWeight();
         try {
           return [qvalue(matmulInteger(aq, bq))];
         } finally {

@@ -8,20 +8,33 @@
 //               load, before the graph passes read them (checkNodesBeforePasses)
 //   uses        the semantics families it computes in (semantics.js), so an unsupported form fails at load
 //   prepare     optional (attrs, node, opset) -> attrs: derived and cross-checked attributes, once at load
+//   shapeFrom   optional: the inputs whose VALUES decide the output's shape (Reshape's shape, Slice's starts, ...);
+//               readsShapeOnly: true for Shape and Size (js/model/shape-plans.js)
+//   pack        optional (ctx, inputs, attrs): packs constant weights when the model loads (inputs: the node's
+//               constants, undefined for the others), through ctx.prepare as run does
 //   run         (ctx, inputs, attrs) -> outputs: the values of the node's outputs
 // Attributes are parsed once when the model loads (prepareNode); a run only reads them.
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { ONNX_ATTRIBUTE_TYPES } from './attributes.js';
 import { CONTRIB_OPERATORS } from './contrib.js';
+import { ELEMENTWISE_OPERATORS } from './elementwise.js';
 import { FLOAT_OPERATORS } from './float.js';
 import { QUANTIZED_OPERATORS } from './quantized.js';
+import { REDUCE_OPERATORS } from './reduce.js';
 import { SHAPE_OPERATORS } from './shape.js';
+import { TRANSFORMER_CONTRIB_OPERATORS, TRANSFORMER_OPERATORS } from './transformer.js';
+
+/** The families: [domain, { opType: entry }]. */
+const FAMILIES = [
+  ['', QUANTIZED_OPERATORS], ['', FLOAT_OPERATORS], ['', ELEMENTWISE_OPERATORS], ['', REDUCE_OPERATORS], ['', SHAPE_OPERATORS],
+  ['', TRANSFORMER_OPERATORS], ['com.microsoft', CONTRIB_OPERATORS], ['com.microsoft', TRANSFORMER_CONTRIB_OPERATORS],
+];
 
 /** Words of an input spec that name several element types. */
 const DTYPE_WORDS = { '8bit': ['uint8', 'int8'] };
 
 const REGISTRY = new Map();
-for (const [domain, family] of [['', QUANTIZED_OPERATORS], ['', FLOAT_OPERATORS], ['', SHAPE_OPERATORS], ['com.microsoft', CONTRIB_OPERATORS]]) {
+for (const [domain, family] of FAMILIES) {
   for (const [opType, entry] of Object.entries(family)) {
     const key = domain ? `${domain}:${opType}` : opType;
     if (REGISTRY.has(key)) throw new Error(`qwasm internal error: operator ${key} is registered twice`);

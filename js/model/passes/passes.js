@@ -3,6 +3,7 @@ import { dropIdentityCasts, foldConstants, mergeDuplicateQdq } from './cleanup.j
 import { fuseClips } from './clip.js';
 import { fuseFloatConvRelu } from './float-conv-relu.js';
 import { fuseQdq } from './qdq.js';
+import { fuseTransformer } from './transformer.js';
 
 /** Rewrites a decoded graph in place into what the operators run. */
 export function optimize(graph) {
@@ -12,4 +13,5 @@ export function optimize(graph) {
   fuseQdq(graph); // QDQ groups into integer operators; a no-op for QOperator graphs
   fuseClips(graph); // integer Clips after conv / gemm / matmul become the layer's output range
   fuseFloatConvRelu(graph); // a float Conv applies the Relu that alone reads it, in wasm
+  fuseTransformer(graph); // onnxruntime's transformer fusions (LayerNorm, Gelu, SkipLayerNorm, FusedMatMul, dynamic int8)
 }

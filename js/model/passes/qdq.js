@@ -6,20 +6,15 @@
 // node (match), and the nodes that replace the group (rewrite). docs/quantize-static.md: what quantize_static's
 // files need.
 import { quantizeOnnx, roundHalfEven } from '../../reference.js';
+import { applyRules, graphView } from './rules.js';
 
 /**
- * The graph as the rules see it: producers, consumers and the Q/DQ questions the selectors ask, on the graph as it
+ * The graph as the rules see it (rules.js's view) plus the Q/DQ questions the selectors ask, on the graph as it
  * is before any rewrite (ORT's selectors also look at the original graph).
  */
 function view(graph) {
-  const inits = graph.initializers;
-  const producer = new Map();
-  const consumers = new Map();
-  for (const n of graph.nodes) {
-    for (const o of n.outputs) producer.set(o, n);
-    for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
-  }
-  for (const o of graph.outputs) consumers.set(o.name, [...(consumers.get(o.name) ?? []), { opType: '__output__' }]);
+  const g = graphView(graph);
+  const { inits } = g;
   // The element type of a DequantizeLinear's input or a QuantizeLinear's output: its zero point's.
   const qtype = (n) => inits.get(n.inputs[2])?.dtype ?? ((n.opType === 'DequantizeLinear' && inits.get(n.inputs[0])?.dtype) || 'uint8');
   /** A constant of one of `dtypes` with one value (or any number when `perAxis`), or undefined. */
@@ -27,22 +22,29 @@ function view(graph) {
     const t = name ? inits.get(name) : undefined;
     return t && dtypes.includes(t.dtype) && (perAxis ? t.dims.length <= 1 && t.data.length >= 1 : t.data.length === 1) ? t : undefined;
   };
-  const g = {
-    graph,
-    inits,
-    consumers,
+  const madeZeroPoints = new Map(); // node -> the zero point made for it
+  const zeroPointOf = (n) => {
+    if (n.inputs[2]) return n.inputs[2];
+    if (madeZeroPoints.has(n)) return madeZeroPoints.get(n);
+    const dtype = qtype(n);
+    let name = `${n.name}/zero_point`;
+    while (inits.has(name) || g.producer(name)) name += '_';
+    inits.set(name, { dtype, dims: [], data: dtype === 'int8' ? Int8Array.of(0) : Uint8Array.of(0) });
+    madeZeroPoints.set(n, name);
+    return name;
+  };
+  return Object.assign(g, {
     /** The DequantizeLinear producing `name`, or null. */
     dq: (name) => {
-      const n = producer.get(name);
+      const n = g.producer(name);
       return n && n.opType === 'DequantizeLinear' ? n : null;
     },
     /** The QuantizeLinear that alone consumes `name`, or null. */
     singleQ: (name) => {
-      const cs = consumers.get(name) ?? [];
+      const cs = g.consumers(name);
       return cs.length === 1 && cs[0].opType === 'QuantizeLinear' ? cs[0] : null;
     },
-    onlyConsumer: (name, node) => (consumers.get(name) ?? []).length === 1 && consumers.get(name)[0] === node,
-    isConstant: (name) => inits.has(name),
+    onlyConsumer: (name, node) => g.consumers(name).length === 1 && g.consumers(name)[0] === node,
     qtype,
     sameTypes: (...ns) => ns.every((n) => qtype(n) === qtype(ns[0])),
     /**
@@ -59,19 +61,7 @@ function view(graph) {
       const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
       return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
     },
-  };
-  const madeZeroPoints = new Map(); // node -> the zero point made for it
-  const zeroPointOf = (n) => {
-    if (n.inputs[2]) return n.inputs[2];
-    if (madeZeroPoints.has(n)) return madeZeroPoints.get(n);
-    const dtype = qtype(n);
-    let name = `${n.name}/zero_point`;
-    while (inits.has(name) || producer.has(name)) name += '_';
-    inits.set(name, { dtype, dims: [], data: dtype === 'int8' ? Int8Array.of(0) : Uint8Array.of(0) });
-    madeZeroPoints.set(n, name);
-    return name;
-  };
-  return g;
+  });
 }
 
 /**
@@ -96,12 +86,12 @@ export function convertS8ToU8(graph) {
   };
   for (const q of graph.nodes) {
     if (q.opType !== 'QuantizeLinear' || q.domain !== '') continue;
-    const cs = consumers.get(q.outputs[0]) ?? [];
+    const cs = consumers(q.outputs[0]);
     const d = cs[0];
     if (cs.length !== 1 || d.opType !== 'DequantizeLinear' || d.domain !== '' || d.inputs[0] !== q.outputs[0]) continue;
     const zq = int8Zp(q.inputs[2]);
     if (zq === undefined || zq !== int8Zp(d.inputs[2])) continue;
-    const uses = consumers.get(d.outputs[0]) ?? [];
+    const uses = consumers(d.outputs[0]);
     const nodes = uses.filter((u) => u.opType !== '__output__').length;
     if (!(nodes === 0 || (nodes === 1 && uses.length === 1))) continue;
     const zp = `${q.inputs[2]}/s8_to_u8`;
@@ -163,7 +153,7 @@ const RULES = [
       if (!dx || !dw || !g.isConstant(dw.inputs[0]) || (node.inputs[2] && (!db || !g.isConstant(db.inputs[0])))) return null;
       const a = node.attributes;
       if (op === 'Gemm' && ((a.transA ?? 0) !== 0 || (a.transB ?? 0) !== 1 || (a.alpha ?? 1) !== 1 || (a.beta ?? 1) !== 1)) return null;
-      const next = g.consumers.get(node.outputs[0]) ?? [];
+      const next = g.consumers(node.outputs[0]);
       const act = next.length === 1 && (next[0].opType === 'Relu' || isConstantClip(next[0], g)) ? next[0] : null;
       const q = g.singleQ((act ?? node).outputs[0]);
       if (!q || (act && !g.onlyConsumer(node.outputs[0], act))) return null;
@@ -244,8 +234,6 @@ const RULES = [
   },
 ];
 
-const RULE_OF = new Map(RULES.flatMap((rule) => rule.ops.map((op) => [op, rule])));
-
 /**
  * ONNX Runtime's WeightBiasQuantization (optimizer/qdq_transformer/weight_bias_quantization.cc), which runs before
  * its QDQ fusions: a Conv / Gemm reading a DequantizeLinear with a scalar scale and a DequantizeLinear'd weight, whose
@@ -255,16 +243,13 @@ const RULE_OF = new Map(RULES.flatMap((rule) => rule.ops.map((op) => [op, rule])
  * fusion then sees an int32 bias; a group that does not fuse runs its float op on the rounded bias, as ORT does.
  */
 function quantizeFloatBiases(graph) {
-  const inits = graph.initializers;
-  const producer = new Map();
-  const readers = new Map(); // nodes reading a value (graph outputs do not count, as in ORT's GetConsumerNodes)
-  for (const n of graph.nodes) {
-    for (const o of n.outputs) producer.set(o, n);
-    for (const i of n.inputs) readers.set(i, [...(readers.get(i) ?? []), n]);
-  }
+  const g = graphView(graph);
+  const inits = g.inits;
+  // nodes reading a value (graph outputs do not count, as in ORT's GetConsumerNodes)
+  const readers = (name) => g.consumers(name).filter((c) => c.opType !== '__output__');
   const leadsToQ = (node) => {
     for (let cur = node; ;) {
-      const next = readers.get(cur.outputs[0]) ?? [];
+      const next = readers(cur.outputs[0]);
       if (cur.outputs.length !== 1 || next.length !== 1) return false;
       if (next[0].opType === 'QuantizeLinear') return true;
       if (next[0].opType !== 'Relu' && next[0].opType !== 'Clip') return false;
@@ -274,7 +259,7 @@ function quantizeFloatBiases(graph) {
   const added = new Map();
   for (const node of graph.nodes) {
     if ((node.opType !== 'Conv' && node.opType !== 'Gemm') || (node.domain && node.domain !== 'ai.onnx')) continue;
-    const [dx, dw] = [producer.get(node.inputs[0]), producer.get(node.inputs[1])];
+    const [dx, dw] = [g.producer(node.inputs[0]), g.producer(node.inputs[1])];
     const b = node.inputs[2] ? inits.get(node.inputs[2]) : undefined;
     if (dx?.opType !== 'DequantizeLinear' || dw?.opType !== 'DequantizeLinear' || b?.dtype !== 'float32' || b.dims.length !== 1) continue;
     const xs = inits.get(dx.inputs[1]);
@@ -302,22 +287,10 @@ function quantizeFloatBiases(graph) {
 export function fuseQdq(graph) {
   quantizeFloatBiases(graph);
   convertS8ToU8(graph);
-  const g = view(graph);
-  const removed = new Set();
-  const added = new Map(); // replaced node -> new nodes
-  for (const node of graph.nodes) {
-    if (removed.has(node) || (node.domain && node.domain !== 'ai.onnx')) continue;
-    const rule = RULE_OF.get(node.opType);
-    const m = rule?.match(node, g);
-    if (!m) continue;
-    removed.add(node);
-    for (const n of m.consumed) removed.add(n);
-    added.set(node, rule.rewrite(m, node, g));
-  }
-  if (added.size === 0) return 0;
-  graph.nodes = graph.nodes.flatMap((n) => added.get(n) ?? (removed.has(n) ? [] : [n]));
+  const fused = applyRules(graph, RULES, view(graph));
+  if (fused === 0) return 0;
   // DequantizeLinear nodes nobody reads any more (those of weights and biases) go too.
   const read = new Set([...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs.map((o) => o.name)]);
   graph.nodes = graph.nodes.filter((n) => n.opType !== 'DequantizeLinear' || n.outputs.some((o) => read.has(o)));
-  return added.size;
+  return fused;
 }
