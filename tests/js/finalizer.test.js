@@ -57,3 +57,21 @@ for (const t of [w, wc, x, xc]) t.dispose();
   assert.ok(held > 10 * (64 * 64 * 2), `the packed weights and models held their memory while alive (${held} bytes)`);
   assert.equal(after, 0, 'the registries released every packed weight, blob, workspace, packed layer and arena');
 });
+
+test('undisposed transformer models (shape plans for two sequence lengths, dynamic int8 weights) are freed after garbage collection', () => {
+  const { held, after } = collect(`
+const bytes = new Uint8Array((await import('node:fs')).readFileSync(new URL(${here('../fixtures/transformer/tiny-bert-opset14_q8.onnx')})));
+const feeds = (n) => Object.fromEntries(['input_ids', 'attention_mask', 'token_type_ids'].map((name, k) =>
+  [name, { data: BigInt64Array.from({ length: n }, (_, i) => BigInt(k === 1 ? 1 : k === 0 ? (i * 7) % 50 : 0)), dims: [1, n] }]));
+await (async () => {
+  for (let i = 0; i < 4; i++) {
+    const model = await qwasm.loadModel(bytes);
+    await model.run(feeds(8));
+    await model.run(feeds(13));
+  }
+})();
+held = qwasm.memoryStats().liveBytes - before;
+`);
+  assert.ok(held > 0, 'the models held their memory while alive');
+  assert.equal(after, 0, 'the registries released every model, shape plan, packed weight and arena');
+});
