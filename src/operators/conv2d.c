@@ -6,6 +6,7 @@
 
 #include "operators/operators.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 enum { CONV_GEMM = 1, CONV_DEPTHWISE = 2 };
 
@@ -178,16 +179,27 @@ static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_sha
   return rows < gemm->mr ? gemm->mr : rows;
 }
 
+/* Depthwise workspace: the padding row and the effective bias, shared; per thread, an output row's tap
+ * pointers and accumulators. */
+static size_t depthwise_shared_bytes(const qw_conv2d_shape* s) {
+  return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), 16);
+}
+static size_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  const size_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
+  return qw_round_up((size_t)ow * taps * sizeof(void*), 16) + qw_round_up((size_t)ow * s->out_c * sizeof(int32_t), 16);
+}
+
+/* GEMM workspace per thread: the GEMM's, then (unless the input is read in place) an im2col block. */
+static size_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+  const size_t gemm_ws = qw_gemm_thread_workspace_size(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
+  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
+}
+
 static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   if (is_depthwise(s)) {
-    /* padding row, the effective bias (its end aligned for the pointers after it), an output row's tap
-     * pointers and accumulators */
-    const size_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
-    return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), sizeof(void*)) +
-           qw_round_up((size_t)ow * taps * sizeof(void*), 16) + (size_t)ow * s->out_c * sizeof(int32_t);
+    return depthwise_shared_bytes(s) + depthwise_thread_bytes(kernels, s, ow) * qw_threads();
   }
-  const size_t gemm_ws = qw_gemm_workspace_size_with(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
-  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
+  return gemm_thread_bytes(kernels, s) * qw_threads();
 }
 
 size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
@@ -305,6 +317,168 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
   }
 }
 
+/* A depthwise convolution: tiles of output rows (over the batch), each thread with its own indirection
+ * list and accumulators. */
+struct depthwise_job {
+  const qw_conv2d_shape* s;
+  int32_t oh, ow;
+  size_t taps, taps_padded, channels, elem_size, thread_bytes;
+  const uint8_t* x;
+  const uint8_t* weights;
+  const uint8_t* pad_row;
+  const struct qw_requantization_params* rq;
+  qw_dwconv_ukernel dw;
+  qw_requantization_ukernel requantize;
+  uint8_t* y;
+  uint8_t* per_thread;
+};
+
+static void depthwise_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct depthwise_job* job = (const struct depthwise_job*)context;
+  const qw_conv2d_shape* s = job->s;
+  const uint8_t** tap_ptrs = (const uint8_t**)(job->per_thread + thread * job->thread_bytes);
+  int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)job->ow * job->taps_padded * sizeof(void*), 16));
+  const size_t row_bytes = (size_t)job->ow * job->channels * job->elem_size;
+  for (size_t row = start; row < start + count; row++) {
+    const int32_t oy = (int32_t)(row % (size_t)job->oh);
+    const uint8_t* image = job->x + row / (size_t)job->oh * ((size_t)s->in_h * s->in_w * s->in_c);
+    uint8_t* out = job->y + row * row_bytes;
+    const uint8_t** ptr = tap_ptrs;
+    for (int32_t ox = 0; ox < job->ow; ox++) {
+      for (int32_t ky = 0; ky < s->kernel_h; ky++) {
+        const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
+        for (int32_t kx = 0; kx < s->kernel_w; kx++) {
+          const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
+          *ptr++ = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) ? job->pad_row
+                                                                          : image + ((size_t)iy * s->in_w + ix) * s->in_c;
+        }
+      }
+      for (size_t t = job->taps; t < job->taps_padded; t++) {
+        *ptr++ = job->pad_row;
+      }
+    }
+    job->dw((size_t)job->ow, job->channels, job->taps, tap_ptrs, job->weights, acc);
+    for (int32_t ox = 0; ox < job->ow; ox++, out += job->channels * job->elem_size) {
+      job->requantize(job->channels, acc + (size_t)ox * job->channels, job->rq, out);
+    }
+  }
+}
+
+static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                          const uint8_t* x, int x_signed, int32_t x_zero_point, const uint8_t* weights,
+                          const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
+  const size_t channels = (size_t)s->out_c;
+  const size_t taps = (size_t)s->kernel_h * s->kernel_w;
+  const struct qw_dwconv_config* dwconv = &kernels->dwconv;
+  const int32_t* wsum =
+      (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, taps) - channels * sizeof(int32_t));
+  uint8_t* pad_row = workspace;
+  int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
+  memset(pad_row, (uint8_t)x_zero_point, channels);
+  /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
+   * into the bias (padding taps read zp, so they cancel exactly). */
+  const struct qw_requantization_params* rq = stage->params;
+  for (size_t c = 0; c < channels; c++) {
+    bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
+  }
+  struct qw_requantization_params rq_dw = *rq;
+  rq_dw.bias = bias;
+  const struct depthwise_job job = {
+      .s = s, .oh = oh, .ow = ow, .taps = taps, .taps_padded = qw_dwconv_taps_padded(dwconv, taps),
+      .channels = channels, .elem_size = stage->elem_size, .thread_bytes = depthwise_thread_bytes(kernels, s, ow),
+      .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .dw = dwconv->ukernel[x_signed],
+      .requantize = qw_output_kernel(kernels, stage), .y = y, .per_thread = workspace + depthwise_shared_bytes(s),
+  };
+  const size_t rows = (size_t)s->batch * oh;
+  qw_parallelize(depthwise_task, &job, rows, qw_parallel_tile(rows, 1, 4, 1));
+}
+
+/* A convolution as GEMM. 1x1 / stride 1 / unpadded reads the input in place (qw_gemm_parallel splits
+ * it); others gather im2col blocks of output pixels: a tile is one block (and, when blocks are too few
+ * to go round, a range of output channels), gathered into the thread's own block buffer. */
+struct conv_gemm_job {
+  const struct qw_kernels* kernels;
+  const qw_conv2d_shape* s;
+  int32_t ow;
+  size_t k, cin_g, cout_g, out_pixels, group_bytes, thread_bytes, gemm_bytes;
+  size_t rows, blocks, columns, column_tiles;
+  int x_signed;
+  int32_t x_zero_point;
+  const uint8_t* x;
+  const uint8_t* weights;
+  const struct qw_output_stage* stage;
+  uint8_t* y;
+  uint8_t* workspace;
+};
+
+static void conv_gemm_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct conv_gemm_job* job = (const struct conv_gemm_job*)context;
+  const qw_conv2d_shape* s = job->s;
+  const size_t groups = (size_t)s->groups, elem_size = job->stage->elem_size;
+  const size_t y_stride = (size_t)s->out_c * elem_size;
+  const size_t column_bytes = qw_round_up(job->k, job->kernels->gemm.kr) * job->kernels->gemm.w_element_size;
+  uint8_t* gemm_ws = job->workspace + thread * job->thread_bytes;
+  uint8_t* block = gemm_ws + job->gemm_bytes;
+  for (size_t t = start; t < start + count; t++) {
+    const size_t column_tile = t % job->column_tiles, rest = t / job->column_tiles;
+    const size_t p0 = rest % job->blocks * job->rows, g = rest / job->blocks % groups, b = rest / job->blocks / groups;
+    const size_t pixels = job->out_pixels - p0 < job->rows ? job->out_pixels - p0 : job->rows;
+    const size_t n0 = column_tile * job->columns;
+    const size_t nc = job->cout_g - n0 < job->columns ? job->cout_g - n0 : job->columns;
+    const uint8_t* image = job->x + b * ((size_t)s->in_h * s->in_w * s->in_c);
+    for (size_t i = 0; i < pixels; i++) {
+      const size_t p = p0 + i;
+      im2col_row(s, image, 1, (int32_t)(p / (size_t)job->ow), (int32_t)(p % (size_t)job->ow), g * job->cin_g,
+                 (uint8_t)job->x_zero_point, block + i * job->k);
+    }
+    const struct qw_requantization_params rq = qw_requantization_params_at(job->stage->params, g * job->cout_g + n0);
+    struct qw_output_stage stage = *job->stage;
+    stage.params = &rq;
+    uint8_t* out = job->y + (b * job->out_pixels + p0) * y_stride + (g * job->cout_g + n0) * elem_size;
+    qw_gemm_run(job->kernels, pixels, nc, job->k, block, job->k, job->x_signed, job->x_zero_point,
+                job->weights + g * job->group_bytes + n0 * column_bytes, &stage, out, y_stride, gemm_ws);
+  }
+}
+
+static void gemm_conv_run(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                          const uint8_t* x, int x_signed, int32_t x_zero_point, const uint8_t* weights,
+                          const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
+  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
+  const size_t k = gemm_k(s);
+  const size_t group_bytes = qw_gemm_packed_bytes(&kernels->gemm, cout_g, k);
+  const size_t out_pixels = (size_t)oh * ow;
+  const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
+  const size_t y_stride = (size_t)s->out_c * stage->elem_size;
+  if (direct_gemm(s)) {
+    for (size_t b = 0; b < (size_t)s->batch; b++) {
+      for (size_t g = 0; g < (size_t)s->groups; g++) {
+        const struct qw_requantization_params rq_g = qw_requantization_params_at(stage->params, g * cout_g);
+        struct qw_output_stage stage_g = *stage;
+        stage_g.params = &rq_g;
+        qw_gemm_parallel(kernels, out_pixels, cout_g, k, x + b * in_image, (size_t)s->in_c, x_signed, x_zero_point,
+                         weights + g * group_bytes, &stage_g, y + b * out_pixels * y_stride + g * cout_g * stage->elem_size,
+                         y_stride, workspace);
+      }
+    }
+    return;
+  }
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  const size_t threads = qw_threads();
+  const size_t max_rows = im2col_rows(gemm, s);
+  size_t rows = threads == 1 ? max_rows : qw_parallel_tile(out_pixels, gemm->mr, 4, gemm->mr);
+  rows = rows < max_rows ? rows : max_rows;
+  const size_t blocks = (out_pixels + rows - 1) / rows;
+  const size_t columns = blocks * s->batch * s->groups >= 2 * threads ? cout_g : qw_parallel_tile(cout_g, gemm->nr, 2, gemm->nr);
+  const struct conv_gemm_job job = {
+      .kernels = kernels, .s = s, .ow = ow, .k = k, .cin_g = cin_g, .cout_g = cout_g, .out_pixels = out_pixels,
+      .group_bytes = group_bytes, .thread_bytes = gemm_thread_bytes(kernels, s),
+      .gemm_bytes = qw_gemm_thread_workspace_size(kernels, cout_g, k), .rows = rows, .blocks = blocks,
+      .columns = columns, .column_tiles = (cout_g + columns - 1) / columns, .x_signed = x_signed,
+      .x_zero_point = x_zero_point, .x = x, .weights = weights, .stage = stage, .y = y, .workspace = workspace,
+  };
+  qw_parallelize(conv_gemm_task, &job, blocks * s->batch * s->groups * job.column_tiles, 1);
+}
+
 qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype,
                          int32_t x_zero_point, const void* packed, const void* requantization, void* y,
                          void* workspace) {
@@ -332,93 +506,13 @@ qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape
     return QW_OK;
   }
   const int x_signed = x_dtype == QW_QINT8;
-  const uint8_t pad_byte = (uint8_t)x_zero_point;
   const uint8_t* weights = (const uint8_t*)packed + HEADER_BYTES;
-  const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
-  const size_t out_pixels = (size_t)oh * ow;
-  const size_t out_image = out_pixels * s->out_c * stage.elem_size; /* bytes */
-  const struct qw_requantization_params* rq = stage.params;
-
   if (header->kind == CONV_DEPTHWISE) {
-    const size_t channels = (size_t)s->out_c;
-    const size_t taps = (size_t)s->kernel_h * s->kernel_w;
-    const struct qw_dwconv_config* dwconv = &kernels->dwconv;
-    const size_t taps_padded = qw_dwconv_taps_padded(dwconv, taps);
-    const int32_t* wsum =
-        (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, taps) - channels * sizeof(int32_t));
-    uint8_t* pad_row = (uint8_t*)workspace;
-    int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
-    const uint8_t** tap_ptrs = (const uint8_t**)((char*)bias + qw_round_up(channels * sizeof(int32_t), sizeof(void*)));
-    int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)ow * taps_padded * sizeof(void*), 16));
-    memset(pad_row, pad_byte, channels);
-    /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
-     * into the bias (padding taps read zp, so they cancel exactly). */
-    for (size_t c = 0; c < channels; c++) {
-      bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
-    }
-    struct qw_requantization_params rq_dw = *rq;
-    rq_dw.bias = bias;
-    const qw_dwconv_ukernel dw = dwconv->ukernel[x_signed];
-    const qw_requantization_ukernel requantize = qw_output_kernel(kernels, &stage);
-    for (size_t b = 0; b < (size_t)s->batch; b++) {
-      const uint8_t* image = (const uint8_t*)x + b * in_image;
-      uint8_t* out = (uint8_t*)y + b * out_image;
-      for (int32_t oy = 0; oy < oh; oy++) {
-        const uint8_t** ptr = tap_ptrs;
-        for (int32_t ox = 0; ox < ow; ox++) {
-          for (int32_t ky = 0; ky < s->kernel_h; ky++) {
-            const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
-            for (int32_t kx = 0; kx < s->kernel_w; kx++) {
-              const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
-              *ptr++ = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) ? pad_row
-                                                                              : image + ((size_t)iy * s->in_w + ix) * s->in_c;
-            }
-          }
-          for (size_t t = taps; t < taps_padded; t++) {
-            *ptr++ = pad_row;
-          }
-        }
-        dw((size_t)ow, channels, taps, tap_ptrs, weights, acc);
-        for (int32_t ox = 0; ox < ow; ox++, out += channels * stage.elem_size) {
-          requantize(channels, acc + (size_t)ox * channels, &rq_dw, out);
-        }
-      }
-    }
-    return QW_OK;
-  }
-
-  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
-  const size_t k = gemm_k(s);
-  const size_t group_bytes = qw_gemm_packed_bytes(&kernels->gemm, cout_g, k);
-  void* gemm_ws = workspace;
-  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size_with(kernels, cout_g, k);
-  const size_t rows = im2col_rows(&kernels->gemm, s);
-  for (size_t b = 0; b < (size_t)s->batch; b++) {
-    const uint8_t* image = (const uint8_t*)x + b * in_image;
-    uint8_t* out = (uint8_t*)y + b * out_image;
-    for (size_t g = 0; g < (size_t)s->groups; g++) {
-      const uint8_t* wg = weights + g * group_bytes;
-      const struct qw_requantization_params rq_g = qw_requantization_params_at(rq, g * cout_g);
-      struct qw_output_stage stage_g = stage;
-      stage_g.params = &rq_g;
-      const size_t y_stride = (size_t)s->out_c * stage.elem_size;
-      uint8_t* out_g = out + g * cout_g * stage.elem_size;
-      if (direct_gemm(s)) {
-        qw_gemm_run(kernels, out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g,
-                    y_stride, gemm_ws);
-        continue;
-      }
-      for (size_t p0 = 0; p0 < out_pixels; p0 += rows) {
-        const size_t count = out_pixels - p0 < rows ? out_pixels - p0 : rows;
-        for (size_t i = 0; i < count; i++) {
-          const size_t p = p0 + i;
-          im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
-                     block + i * k);
-        }
-        qw_gemm_run(kernels, count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride,
-                    y_stride, gemm_ws);
-      }
-    }
+    depthwise_run(kernels, s, oh, ow, (const uint8_t*)x, x_signed, x_zero_point, weights, &stage, (uint8_t*)y,
+                  (uint8_t*)workspace);
+  } else {
+    gemm_conv_run(kernels, s, oh, ow, (const uint8_t*)x, x_signed, x_zero_point, weights, &stage, (uint8_t*)y,
+                  (uint8_t*)workspace);
   }
   return QW_OK;
 }
