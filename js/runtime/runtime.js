@@ -6,8 +6,9 @@ let pending = null;
 
 /**
  * Loads the wasm backend once: the SIMD128 build where the engine supports it, the scalar build
- * otherwise. Options: { simd, wasmPaths, wasmBinary }. They apply to the first call; later calls
- * return the same backend (and throw if they ask for the other build with `simd`).
+ * otherwise; with numThreads > 1 the threads build and its workers (or, where threads cannot run, one
+ * thread and a warning). Options: { simd, numThreads, wasmPaths, wasmBinary }. They apply to the first
+ * call; later calls return the same backend (and throw if they ask for the other build with `simd`).
  */
 export async function init(options = {}) {
   if (options === null || typeof options !== 'object') {
@@ -26,6 +27,10 @@ export async function init(options = {}) {
   if (options.simd != null && options.simd !== active.simd) {
     throw new Error(`init: qwasm is already running the ${active.isa} build; simd: ${options.simd} cannot apply now`);
   }
+  if (options.numThreads != null && options.numThreads !== 0 && options.numThreads !== active.threads &&
+      active.threadsFallback === undefined) {
+    throw new Error(`init: qwasm is already running on ${active.threads} thread(s); numThreads: ${options.numThreads} cannot apply now`);
+  }
   return backendInfo();
 }
 
@@ -37,10 +42,15 @@ export function backend() {
   return active;
 }
 
-/** Which build runs: { isa: 'wasmsimd' | 'scalar', simd, source }. */
+/**
+ * Which build runs: { isa: 'wasmsimd' | 'scalar', simd, source, threads }, and threadsFallback (why
+ * one thread runs although more were asked for) when that happened.
+ */
 export function backendInfo() {
   const b = backend();
-  return { isa: b.isa, simd: b.simd, source: b.source };
+  const info = { isa: b.isa, simd: b.simd, source: b.source, threads: b.threads };
+  if (b.threadsFallback !== undefined) info.threadsFallback = b.threadsFallback;
+  return info;
 }
 
 /** Live wasm allocations made by qwasm (tensors, packed weights): for leak checks. */
