@@ -84,7 +84,9 @@ function workerMain(port, post) {
 function spawnWorker(onMessage, onError) {
   if (isNode) {
     const { Worker } = process.getBuiltinModule('node:worker_threads');
-    const source = `const { parentPort } = require('node:worker_threads');
+    // process.getBuiltinModule, not require: an eval'd worker is an ES module when the process runs with
+    // --input-type=module (workers inherit execArgv).
+    const source = `const { parentPort } = process.getBuiltinModule('node:worker_threads');
 (${workerMain})((f) => parentPort.once('message', f), (m) => parentPort.postMessage(m));`;
     const worker = new Worker(source, { eval: true });
     worker.on('message', onMessage);
@@ -114,6 +116,7 @@ function spawnWorker(onMessage, onError) {
  * exports: the main instance's exports (its allocator provides the workers' stacks).
  */
 export async function startWorkers(module, memory, exports, count) {
+  if (count === 1) return { count, stop() {} };
   const workers = [];
   const stacks = [];
   let settle;

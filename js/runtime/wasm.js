@@ -238,7 +238,12 @@ export async function loadBackend(options = {}) {
     module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
   }
   if (importsMemory(module)) {
-    throw new Error(`qwasm: the wasm binary from ${source} is the threads build; pass numThreads > 1 to run it`);
+    // The threads build given as wasmBinary runs on one thread too, where a shared memory can be made.
+    const backend = await loadThreaded(1, null, module).catch((error) => {
+      throw new Error(`qwasm: the wasm binary from ${source} is the threads build, which cannot run here: ${fallback ?? error.message}`);
+    });
+    backend.threadsFallback = fallback;
+    return backend;
   }
   let instance;
   try {
@@ -265,6 +270,7 @@ async function loadThreaded(threads, wasmPaths, wasmBinary) {
     module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
   }
   // The build's own limits: 16 MiB to start, growable to 4 GiB (CMakeLists.txt).
+  if (typeof SharedArrayBuffer !== 'function') throw new Error('SharedArrayBuffer is not available');
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
   let instance;
   try {
