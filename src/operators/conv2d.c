@@ -75,7 +75,7 @@ static size_t gemm_k(const qw_conv2d_shape* s) {
 /* Bytes of the packed weights proper (before the FBGEMM depthwise copy). */
 static size_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
-    return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+    return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h, (size_t)s->kernel_w);
   }
   return (size_t)s->groups * qw_gemm_packed_bytes(&kernels->gemm, s->out_c / s->groups, gemm_k(s));
 }
@@ -127,8 +127,8 @@ qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_
     const struct qw_dwconv_config* dwconv = &kernels->dwconv;
     header->kind = CONV_DEPTHWISE;
     header->layout = qw_dwconv_layout(dwconv);
-    dwconv->pack(dwconv->cr, dwconv->tr, (size_t)s->out_c, taps, (const uint8_t*)w, is_signed, w_zero_points,
-                 w_zp_count != 1, (char*)packed + HEADER_BYTES);
+    dwconv->pack(dwconv->cr, (size_t)s->out_c, (size_t)s->kernel_h, (size_t)s->kernel_w, (const uint8_t*)w,
+                 is_signed, w_zero_points, w_zp_count != 1, (char*)packed + HEADER_BYTES);
     if (fbgemm_depthwise_shape(s) && is_signed) {
       pack_fbgemm_depthwise(kernels, s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
     }
@@ -179,14 +179,43 @@ static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_sha
   return rows < gemm->mr ? gemm->mr : rows;
 }
 
-/* Depthwise workspace: the padding row and the effective bias, shared; per thread, an output row's tap
- * pointers and accumulators. */
-static size_t depthwise_shared_bytes(const qw_conv2d_shape* s) {
-  return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), 16);
+/* Depthwise geometry: pair rows of `columns` columns (dwconv.h) of which every `step`-th is read, channels
+ * padded to the config's block. */
+struct depthwise_geometry {
+  size_t cp, pairs, columns, column_step, pair_step, step, row_bytes;
+};
+
+static size_t gcd(size_t a, size_t b) {
+  while (b != 0) {
+    const size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
+                                                    int32_t ow) {
+  struct depthwise_geometry g;
+  g.cp = qw_round_up((size_t)s->out_c, kernels->dwconv.cr);
+  g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
+  g.column_step = (size_t)s->stride_w;
+  g.pair_step = 2 * (size_t)s->dilation_w;
+  g.columns = ((size_t)ow - 1) * g.column_step + (g.pairs - 1) * g.pair_step + 1;
+  g.step = gcd(g.column_step, g.pair_step);
+  g.row_bytes = qw_round_up(g.columns * g.cp * 2 * sizeof(int16_t), 16);
+  return g;
+}
+
+/* Depthwise workspace: the effective bias and the padding pair row, shared; per thread, kernel_h cached pair
+ * rows, their tags and the kernel rows' pointers, and an output row of accumulators. */
+static size_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  return qw_round_up((size_t)s->out_c * sizeof(int32_t), 16) + depthwise_geometry(kernels, s, ow).row_bytes;
 }
 static size_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  const size_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
-  return qw_round_up((size_t)ow * taps * sizeof(void*), 16) + qw_round_up((size_t)ow * s->out_c * sizeof(int32_t), 16);
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  return (size_t)s->kernel_h * g.row_bytes + qw_round_up((size_t)s->kernel_h * (sizeof(size_t) + sizeof(void*)), 16) +
+         qw_round_up((size_t)ow * g.cp * sizeof(int32_t), 16);
 }
 
 /* GEMM workspace per thread: the GEMM's, then (unless the input is read in place) an im2col block. */
@@ -197,7 +226,7 @@ static size_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_conv2
 
 static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   if (is_depthwise(s)) {
-    return depthwise_shared_bytes(s) + depthwise_thread_bytes(kernels, s, ow) * qw_threads();
+    return depthwise_shared_bytes(kernels, s, ow) + depthwise_thread_bytes(kernels, s, ow) * qw_threads();
   }
   return gemm_thread_bytes(kernels, s) * qw_threads();
 }
@@ -317,49 +346,79 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
   }
 }
 
-/* A depthwise convolution: tiles of output rows (over the batch), each thread with its own indirection
- * list and accumulators. */
+/* A depthwise convolution: tiles of output rows (over the batch). Each thread keeps the pair rows of the last
+ * kernel_h input rows it built (consecutive output rows share kernel_h - 1 of them at stride 1) and an output
+ * row of accumulators. */
 struct depthwise_job {
+  const struct qw_kernels* kernels;
   const qw_conv2d_shape* s;
-  int32_t oh, ow;
-  size_t taps, taps_padded, channels, elem_size, thread_bytes;
+  struct depthwise_geometry g;
+  int32_t oh, ow, x_zero_point;
+  size_t elem_size, thread_bytes;
+  int x_signed;
   const uint8_t* x;
   const uint8_t* weights;
-  const uint8_t* pad_row;
+  const int16_t* pad_row;
   const struct qw_requantization_params* rq;
-  qw_dwconv_ukernel dw;
   qw_requantization_ukernel requantize;
   uint8_t* y;
   uint8_t* per_thread;
 };
 
+#define NO_ROW SIZE_MAX
+
+/* Whether output row oy reads input row iy. */
+static int reads_row(const qw_conv2d_shape* s, int32_t oy, int32_t iy) {
+  const int32_t d = iy - (oy * s->stride_h - s->pad_top);
+  return d >= 0 && d % s->dilation_h == 0 && d / s->dilation_h < s->kernel_h;
+}
+
 static void depthwise_task(const void* context, size_t thread, size_t start, size_t count) {
   const struct depthwise_job* job = (const struct depthwise_job*)context;
   const qw_conv2d_shape* s = job->s;
-  const uint8_t** tap_ptrs = (const uint8_t**)(job->per_thread + thread * job->thread_bytes);
-  int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)job->ow * job->taps_padded * sizeof(void*), 16));
-  const size_t row_bytes = (size_t)job->ow * job->channels * job->elem_size;
+  const struct depthwise_geometry* g = &job->g;
+  const size_t kh = (size_t)s->kernel_h;
+  uint8_t* slots = job->per_thread + thread * job->thread_bytes; /* kh pair rows */
+  size_t* tags = (size_t*)(slots + kh * g->row_bytes);           /* which input row each holds */
+  const int16_t** rows = (const int16_t**)(tags + kh);             /* the kernel rows of an output row */
+  int32_t* acc = (int32_t*)((uint8_t*)tags + qw_round_up(kh * (sizeof(size_t) + sizeof(void*)), 16));
+  for (size_t k = 0; k < kh; k++) {
+    tags[k] = NO_ROW;
+  }
+  const qw_dwconv_pair_row_ukernel pair_row = job->kernels->dwconv.pair_row[job->x_signed];
+  const size_t in_row = (size_t)s->in_w * s->in_c;
+  const size_t out_row = (size_t)job->ow * s->out_c * job->elem_size;
   for (size_t row = start; row < start + count; row++) {
+    const size_t b = row / (size_t)job->oh;
     const int32_t oy = (int32_t)(row % (size_t)job->oh);
-    const uint8_t* image = job->x + row / (size_t)job->oh * ((size_t)s->in_h * s->in_w * s->in_c);
-    uint8_t* out = job->y + row * row_bytes;
-    const uint8_t** ptr = tap_ptrs;
-    for (int32_t ox = 0; ox < job->ow; ox++) {
-      for (int32_t ky = 0; ky < s->kernel_h; ky++) {
-        const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
-        for (int32_t kx = 0; kx < s->kernel_w; kx++) {
-          const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
-          *ptr++ = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) ? job->pad_row
-                                                                          : image + ((size_t)iy * s->in_w + ix) * s->in_c;
+    for (size_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = oy * s->stride_h - s->pad_top + (int32_t)ky * s->dilation_h;
+      if (iy < 0 || iy >= s->in_h) {
+        rows[ky] = job->pad_row;
+        continue;
+      }
+      const size_t tag = b * (size_t)s->in_h + (size_t)iy;
+      size_t slot = 0;
+      while (slot < kh && tags[slot] != tag) {
+        slot++;
+      }
+      if (slot == kh) { /* not cached: replace a row no kernel row of this output row reads (one always is) */
+        slot = 0;
+        while (tags[slot] != NO_ROW && tags[slot] / (size_t)s->in_h == b &&
+               reads_row(s, oy, (int32_t)(tags[slot] % (size_t)s->in_h))) {
+          slot++;
         }
+        tags[slot] = tag;
+        pair_row(g->columns, g->step, (size_t)s->in_c, g->cp, job->x + tag * in_row, (size_t)s->in_w,
+                 (size_t)s->pad_left, (size_t)s->dilation_w, job->x_zero_point, (int16_t*)(slots + slot * g->row_bytes));
       }
-      for (size_t t = job->taps; t < job->taps_padded; t++) {
-        *ptr++ = job->pad_row;
-      }
+      rows[ky] = (const int16_t*)(slots + slot * g->row_bytes);
     }
-    job->dw((size_t)job->ow, job->channels, job->taps, tap_ptrs, job->weights, acc);
-    for (int32_t ox = 0; ox < job->ow; ox++, out += job->channels * job->elem_size) {
-      job->requantize(job->channels, acc + (size_t)ox * job->channels, job->rq, out);
+    job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
+                                 job->weights, acc);
+    uint8_t* out = job->y + row * out_row;
+    for (int32_t ox = 0; ox < job->ow; ox++, out += (size_t)s->out_c * job->elem_size) {
+      job->requantize((size_t)s->out_c, acc + (size_t)ox * g->cp, job->rq, out);
     }
   }
 }
@@ -368,26 +427,27 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
                           const uint8_t* x, int x_signed, int32_t x_zero_point, const uint8_t* weights,
                           const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
   const size_t channels = (size_t)s->out_c;
-  const size_t taps = (size_t)s->kernel_h * s->kernel_w;
   const struct qw_dwconv_config* dwconv = &kernels->dwconv;
-  const int32_t* wsum =
-      (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, taps) - channels * sizeof(int32_t));
-  uint8_t* pad_row = workspace;
-  int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
-  memset(pad_row, (uint8_t)x_zero_point, channels);
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, (size_t)s->kernel_h,
+                                                                          (size_t)s->kernel_w) -
+                                         channels * sizeof(int32_t));
+  int32_t* bias = (int32_t*)workspace;
+  int16_t* pad_row = (int16_t*)(workspace + qw_round_up(channels * sizeof(int32_t), 16));
   /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
    * into the bias (padding taps read zp, so they cancel exactly). */
   const struct qw_requantization_params* rq = stage->params;
   for (size_t c = 0; c < channels; c++) {
     bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
   }
+  dwconv->pair_row[x_signed](g.columns, 1, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
   const struct depthwise_job job = {
-      .s = s, .oh = oh, .ow = ow, .taps = taps, .taps_padded = qw_dwconv_taps_padded(dwconv, taps),
-      .channels = channels, .elem_size = stage->elem_size, .thread_bytes = depthwise_thread_bytes(kernels, s, ow),
-      .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .dw = dwconv->ukernel[x_signed],
-      .requantize = qw_output_kernel(kernels, stage), .y = y, .per_thread = workspace + depthwise_shared_bytes(s),
+      .kernels = kernels, .s = s, .g = g, .oh = oh, .ow = ow, .x_zero_point = x_zero_point,
+      .elem_size = stage->elem_size, .thread_bytes = depthwise_thread_bytes(kernels, s, ow), .x_signed = x_signed,
+      .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .requantize = qw_output_kernel(kernels, stage),
+      .y = y, .per_thread = workspace + depthwise_shared_bytes(kernels, s, ow),
   };
   const size_t rows = (size_t)s->batch * oh;
   qw_parallelize(depthwise_task, &job, rows, qw_parallel_tile(rows, 1, 4, 1));

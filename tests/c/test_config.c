@@ -42,8 +42,8 @@ static void test_invariants(struct kernel_table t) {
   }
   CHECK(gemm->pack_a[0] != NULL && gemm->pack_a[1] != NULL, "%s gemm pack_a", t.name);
   const struct qw_dwconv_config* dw = &k->dwconv;
-  CHECK(dw->cr >= 1 && dw->tr >= 2 && dw->tr % 2 == 0 && dw->packing == QW_DWCONV_PACKING_X16_PAIRS &&
-            dw->pack == qw_pack_x16pairs_dwconv_weights && dw->ukernel[0] != NULL && dw->ukernel[1] != NULL,
+  CHECK(dw->cr >= 1 && dw->packing == QW_DWCONV_PACKING_X16_ROW_PAIRS && dw->pack == qw_pack_x16_row_pairs_dwconv_weights &&
+            dw->ukernel != NULL && dw->pair_row[0] != NULL && dw->pair_row[1] != NULL,
         "%s dwconv config", t.name);
   const struct qw_f32_gemm_config* f32 = &k->f32_gemm;
   CHECK(f32->mr >= 1 && f32->mr <= QW_F32_GEMM_MR_LIMIT && f32->nr >= 1 && f32->nr <= QW_F32_GEMM_NR_LIMIT &&
@@ -355,11 +355,11 @@ static void pack_a_short_panel(void) {
   qw_kernels()->gemm.pack_a[0](1, 8, 4, a, 8, 0, panel); /* kc < k */
 }
 static void dwconv_no_channels(void) {
-  const uint8_t row[2] = {0};
-  const uint8_t* input[2] = {row, row};
+  const int16_t row[16] = {0};
+  const int16_t* rows[1] = {row};
   int16_t w[16] = {0};
-  int32_t acc[1];
-  qw_kernels()->dwconv.ukernel[0](1, 0, 1, input, w, acc);
+  int32_t acc[4];
+  qw_kernels()->dwconv.ukernel(1, 0, 1, 1, 1, 2, rows, w, acc);
 }
 static void quantize_empty(void) {
   float x[1] = {0};
