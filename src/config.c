@@ -138,10 +138,52 @@ static const struct qw_kernels wasmsimd_kernels = {
 };
 #endif
 
+#if QW_SIMD && QW_RELAXED
+/* The relaxed-SIMD tables: the wasmsimd table with the GEMM on relaxed dot products (gemm/gemm.h X8_C4), one per
+ * exact semantics of the instruction (js/runtime/relaxed.js finds the engine's); built on first use. */
+#define RELAXED_GEMM(SEMANTICS)                                                                               \
+  {                                                                                                           \
+    .mr = 4, .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X8_C4, .a_element_size = 1, .w_element_size = 1,    \
+    .a_row_extra = 4, .a_header = 16, .w_column_extra = 8, .pack_w = qw_pack_x8c4_gemm_weights,               \
+    .gemm = {qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, \
+             qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS}, \
+    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS,                                         \
+               qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS},                                         \
+  }
+
+const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics) {
+  static struct qw_kernels usdot, sdot;
+  if (usdot.isa == NULL) {
+    usdot = sdot = wasmsimd_kernels;
+    usdot.isa = sdot.isa = "wasmrelaxed";
+    usdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(usdot);
+    sdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(sdot);
+  }
+  return semantics == QW_RELAXED_USDOT ? &usdot : semantics == QW_RELAXED_SDOT ? &sdot : NULL;
+}
+#endif
+
+static const struct qw_kernels* selected = NULL;
+
 const struct qw_kernels* qw_kernels(void) {
+  if (selected != NULL) {
+    return selected;
+  }
 #if QW_SIMD
   return &wasmsimd_kernels;
 #else
   return &qw_scalar_kernels;
+#endif
+}
+
+qw_status qw_use_relaxed_simd(qw_relaxed_semantics semantics) {
+#if QW_SIMD && QW_RELAXED
+  if (semantics != QW_RELAXED_USDOT && semantics != QW_RELAXED_SDOT) {
+    return QW_INVALID_ARGUMENT;
+  }
+  selected = qw_relaxed_kernels(semantics);
+  return QW_OK;
+#else
+  return semantics == QW_RELAXED_USDOT || semantics == QW_RELAXED_SDOT ? QW_UNSUPPORTED : QW_INVALID_ARGUMENT;
 #endif
 }

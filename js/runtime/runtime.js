@@ -43,13 +43,16 @@ export function backend() {
 }
 
 /**
- * Which build runs: { isa: 'wasmsimd' | 'scalar', simd, source, threads }, and threadsFallback (why
- * one thread runs although more were asked for) when that happened.
+ * Which build runs: { isa: 'wasmsimd' | 'wasmrelaxed' | 'scalar', simd, source, threads }; relaxed ('usdot' |
+ * 'sdot') when the relaxed-SIMD kernels run; threadsFallback (why one thread runs although more were asked for)
+ * and relaxedFallback (why relaxedSimd: true was not honoured) when that happened.
  */
 export function backendInfo() {
   const b = backend();
   const info = { isa: b.isa, simd: b.simd, source: b.source, threads: b.threads };
   if (b.threadsFallback !== undefined) info.threadsFallback = b.threadsFallback;
+  if (b.relaxed !== undefined) info.relaxed = b.relaxed;
+  if (b.relaxedFallback !== undefined) info.relaxedFallback = b.relaxedFallback;
   return info;
 }
 

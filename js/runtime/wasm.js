@@ -3,6 +3,7 @@
 // glue: the binaries are standalone.
 import { statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
+import { relaxedDotSemantics } from './relaxed.js';
 import { MAX_THREADS, defaultThreadCount, startWorkers, threadsUnavailable } from './threads.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
@@ -36,9 +37,19 @@ export class Backend {
     this.source = source;
     this.#exports._initialize();
     this.isa = this.#cString(this.#exports.qw_isa());
-    this.simd = this.isa === 'wasmsimd';
+    this.simd = this.isa !== 'scalar';
     this.threads = 1; // set by loadBackend once the workers run
     this.threadsFallback = undefined; // why fewer threads than asked for run, if so
+    this.relaxed = undefined; // 'usdot' | 'sdot' when the relaxed-SIMD kernels run
+    this.relaxedFallback = undefined; // why they do not, when relaxedSimd: true asked for them
+  }
+
+  /** Switches the build's GEMM to its relaxed-SIMD kernels (before anything is packed); false if it has none. */
+  useRelaxed(semantics) {
+    if (this.#exports.qw_use_relaxed_simd(semantics === 'usdot' ? 1 : 2) !== 0) return false;
+    this.isa = this.#cString(this.#exports.qw_isa());
+    this.relaxed = semantics;
+    return true;
   }
 
   get exports() {
@@ -145,13 +156,20 @@ export class Backend {
   }
 }
 
-// The builds: SIMD128 and scalar on one thread, SIMD128 over a shared memory for numThreads > 1.
-const FILES = { simd: 'qwasm-simd.wasm', scalar: 'qwasm-scalar.wasm', simdThreads: 'qwasm-simd-threads.wasm' };
+// The builds: SIMD128 and scalar on one thread; over a shared memory (threads, and relaxed SIMD), SIMD128 and
+// SIMD128 with the relaxed-SIMD GEMM.
+const FILES = {
+  simd: 'qwasm-simd.wasm', scalar: 'qwasm-scalar.wasm', simdThreads: 'qwasm-simd-threads.wasm',
+  relaxedThreads: 'qwasm-relaxed-threads.wasm',
+};
 
 function defaultUrl(build) {
   // Literal new URL(..., import.meta.url) calls: the form Vite and webpack 5 rewrite into assets.
   if (build === 'simdThreads') {
     return packageFileUrl(new URL('../../dist/qwasm-simd-threads.wasm', import.meta.url), 'dist/qwasm-simd-threads.wasm');
+  }
+  if (build === 'relaxedThreads') {
+    return packageFileUrl(new URL('../../dist/qwasm-relaxed-threads.wasm', import.meta.url), 'dist/qwasm-relaxed-threads.wasm');
   }
   return build === 'simd'
     ? packageFileUrl(new URL('../../dist/qwasm-simd.wasm', import.meta.url), 'dist/qwasm-simd.wasm')
@@ -172,7 +190,7 @@ function resolveUrl(wasmPaths, build) {
     }
     return String(entry);
   }
-  throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar, simdThreads }, got ${typeof wasmPaths}`);
+  throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar, simdThreads, relaxedThreads }, got ${typeof wasmPaths}`);
 }
 
 const isNode = typeof process !== 'undefined' && process.versions?.node != null;
@@ -193,19 +211,48 @@ function threadCount(numThreads) {
   return numThreads === 0 ? defaultThreadCount() : numThreads;
 }
 
-let warnedFallback = false;
+const warned = new Set();
+function warnOnce(kind, message) {
+  if (warned.has(kind)) return;
+  warned.add(kind);
+  console.warn(message);
+}
+
+let probeRelaxed = relaxedDotSemantics;
+/** Tests only: replaces the relaxed-SIMD probe (to run the relaxed kernels on operands every semantics agrees on). */
+export function setRelaxedProbeForTests(probe) {
+  probeRelaxed = probe ?? relaxedDotSemantics;
+}
+
+/** Whether to try the relaxed-SIMD build: { semantics } or { semantics: null, reason }. */
+function relaxedChoice(relaxedSimd, useSimd) {
+  if (relaxedSimd === false) return { semantics: null, reason: 'relaxedSimd: false' };
+  if (!useSimd) return { semantics: null, reason: 'the scalar build runs' };
+  if (relaxedSimd !== true && isNode) {
+    // Node 20 needs a flag for relaxed SIMD, and its baseline compiler computed the dot product wrongly.
+    return { semantics: null, reason: 'Node keeps SIMD128 unless relaxedSimd: true' };
+  }
+  return probeRelaxed();
+}
 
 /**
- * Instantiates a backend. options: { simd?: boolean, numThreads?: number, wasmPaths?: string | URL |
- * {simd, scalar, simdThreads}, wasmBinary?: ArrayBuffer | Uint8Array | WebAssembly.Module }.
+ * Instantiates a backend. options: { simd?: boolean, numThreads?: number, relaxedSimd?: boolean | 'auto',
+ * wasmPaths?: string | URL | {simd, scalar, simdThreads, relaxedThreads}, wasmBinary?: ArrayBuffer | Uint8Array |
+ * WebAssembly.Module }.
  * numThreads > 1 runs the threads build with workers; where that cannot be (no cross-origin isolation,
  * no SharedArrayBuffer or wasm atomics, a worker that does not start, the scalar build asked for), the
  * single-thread build runs instead, backendInfo().threadsFallback says why, and console.warn says so once.
+ * The relaxed-SIMD build (a threads build: it needs a shared memory too) runs where the engine's relaxed dot product
+ * is exact for full bytes (relaxed.js), by default in browsers only; relaxedSimd: true asks for it in Node too and
+ * warns once when it cannot run, false never uses it.
  */
 export async function loadBackend(options = {}) {
-  const { simd, wasmPaths, wasmBinary } = options;
+  const { simd, wasmPaths, wasmBinary, relaxedSimd = 'auto' } = options;
   if (simd != null && typeof simd !== 'boolean') {
     throw new TypeError(`init: simd must be a boolean, got ${String(simd)}`);
+  }
+  if (relaxedSimd !== 'auto' && typeof relaxedSimd !== 'boolean') {
+    throw new TypeError(`init: relaxedSimd must be true, false or 'auto', got ${String(relaxedSimd)}`);
   }
   const threads = threadCount(options.numThreads);
   const supported = simdSupported();
@@ -213,20 +260,40 @@ export async function loadBackend(options = {}) {
     throw new Error('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
   }
   const useSimd = simd ?? supported;
-  let fallback;
-  if (threads > 1) {
-    fallback = !useSimd ? 'threads need the SIMD128 build' : threadsUnavailable();
-    if (fallback === null) {
-      try {
-        return await loadThreaded(threads, wasmPaths, wasmBinary);
-      } catch (error) {
-        fallback = error.message;
+  const relaxed = relaxedChoice(relaxedSimd, useSimd);
+  let fallback; // why fewer threads than asked for run
+  let relaxedFallback = relaxed.reason; // why the relaxed kernels do not run
+  if (threads > 1 || relaxed.semantics) {
+    const unavailable = !useSimd ? 'threads need the SIMD128 build' : threadsUnavailable();
+    if (unavailable !== null) {
+      fallback = unavailable;
+      relaxedFallback ??= unavailable;
+    } else {
+      // The relaxed build where the probe allows it, then the SIMD128 threads build for numThreads > 1.
+      const attempts = [...(relaxed.semantics ? [relaxed.semantics] : []), ...(threads > 1 ? [null] : [])];
+      for (const semantics of attempts) {
+        try {
+          const backend = await loadThreaded(threads, wasmPaths, wasmBinary, semantics);
+          if (semantics && !backend.relaxed) relaxedFallback = 'the wasmBinary given has no relaxed-SIMD kernels';
+          return finish(backend, undefined, backend.relaxed ? undefined : relaxedFallback);
+        } catch (error) {
+          if (semantics) relaxedFallback = error.message;
+          else fallback = error.message;
+        }
       }
+      fallback ??= relaxedFallback;
     }
-    if (!warnedFallback) {
-      warnedFallback = true;
-      console.warn(`qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
+    if (threads > 1) warnOnce('threads', `qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
+    else fallback = undefined;
+  }
+  // Says, once, why relaxedSimd: true could not be honoured; records the reasons on the backend.
+  function finish(backend, threadsFallback, relaxedReason) {
+    backend.threadsFallback = threadsFallback;
+    if (relaxedSimd === true && relaxedReason !== undefined) {
+      backend.relaxedFallback = relaxedReason;
+      warnOnce('relaxed', `qwasm: relaxed SIMD is not used: ${relaxedReason}`);
     }
+    return backend;
   }
   let module;
   let source;
@@ -242,8 +309,7 @@ export async function loadBackend(options = {}) {
     const backend = await loadThreaded(1, null, module).catch((error) => {
       throw new Error(`qwasm: the wasm binary from ${source} is the threads build, which cannot run here: ${fallback ?? error.message}`);
     });
-    backend.threadsFallback = fallback;
-    return backend;
+    return finish(backend, fallback, relaxedFallback);
   }
   let instance;
   try {
@@ -252,21 +318,22 @@ export async function loadBackend(options = {}) {
     throw new Error(`qwasm: could not instantiate the wasm binary from ${source}: ${error.message}`, { cause: error });
   }
   checkQwasm(instance, source);
-  const backend = new Backend(instance, source);
-  backend.threadsFallback = fallback;
-  return backend;
+  return finish(new Backend(instance, source), fallback, relaxedFallback);
 }
 
-/** The threads build, one instance per thread over a shared memory (threads.js). Throws when it cannot run. */
-async function loadThreaded(threads, wasmPaths, wasmBinary) {
+/**
+ * A threads build, one instance per thread over a shared memory (threads.js): the relaxed-SIMD one with its kernels
+ * for `semantics` ('usdot' | 'sdot'), or the SIMD128 one (semantics null). Throws when it cannot run.
+ */
+async function loadThreaded(threads, wasmPaths, wasmBinary, semantics = null) {
   let source;
   let module;
   if (wasmBinary != null) {
     source = 'wasmBinary';
     module = await moduleOf(wasmBinary);
-    if (!importsMemory(module)) throw new Error('the wasmBinary given is not the threads build (qwasm-simd-threads.wasm)');
+    if (!importsMemory(module)) throw new Error('the wasmBinary given is not a threads build (qwasm-simd-threads.wasm)');
   } else {
-    source = String(resolveUrl(wasmPaths, 'simdThreads'));
+    source = String(resolveUrl(wasmPaths, semantics ? 'relaxedThreads' : 'simdThreads'));
     module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
   }
   // The build's own limits: 16 MiB to start, growable to 4 GiB (CMakeLists.txt).
@@ -280,6 +347,9 @@ async function loadThreaded(threads, wasmPaths, wasmBinary) {
   }
   checkQwasm(instance, source);
   const backend = new Backend(instance, source, memory);
+  if (semantics && !backend.useRelaxed(semantics) && wasmBinary == null) {
+    throw new Error(`the wasm binary from ${source} has no relaxed-SIMD kernels`);
+  }
   const pool = await startWorkers(module, memory, instance.exports, threads);
   backend.threads = pool.count;
   return backend;

@@ -476,7 +476,7 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
   const qw_conv2d_shape* s = job->s;
   const size_t groups = (size_t)s->groups, elem_size = job->stage->elem_size;
   const size_t y_stride = (size_t)s->out_c * elem_size;
-  const size_t column_bytes = qw_round_up(job->k, job->kernels->gemm.kr) * job->kernels->gemm.w_element_size;
+  const size_t column_bytes = qw_gemm_column_bytes(&job->kernels->gemm, job->k);
   uint8_t* gemm_ws = job->workspace + thread * job->thread_bytes;
   uint8_t* block = gemm_ws + job->gemm_bytes;
   for (size_t t = start; t < start + count; t++) {

@@ -23,7 +23,7 @@ struct packed_header {
 /* Columns per cache block: about 256 KiB of packed weights (a quarter of these machines' L2), a
  * multiple of the tile. */
 static size_t column_block(const struct qw_gemm_config* gemm, size_t k) {
-  const size_t per_column = qw_round_up(k, gemm->kr) * gemm->w_element_size;
+  const size_t per_column = qw_gemm_column_bytes(gemm, k);
   const size_t nc = (256 * 1024 / per_column) / gemm->nr * gemm->nr;
   return nc < gemm->nr ? gemm->nr : nc;
 }
@@ -73,9 +73,7 @@ qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size
 size_t qw_gemm_thread_workspace_size(const struct qw_kernels* kernels, size_t n, size_t k) {
   /* int32 rows of a block, the A panel */
   const struct qw_gemm_config* gemm = &kernels->gemm;
-  return qw_round_up(gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
-                         gemm->mr * qw_round_up(k, gemm->kr) * gemm->a_element_size,
-                     16);
+  return qw_round_up(gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) + qw_gemm_panel_bytes(gemm, gemm->mr, k), 16);
 }
 
 size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
@@ -119,7 +117,7 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const qw_gemm_pack_a_ukernel pack_a = gemm->pack_a[a_signed];
   const size_t mr_max = gemm->mr;
   const size_t kc = qw_round_up(k, gemm->kr);
-  const size_t column_bytes = kc * gemm->w_element_size; /* of packed weights */
+  const size_t column_bytes = qw_gemm_column_bytes(gemm, k); /* of packed weights */
   int32_t* cblock = (int32_t*)workspace;
   void* panel = cblock + mr_max * qw_round_up(n, gemm->nr);
   /* A single row block is packed once and sweeps all columns (the weights are read once anyway);
@@ -165,7 +163,7 @@ struct gemm_job {
 
 static void gemm_task(const void* context, size_t thread, size_t start, size_t count) {
   const struct gemm_job* job = (const struct gemm_job*)context;
-  const size_t column_bytes = qw_round_up(job->k, job->kernels->gemm.kr) * job->kernels->gemm.w_element_size;
+  const size_t column_bytes = qw_gemm_column_bytes(&job->kernels->gemm, job->k);
   for (size_t t = start; t < start + count; t++) {
     const size_t m0 = t / job->column_tiles * job->rows, n0 = t % job->column_tiles * job->columns;
     const size_t mc = job->m - m0 < job->rows ? job->m - m0 : job->rows;

@@ -45,14 +45,21 @@ static const struct qw_kernels* other_layout_kernels(void) {
   return &table;
 }
 
-/* Fills tables[0..n) and returns n (at most 3). */
-static size_t kernel_tables(struct kernel_table tables[3]) {
+#define KERNEL_TABLES_MAX 5
+
+/* Fills tables[0..n) and returns n (at most KERNEL_TABLES_MAX): with the relaxed-SIMD tables (their dot product
+ * emulated per semantics) where the build has them. */
+static size_t kernel_tables(struct kernel_table tables[KERNEL_TABLES_MAX]) {
   size_t n = 0;
   tables[n++] = (struct kernel_table){qw_kernels()->isa, qw_kernels()};
   if (qw_kernels() != &qw_scalar_kernels) {
     tables[n++] = (struct kernel_table){"scalar", &qw_scalar_kernels};
   }
   tables[n++] = (struct kernel_table){"other-layout", other_layout_kernels()};
+#if QW_SIMD && QW_RELAXED
+  tables[n++] = (struct kernel_table){"relaxed-usdot", qw_relaxed_kernels(QW_RELAXED_USDOT)};
+  tables[n++] = (struct kernel_table){"relaxed-sdot", qw_relaxed_kernels(QW_RELAXED_SDOT)};
+#endif
   return n;
 }
 

@@ -34,8 +34,12 @@ static void test_invariants(struct kernel_table t) {
   const struct qw_gemm_config* gemm = &k->gemm;
   CHECK(gemm->mr >= 1 && gemm->mr <= QW_GEMM_MR_LIMIT && gemm->nr >= 1 && gemm->kr >= 2 && gemm->kr % 2 == 0,
         "%s gemm mr %u nr %u kr %u", t.name, gemm->mr, gemm->nr, gemm->kr);
-  CHECK(gemm->packing == QW_GEMM_PACKING_X16_C2 && gemm->pack_w == qw_pack_x16c2_gemm_weights &&
-            gemm->a_element_size == 2 && gemm->w_element_size == 2,
+  CHECK((gemm->packing == QW_GEMM_PACKING_X16_C2 && gemm->pack_w == qw_pack_x16c2_gemm_weights &&
+         gemm->a_element_size == 2 && gemm->w_element_size == 2 && gemm->a_row_extra == 0 && gemm->a_header == 0 &&
+         gemm->w_column_extra == 0) ||
+            (gemm->packing == QW_GEMM_PACKING_X8_C4 && gemm->pack_w == qw_pack_x8c4_gemm_weights && gemm->kr % 4 == 0 &&
+             gemm->a_element_size == 1 && gemm->w_element_size == 1 && gemm->a_row_extra == 4 &&
+             gemm->a_header == 16 && gemm->w_column_extra == 8),
         "%s gemm packing", t.name);
   for (size_t r = 0; r < QW_GEMM_MR_LIMIT; r++) {
     CHECK((r < gemm->mr) == (gemm->gemm[r] != NULL), "%s gemm kernel for %zu rows", t.name, r + 1);
@@ -415,17 +419,19 @@ static void test_asserts(void) {
 }
 
 int main(void) {
-  struct kernel_table tables[3];
+  struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
   for (size_t t = 0; t < count; t++) {
     test_invariants(tables[t]);
     test_conv(tables[t]);
     test_elementwise(tables[t]);
   }
-  /* The last table's layouts differ from the build's, so the refusals below are exercised. */
-  CHECK(qw_gemm_layout(&tables[count - 1].kernels->gemm) != qw_gemm_layout(&qw_kernels()->gemm) &&
-            qw_dwconv_layout(&tables[count - 1].kernels->dwconv) != qw_dwconv_layout(&qw_kernels()->dwconv) &&
-            qw_f32_gemm_layout(&tables[count - 1].kernels->f32_gemm) != qw_f32_gemm_layout(&qw_kernels()->f32_gemm),
+  /* The other-layout table's layouts differ from the build's, so the refusals below are exercised. */
+  size_t other = 0;
+  while (other < count && strcmp(tables[other].name, "other-layout") != 0) other++;
+  CHECK(other < count && qw_gemm_layout(&tables[other].kernels->gemm) != qw_gemm_layout(&qw_kernels()->gemm) &&
+            qw_dwconv_layout(&tables[other].kernels->dwconv) != qw_dwconv_layout(&qw_kernels()->dwconv) &&
+            qw_f32_gemm_layout(&tables[other].kernels->f32_gemm) != qw_f32_gemm_layout(&qw_kernels()->f32_gemm),
         "the test table shares a layout with the build");
   for (size_t from = 0; from < count; from++) {
     for (size_t to = 0; to < count; to++) {

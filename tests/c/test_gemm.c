@@ -97,7 +97,7 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   pack_matrix(gemm, n, k, w, n_stride, k_stride, p.w_signed, w_zp, zp_count, packed);
 
   /* The packing itself: every weight at its index, everything else (K and N padding) zero. */
-  {
+  if (gemm->packing == QW_GEMM_PACKING_X16_C2) {
     uint8_t* used = exact_alloc(packed_bytes / sizeof(int16_t));
     memset(used, 0, packed_bytes / sizeof(int16_t));
     int bad = 0;
@@ -114,6 +114,23 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     }
     CHECK(bad == 0, "%s packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
     free(used);
+  } else {
+    /* X8_C4: int8 w - c (c = 128 for quint8), zero padding, per tile the column sums and z = w_zp - c. */
+    const uint8_t* bytes = (const uint8_t*)packed;
+    const int32_t c = p.w_signed ? 0 : 128;
+    int bad = 0;
+    for (size_t j = 0; j < qw_round_up(n, gemm->nr); j++) {
+      int32_t sum = 0;
+      for (size_t kk = 0; kk < kc; kk++) {
+        const int32_t expect = j < n && kk < k ? value_of(w[j * n_stride + kk * k_stride], p.w_signed) - c : 0;
+        bad += (int8_t)bytes[qw_gemm_x8c4_index(gemm->nr, gemm->kr, k, j, kk)] != expect;
+        sum += expect;
+      }
+      const int32_t* trailer = (const int32_t*)(bytes + (j / gemm->nr) * gemm->nr * (kc + 8) + gemm->nr * kc);
+      bad += trailer[j % gemm->nr] != sum;
+      bad += j < n && trailer[gemm->nr + j % gemm->nr] != w_zp[p.per_channel ? j : 0] - c;
+    }
+    CHECK(bad == 0, "%s x8c4 packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
   }
 
   /* A: exactly (m - 1) * a_stride + k bytes; the gaps between rows hold random bytes. */
@@ -123,17 +140,37 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     a[i] = gen_byte(p.a_signed, p.extremes, p.a_zero_point);
   }
 
-  int16_t* panel = exact_alloc(m * kc * sizeof(int16_t));
-  for (size_t i = 0; i < m * kc; i++) {
-    panel[i] = (int16_t)0x7777; /* garbage: the padding must be written as zeros */
-  }
+  const size_t panel_bytes = qw_gemm_panel_bytes(gemm, m, k);
+  uint8_t* panel = exact_alloc(panel_bytes);
+  memset(panel, 0x77, panel_bytes); /* garbage: the padding must be written as zeros */
   gemm->pack_a[p.a_signed](m, k, kc, a, a_stride, p.a_zero_point, panel);
   {
     int bad = 0;
-    for (size_t r = 0; r < m; r++) {
-      for (size_t kk = 0; kk < kc; kk++) {
-        const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
-        bad += panel[r * kc + kk] != expect;
+    if (gemm->packing == QW_GEMM_PACKING_X16_C2) {
+      const int16_t* rows = (const int16_t*)panel;
+      for (size_t r = 0; r < m; r++) {
+        for (size_t kk = 0; kk < kc; kk++) {
+          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
+          bad += rows[r * kc + kk] != expect;
+        }
+      }
+    } else {
+      /* X8_C4: {K, za = a_zp + offset}, then rows of b = a + offset (mod 256) with their sums of b. */
+      const int32_t* header = (const int32_t*)panel;
+      const int32_t offset = header[1] - p.a_zero_point;
+      const int b_signed = offset < 0 || (offset == 0 && p.a_signed);
+      bad += header[0] != (int32_t)k || (offset != 0 && offset != 128 && offset != -128);
+      for (size_t r = 0; r < m; r++) {
+        const uint8_t* row = panel + 16 + r * (kc + 4);
+        int32_t sum = 0;
+        for (size_t kk = 0; kk < kc; kk++) {
+          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) + offset : 0;
+          bad += value_of(row[kk], b_signed) != expect;
+          sum += expect;
+        }
+        int32_t stored;
+        memcpy(&stored, row + kc, sizeof stored);
+        bad += stored != sum;
       }
     }
     CHECK(bad == 0, "%s pack_a[%d] m=%zu k=%zu a_stride=%zu zp=%d: %d wrong entries", sel.name, p.a_signed, m, k,
@@ -226,7 +263,7 @@ static void test_gemm_microkernels(struct kernel_table sel) {
       memset(w, sign ? 0 : 255, n * k);
       int16_t* packed = exact_alloc(qw_gemm_packed_bytes(gemm, n, k));
       pack_matrix(gemm, n, k, w, k, 1, 0, &w_zp, 1, packed);
-      int16_t* panel = exact_alloc(mr * kc * gemm->a_element_size);
+      uint8_t* panel = exact_alloc(qw_gemm_panel_bytes(gemm, mr, k));
       gemm->pack_a[0](mr, k, kc, a, k, 0, panel);
       int32_t* c = exact_alloc(mr * n * sizeof(int32_t));
       gemm->gemm[mr - 1](mr, n, kc, panel, packed, c, n);
@@ -595,7 +632,7 @@ static void test_dwconv(struct kernel_table sel) {
 }
 
 int main(void) {
-  struct kernel_table tables[3];
+  struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
   for (size_t t = 0; t < count; t++) {
     test_gemm_microkernels(tables[t]);

@@ -90,3 +90,28 @@ test('without cross-origin isolation, or when workers cannot start, one thread r
   assert.equal(blocked.warnings.length, 1);
   assert.equal(blocked.gemm, one.gemm);
 });
+
+test('relaxed SIMD: the probe decides; forced on 7-bit activations the relaxed kernels give the SIMD128 bytes', async () => {
+  const one = await load('?gemm=1&sevenBit=1');
+  const auto = await load('?gemm=1&numThreads=2');
+  const { semantics, reason } = auto.relaxedProbe;
+  if (semantics) {
+    // An engine whose relaxed dot multiplies full bytes exactly (AVX-VNNI, ARM): the relaxed build runs by default.
+    assert.equal(auto.info.relaxed, semantics);
+    assert.equal(auto.info.isa, 'wasmrelaxed');
+  } else {
+    // This machine's Chromium (x86 without AVX-VNNI) saturates pairs of products: SIMD128, and a reason on request.
+    assert.match(reason, /not exact for full bytes/);
+    assert.equal(auto.info.isa, 'wasmsimd');
+    const asked = await load('?gemm=1&relaxedSimd=1');
+    assert.equal(asked.info.relaxedFallback, reason);
+    assert.deepEqual(asked.warnings, [`qwasm: relaxed SIMD is not used: ${reason}`]);
+  }
+  const forced = await load('?gemm=1&sevenBit=1&numThreads=2&forceUsdot=1');
+  assert.equal(forced.info.isa, 'wasmrelaxed');
+  assert.equal(forced.info.source, `${base}dist/qwasm-relaxed-threads.wasm`);
+  assert.equal(forced.gemm, one.gemm);
+  const plain = await load('?gemm=1&relaxedSimd=1', plainBase);
+  assert.equal(plain.info.isa, 'wasmsimd');
+  assert.ok(plain.info.relaxedFallback, 'a page without cross-origin isolation has no shared memory for the relaxed build');
+});
