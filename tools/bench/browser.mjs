@@ -4,8 +4,11 @@
 // MobileNetV2 (the QDQ file of tools/bench/mobilenet_v2.py; its int8 TFLite twin written by tools/bench/tflite.mjs).
 // Batches of each runtime are interleaved (rotated every round) and the medians of the batch medians reported with
 // GOPS, ratios and how far each output is from onnxruntime-web's (1 thread).
+// qwasm runs twice per thread count: SIMD128 (relaxedSimd: false) and with relaxedSimd: true, which runs the relaxed
+// kernels where the engine's probe allows them and SIMD128 elsewhere (the runtime line says which); --force-relaxed
+// runs the relaxed kernels regardless, for their timing only (on engines the probe refuses, their outputs differ).
 //   node tools/bench/browser.mjs [--filter S] [--rounds N] [--batch-ms N] [--no-model] [--runtimes qwasm,ort,litert]
-//                                [--threads 1,2] [--json FILE]
+//                                [--threads 1,2] [--force-relaxed] [--json FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -68,9 +71,15 @@ if (withModel) {
 }
 
 const labels = { qwasm: 'qwasm', ort: 'ORT-web', litert: 'XNNPACK' };
+const forceRelaxed = argv.includes('--force-relaxed');
 const runners = [];
 for (const runtime of runtimes) {
-  for (const threads of threadCounts) runners.push({ label: `${labels[runtime]} ${threads}T`, runtime, threads });
+  for (const threads of threadCounts) {
+    runners.push({ label: `${labels[runtime]} ${threads}T`, runtime, threads });
+    if (runtime === 'qwasm') {
+      runners.push({ label: `qwasm ${threads}T relaxed`, runtime, threads, relaxed: forceRelaxed ? 'force' : true });
+    }
+  }
 }
 const config = { rounds, batchMs, gapMs: 20, runners, cases: cases.map((c) => c.name), model };
 writeFileSync(`${out}config.json`, JSON.stringify(config));
@@ -105,14 +114,14 @@ console.log(`load average after: ${loadavg()[0].toFixed(2)}; agreement: identica
 const pad = (s, n) => String(s).padStart(n);
 for (const row of result.rows) {
   console.log(`\n${row.name}${row.macs ? ` (${(row.macs / 1e6).toFixed(1)} M MACs)` : ''}`);
-  console.log(`${'runtime'.padEnd(14)}${pad('ms', 9)}${pad('GOPS', 8)}${pad('vs XNNPACK', 12)}${pad('vs ORT', 9)}  agreement`);
+  console.log(`${'runtime'.padEnd(20)}${pad('ms', 9)}${pad('GOPS', 8)}${pad('vs XNNPACK', 12)}${pad('vs ORT', 9)}  agreement`);
   for (const [label, r] of Object.entries(row.results)) {
     const threads = label.split(' ')[1];
     const x = row.results[`XNNPACK ${threads}`];
     const o = row.results[`ORT-web ${threads}`];
     const a = r.agreement;
     const agree = `${(a.identical * 100).toFixed(2)}% (max ${a.maxSteps})${a.top1 !== undefined ? `, top-1 ${a.top1 === a.refTop1 ? 'same' : 'differs'}` : ''}`;
-    console.log(`${label.padEnd(14)}${pad(r.ms.toFixed(3), 9)}${pad(r.gops ? r.gops.toFixed(1) : '', 8)}` +
+    console.log(`${label.padEnd(20)}${pad(r.ms.toFixed(3), 9)}${pad(r.gops ? r.gops.toFixed(1) : '', 8)}` +
       `${pad(x ? `${(x.ms / r.ms).toFixed(2)}x` : '', 12)}${pad(o ? `${(o.ms / r.ms).toFixed(2)}x` : '', 9)}  ${agree}`);
   }
 }
