@@ -1,7 +1,7 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate (and, for numThreads > 1, the workers of threads.js). No Emscripten JS
 // glue: the binaries are standalone.
-import { statusError } from './abi.js';
+import { QW_RELAXED_SEMANTICS, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
 import { relaxedDotSemantics } from './relaxed.js';
 import { MAX_THREADS, defaultThreadCount, startWorkers, threadsUnavailable } from './threads.js';
@@ -46,7 +46,8 @@ export class Backend {
 
   /** Switches the build's GEMM to its relaxed-SIMD kernels (before anything is packed); false if it has none. */
   useRelaxed(semantics) {
-    if (this.#exports.qw_use_relaxed_simd(semantics === 'usdot' ? 1 : 2) !== 0) return false;
+    const code = semantics === 'usdot' ? QW_RELAXED_SEMANTICS.QW_RELAXED_USDOT : QW_RELAXED_SEMANTICS.QW_RELAXED_SDOT;
+    if (this.#exports.qw_use_relaxed_simd(code) !== 0) return false;
     this.isa = this.#cString(this.#exports.qw_isa());
     this.relaxed = semantics;
     return true;

@@ -15,6 +15,23 @@
                                 wasm_i32x4_add(DOT(r1 + (a), w10), DOT(r1 + (a) + 2 * col, w11))),              \
                  wasm_i32x4_add(DOT(r2 + (a), w20), DOT(r2 + (a) + 2 * col, w21)))
 
+/* One kernel row's two dots for outputs ox..ox+3 at stride 1: they read columns ox..ox+5, each loaded once. */
+static inline void row_4_outputs(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[4]) {
+  const v128_t p0 = wasm_v128_load(r), p1 = wasm_v128_load(r + col), p2 = wasm_v128_load(r + 2 * col);
+  const v128_t p3 = wasm_v128_load(r + 3 * col), p4 = wasm_v128_load(r + 4 * col), p5 = wasm_v128_load(r + 5 * col);
+  s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
+  s[1] = wasm_i32x4_add(s[1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p1, w0), wasm_i32x4_dot_i16x8(p3, w1)));
+  s[2] = wasm_i32x4_add(s[2], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w0), wasm_i32x4_dot_i16x8(p4, w1)));
+  s[3] = wasm_i32x4_add(s[3], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p3, w0), wasm_i32x4_dot_i16x8(p5, w1)));
+}
+
+/* The same for outputs ox, ox+1 at stride 2: columns 2ox, 2ox+2, 2ox+4. */
+static inline void row_2_outputs_stride2(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[2]) {
+  const v128_t p0 = wasm_v128_load(r), p2 = wasm_v128_load(r + 2 * col), p4 = wasm_v128_load(r + 4 * col);
+  s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
+  s[1] = wasm_i32x4_add(s[1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w0), wasm_i32x4_dot_i16x8(p4, w1)));
+}
+
 static void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows, const int16_t* w,
                        int32_t* acc) {
   const size_t col = cp * 2; /* int16 per pair column */
@@ -30,59 +47,23 @@ static void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* 
     size_t ox = 0;
     if (column_step == 1) {
       for (; ox + 4 <= ow; ox += 4, r0 += 4 * col, r1 += 4 * col, r2 += 4 * col, out += 4 * cp) {
-        v128_t s0, s1, s2, s3;
-        {
-          const v128_t p0 = wasm_v128_load(r0), p1 = wasm_v128_load(r0 + col), p2 = wasm_v128_load(r0 + 2 * col);
-          const v128_t p3 = wasm_v128_load(r0 + 3 * col), p4 = wasm_v128_load(r0 + 4 * col),
-                       p5 = wasm_v128_load(r0 + 5 * col);
-          s0 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w00), wasm_i32x4_dot_i16x8(p2, w01));
-          s1 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p1, w00), wasm_i32x4_dot_i16x8(p3, w01));
-          s2 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w00), wasm_i32x4_dot_i16x8(p4, w01));
-          s3 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p3, w00), wasm_i32x4_dot_i16x8(p5, w01));
+        v128_t s[4] = {wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0),
+                       wasm_i32x4_const(0, 0, 0, 0)};
+        row_4_outputs(r0, col, w00, w01, s);
+        row_4_outputs(r1, col, w10, w11, s);
+        row_4_outputs(r2, col, w20, w21, s);
+        for (size_t i = 0; i < 4; i++) {
+          wasm_v128_store(out + i * cp, s[i]);
         }
-        {
-          const v128_t p0 = wasm_v128_load(r1), p1 = wasm_v128_load(r1 + col), p2 = wasm_v128_load(r1 + 2 * col);
-          const v128_t p3 = wasm_v128_load(r1 + 3 * col), p4 = wasm_v128_load(r1 + 4 * col),
-                       p5 = wasm_v128_load(r1 + 5 * col);
-          s0 = wasm_i32x4_add(s0, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w10), wasm_i32x4_dot_i16x8(p2, w11)));
-          s1 = wasm_i32x4_add(s1, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p1, w10), wasm_i32x4_dot_i16x8(p3, w11)));
-          s2 = wasm_i32x4_add(s2, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w10), wasm_i32x4_dot_i16x8(p4, w11)));
-          s3 = wasm_i32x4_add(s3, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p3, w10), wasm_i32x4_dot_i16x8(p5, w11)));
-        }
-        {
-          const v128_t p0 = wasm_v128_load(r2), p1 = wasm_v128_load(r2 + col), p2 = wasm_v128_load(r2 + 2 * col);
-          const v128_t p3 = wasm_v128_load(r2 + 3 * col), p4 = wasm_v128_load(r2 + 4 * col),
-                       p5 = wasm_v128_load(r2 + 5 * col);
-          s0 = wasm_i32x4_add(s0, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w20), wasm_i32x4_dot_i16x8(p2, w21)));
-          s1 = wasm_i32x4_add(s1, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p1, w20), wasm_i32x4_dot_i16x8(p3, w21)));
-          s2 = wasm_i32x4_add(s2, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w20), wasm_i32x4_dot_i16x8(p4, w21)));
-          s3 = wasm_i32x4_add(s3, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p3, w20), wasm_i32x4_dot_i16x8(p5, w21)));
-        }
-        wasm_v128_store(out, s0);
-        wasm_v128_store(out + cp, s1);
-        wasm_v128_store(out + 2 * cp, s2);
-        wasm_v128_store(out + 3 * cp, s3);
       }
     } else if (column_step == 2) {
       for (; ox + 2 <= ow; ox += 2, r0 += 4 * col, r1 += 4 * col, r2 += 4 * col, out += 2 * cp) {
-        v128_t s0, s1;
-        {
-          const v128_t p0 = wasm_v128_load(r0), p2 = wasm_v128_load(r0 + 2 * col), p4 = wasm_v128_load(r0 + 4 * col);
-          s0 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w00), wasm_i32x4_dot_i16x8(p2, w01));
-          s1 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w00), wasm_i32x4_dot_i16x8(p4, w01));
-        }
-        {
-          const v128_t p0 = wasm_v128_load(r1), p2 = wasm_v128_load(r1 + 2 * col), p4 = wasm_v128_load(r1 + 4 * col);
-          s0 = wasm_i32x4_add(s0, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w10), wasm_i32x4_dot_i16x8(p2, w11)));
-          s1 = wasm_i32x4_add(s1, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w10), wasm_i32x4_dot_i16x8(p4, w11)));
-        }
-        {
-          const v128_t p0 = wasm_v128_load(r2), p2 = wasm_v128_load(r2 + 2 * col), p4 = wasm_v128_load(r2 + 4 * col);
-          s0 = wasm_i32x4_add(s0, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w20), wasm_i32x4_dot_i16x8(p2, w21)));
-          s1 = wasm_i32x4_add(s1, wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w20), wasm_i32x4_dot_i16x8(p4, w21)));
-        }
-        wasm_v128_store(out, s0);
-        wasm_v128_store(out + cp, s1);
+        v128_t s[2] = {wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0)};
+        row_2_outputs_stride2(r0, col, w00, w01, s);
+        row_2_outputs_stride2(r1, col, w10, w11, s);
+        row_2_outputs_stride2(r2, col, w20, w21, s);
+        wasm_v128_store(out, s[0]);
+        wasm_v128_store(out + cp, s[1]);
       }
     }
     for (; ox < ow; ox++, r0 += step, r1 += step, r2 += step, out += cp) {

@@ -6,10 +6,7 @@
  * ARM's sdot and vpdpbssd), with the A packing that puts the activations in that range. On engines that lower the
  * instruction to vpmaddubsw (saturating pairs of products) the probe fails and these kernels never run.
  * onnxruntime's MLAS (HasUSDot) and XNNPACK's hardware config probe the same way. */
-#include <string.h>
-
-#include "gemm/gemm.h"
-#include "simd128.h"
+#include "gemm/gemm-wasmsimd.h"
 
 #if defined(__wasm_relaxed_simd__)
 #define USDOT(a, b, c) \
@@ -39,16 +36,6 @@ static inline v128_t relaxed_dot(v128_t a, v128_t b, v128_t c, int b_signed) {
 
 #define NR 8
 
-static inline void store_columns(int32_t* c, v128_t v, size_t columns) {
-  if (columns >= 4) {
-    wasm_v128_store(c, v);
-  } else {
-    int32_t lanes[4];
-    wasm_v128_store(lanes, v);
-    memcpy(c, lanes, columns * sizeof(int32_t));
-  }
-}
-
 /* The panel header: the depth K and za = a_zp + offset. */
 struct panel_header {
   int32_t k, za, reserved[2];
@@ -60,20 +47,10 @@ struct panel_header {
     QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                                           \
     const struct panel_header* header = (const struct panel_header*)a;                                       \
     const v128_t vk = wasm_i32x4_splat(header->k), vza = wasm_i32x4_splat(header->za);                       \
-    const uint8_t* ap[MR];                                                                                    \
-    int32_t* cp[MR];                                                                                          \
-    ap[0] = (const uint8_t*)a + sizeof(struct panel_header);                                                 \
-    cp[0] = c;                                                                                                \
-    for (size_t r = 1; r < MR; r++) {                                                                         \
-      ap[r] = r < mr ? ap[r - 1] + kc + 4 : ap[r - 1];                                                       \
-      cp[r] = r < mr ? cp[r - 1] + c_stride : cp[r - 1];                                                     \
-    }                                                                                                         \
+    QW_GEMM_ROW_POINTERS(MR, uint8_t, (const uint8_t*)a + sizeof(struct panel_header), kc + 4)              \
     const uint8_t* wt = (const uint8_t*)w;                                                                    \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                  \
-      v128_t lo[MR], hi[MR];                                                                                  \
-      for (size_t r = 0; r < MR; r++) {                                                                       \
-        lo[r] = hi[r] = wasm_i32x4_const(0, 0, 0, 0);                                                         \
-      }                                                                                                       \
+      QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                                         \
       for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                                                       \
         const v128_t wl = wasm_v128_load(wt);                                                                 \
         const v128_t wh = wasm_v128_load(wt + 16);                                                            \
@@ -96,8 +73,7 @@ struct panel_header {
         const v128_t rowsum = wasm_v128_load32_splat(ap[r] + kc);                                             \
         const v128_t l = wasm_i32x4_sub(wasm_i32x4_add(lo[r], tl), wasm_i32x4_mul(zl, rowsum));              \
         const v128_t h = wasm_i32x4_sub(wasm_i32x4_add(hi[r], th), wasm_i32x4_mul(zh, rowsum));              \
-        store_columns(cp[r] + n0, l, columns < 4 ? columns : 4);                                              \
-        if (columns > 4) store_columns(cp[r] + n0 + 4, h, columns - 4);                                       \
+        qw_store_i32_row8(cp[r] + n0, l, h, columns);                                                         \
       }                                                                                                       \
     }                                                                                                         \
   }

@@ -49,7 +49,7 @@ test('without SharedArrayBuffer, with the scalar build or a single-thread wasmBi
   const cases = [
     [{ numThreads: 2 }, 'noSharedArrayBuffer', /SharedArrayBuffer is not available/],
     [{ numThreads: 4, simd: false }, '', /threads need the SIMD128 build/],
-    [{ numThreads: 2, wasmBinaryFile: 'qwasm-simd.wasm' }, '', /not the threads build/],
+    [{ numThreads: 2, wasmBinaryFile: 'qwasm-simd.wasm' }, '', /not a threads build/],
     [{ numThreads: 2, wasmPaths: { simd: new URL('../../dist/qwasm-simd.wasm', import.meta.url).href, simdThreads: new URL('../../package.json', import.meta.url).href } },
       '', /qwasm-simd-threads|package\.json.*does not compile/],
   ];

@@ -44,26 +44,16 @@ class Graph {
   /** The .tflite bytes. */
   write(description) {
     const b = new flatbuffers.Builder(1 << 20);
-    const ints = (values) => {
-      b.startVector(4, values.length, 4);
-      for (let i = values.length - 1; i >= 0; i--) b.addInt32(values[i]);
+    // A vector of `size`-byte elements, written back to front as flatbuffers builds them.
+    const vector = (values, size, add) => {
+      b.startVector(size, values.length, size);
+      for (let i = values.length - 1; i >= 0; i--) add(values[i]);
       return b.endVector();
     };
-    const offsets = (values) => {
-      b.startVector(4, values.length, 4);
-      for (let i = values.length - 1; i >= 0; i--) b.addOffset(values[i]);
-      return b.endVector();
-    };
-    const floats = (values) => {
-      b.startVector(4, values.length, 4);
-      for (let i = values.length - 1; i >= 0; i--) b.addFloat32(values[i]);
-      return b.endVector();
-    };
-    const longs = (values) => {
-      b.startVector(8, values.length, 8);
-      for (let i = values.length - 1; i >= 0; i--) b.addInt64(BigInt(values[i]));
-      return b.endVector();
-    };
+    const ints = (values) => vector(values, 4, (v) => b.addInt32(v));
+    const offsets = (values) => vector(values, 4, (v) => b.addOffset(v));
+    const floats = (values) => vector(values, 4, (v) => b.addFloat32(v));
+    const longs = (values) => vector(values, 8, (v) => b.addInt64(BigInt(v)));
     const buffers = this.buffers.map((data) => {
       let vector = 0;
       if (data.length) {
