@@ -33,16 +33,17 @@ export type Rounding = 'torch' | 'onnx' | 'fbgemm';
 
 /**
  * A semantics profile (js/semantics.js): which reference each operation reproduces. 'pytorch-qnnpack' (PyTorch's
- * qnnpack engine, as Debian's 1.13 computes it), 'pytorch-fbgemm' (PyTorch 2.x's fbgemm engine on x86),
+ * qnnpack engine, as Debian's 1.13 computes it), 'pytorch2-qnnpack' (that engine in PyTorch 2.x's x86 builds, FBGEMM's
+ * quantize inside), 'pytorch-fbgemm' (PyTorch 2.x's fbgemm engine on x86),
  * 'pytorch-x86' (its x86 engine: oneDNN for convolutions with symmetric weights), 'onnx' (the ONNX specification
  * and ONNX Runtime),
  * 'tflite' (TensorFlow Lite's integer kernels; of its forms only the fixed-point requantization has kernels yet,
  * the others throw UnsupportedError).
  */
-export type Semantics = 'pytorch-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
+export type Semantics = 'pytorch-qnnpack' | 'pytorch2-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
 
 /** The families of operations a profile fixes a form for. */
-export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu';
+export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu' | 'dynamic';
 
 /** What a form of a family computes, and whether qwasm lacks its kernel. */
 export interface SemanticsForm {
@@ -501,6 +502,7 @@ export type RequantMode = keyof typeof REQUANT_MODES;
 /** The requantization form of each profile. */
 export interface SemanticsRequantMode {
   'pytorch-qnnpack': 'qnnpack';
+  'pytorch2-qnnpack': 'qnnpack';
   'pytorch-fbgemm': 'fbgemm';
   /** linear / matmul: 'fbgemm'; conv2d: 'onednn' for symmetric weights and groups <= 100, else 'fbgemm'. */
   'pytorch-x86': 'fbgemm' | 'onednn';
@@ -837,6 +839,31 @@ export interface DynamicQuantizeResult {
  */
 export function dynamicQuantizeLinear(data: NumberArray, shape?: readonly number[]): DynamicQuantizeResult;
 
+/** Result of dynamicLinear: the float output and the qparams the input was quantized with (null for 'onnx'). */
+export interface DynamicLinearResult {
+  data: Float32Array;
+  shape: number[];
+  scale: number | null;
+  zeroPoint: number | null;
+}
+
+/**
+ * Dynamic quantized linear (torch.ao.nn.quantized.dynamic.Linear, quantize_dynamic's layer; com.microsoft
+ * DynamicQuantizeMatMul): float x [..., inFeatures] quantized per call with qparams from its own range, times the
+ * packed int8 weights, plus their float bias, as float. Forms (semantics family 'dynamic', or mode): 'qnnpack'
+ * (PyTorch's qnnpack engine: [0, 255], (float)acc * (x_s * w_s) + bias), 'fbgemm' (PyTorch 2.x's fbgemm / x86
+ * engines: [0, 127] with reduceRange (default true, as the module), fma((float)acc, x_s * w_s, bias)), 'onnx'
+ * (ONNX Runtime's DynamicQuantizeMatMul; pack its weights with mode 'none', as mode 'onnx' takes int32 biases only).
+ * Throws a TypeError for bad weights or an int32 bias; a RangeError for a
+ * shape that does not end in inFeatures or non-finite x.
+ */
+export function dynamicLinear(
+  x: NumberArray,
+  shape: readonly number[],
+  weights: PackedLinear,
+  options?: SemanticsOptions & { mode?: 'qnnpack' | 'fbgemm' | 'onnx'; relu?: boolean; reduceRange?: boolean; rounding?: Rounding },
+): DynamicLinearResult;
+
 /**
  * ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1);
  * matmul(a, b, { mode: 'none' }).
@@ -866,7 +893,7 @@ export interface AddOptions extends ElementwiseOutputOptions {
    * 2.x's x86 builds, whose scalar tail adds the zero point before rounding. 'onnx': com.microsoft QLinearAdd as
    * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
-  mode?: 'qnnpack' | 'float' | 'fbgemm' | 'onnx';
+  mode?: 'qnnpack' | 'qnnpack2' | 'float' | 'fbgemm' | 'onnx';
 }
 
 /**
@@ -966,10 +993,11 @@ export function leakyRelu<D extends ActivationDtype>(
 
 /**
  * Which PyTorch engine's pooling kernels to reproduce: 'qnnpack' (default; QNNPACK for quint8 where PyTorch's qnnpack
- * engine takes it), 'generic' (PyTorch 1.13's other engines) or 'fbgemm' (PyTorch 2.x's x86 builds: the generic
- * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding).
+ * engine takes it), 'generic' (PyTorch 1.13's other engines), 'fbgemm' (PyTorch 2.x's x86 builds: the generic
+ * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding) or
+ * 'qnnpack2' (PyTorch 2.x's qnnpack engine in x86 builds: 'qnnpack' where QNNPACK runs, 'fbgemm' elsewhere).
  */
-export type PoolMode = 'qnnpack' | 'generic' | 'fbgemm' | 'onnx';
+export type PoolMode = 'qnnpack' | 'qnnpack2' | 'generic' | 'fbgemm' | 'onnx';
 
 /** Options of maxPool2d. */
 export interface MaxPool2dOptions extends SemanticsOptions {
@@ -1006,6 +1034,11 @@ export interface AvgPool2dOptions extends SemanticsOptions {
   divisorOverride?: number | null;
   /** Default 'qnnpack'. */
   mode?: PoolMode;
+  /**
+   * PyTorch's ATen dispatch level (torch.backends.cpu.get_cpu_capability(), lower case): which channels its
+   * channels-last vector loops round (form 'fbgemm'). Default 'avx512'.
+   */
+  cpuCapability?: 'avx512' | 'avx2' | 'default';
 }
 
 /**
@@ -1037,7 +1070,7 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
 export function adaptiveAvgPool2d<D extends ActivationDtype>(
   x: QTensor<D>,
   outputSize: IntPair,
-  options?: SemanticsOptions & { mode?: PoolMode },
+  options?: SemanticsOptions & { mode?: PoolMode; cpuCapability?: 'avx512' | 'avx2' | 'default' },
 ): QTensor<D>;
 
 /**

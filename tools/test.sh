@@ -34,10 +34,22 @@ done
 
 echo "== torchvision models from PyTorch 1.13 (too big to commit; exported once into build/models/torchvision)"
 tv=build/models/torchvision
-if [[ ! -f $tv/done || tools/export_torch.py -nt $tv/done || tools/golden/torch_models.py -nt $tv/done ]]; then
+if [[ ! -f $tv/done || -n $(find python/qwasm_export tools/export_torch.py tools/golden/torch_models.py -newer "$tv/done" -name '*.py') ]]; then
   mkdir -p "$tv"
   /usr/bin/python3 tools/golden/torch_models.py --torchvision "$tv" --torchvision-only 2>&1 | grep -E 'ok:|failed|Error' || true
   ls "$tv"/mobilenet_v2.json > /dev/null && touch "$tv/done"
+fi
+
+# PyTorch 2.13 (the venv): the CNN architectures quantized on its qnnpack, fbgemm and x86 engines, exported with
+# every tensor (too big to commit; tests/js/model-torch2.test.js)
+t2=build/models/torch2
+PY=$(bash tools/setup-python.sh)
+if [[ ! -f $t2/done || -n $(find python/qwasm_export tools/golden/torch2_models.py tools/golden/cnn_archs.py tools/golden/torch_models.py -newer "$t2/done" -name '*.py') ]]; then
+  start=$SECONDS
+  mkdir -p "$t2"
+  "$PY" tools/golden/torch2_models.py --cnn "$t2" --cnn-only 2>&1 | grep -E 'ok:|Error' || true
+  ls "$t2"/x86/shufflenet_v2_x1_0.json > /dev/null && touch "$t2/done"
+  echo "PyTorch 2.13 models: $((SECONDS - start)) s"
 fi
 
 # MobileNetV2 float and QDQ (the bench's files): the float loader and quantizeStatic tests run them

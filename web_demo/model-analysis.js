@@ -4,7 +4,7 @@
 // qwasm/reference's (js/reference.js: the same rules as the wasm kernels, tested against them) and the forms are
 // the model's semantics profile's (js/semantics.js): this file computes nothing of its own but sums of products.
 import { SEMANTICS } from './qwasm/js/index.js';
-import { RANGES, dequantize, requantizationParams, requantizeSteps, wrapInt32 } from './qwasm/js/reference.js';
+import { INT32_MAX, INT32_MIN, RANGES, dequantize, quantizeOnnx, requantizationParams, requantizeSteps, wrapInt32 } from './qwasm/js/reference.js';
 
 /** The layers the explainer can take apart. */
 export const LINEAR_OPS = new Set(['QLinearConv', 'QGemm', 'QLinearMatMul']);
@@ -113,10 +113,11 @@ export function unravel(index, dims) {
 /**
  * One output element of a QLinearConv / QGemm / QLinearMatMul layer, recomputed from the integers.
  * info: an entry of describeLayers; x: the layer's captured integer input { dims, data }; y: its captured
- * integer output; flat: the element's row-major index in y; semantics: 'onnx' | 'pytorch-qnnpack'.
+ * integer output; flat: the element's row-major index in y; semantics: the model's profile; compareWith: another
+ * profile to recompute the element under (or null).
  * Returns every intermediate quantity, and whether the result equals the kernel's.
  */
-export function explainElement(info, x, y, flat, semantics) {
+export function explainElement(info, x, y, flat, semantics, compareWith = null) {
   const { layer, input, output, weight, bias } = info;
   const w = weight;
   const coords = unravel(flat, y.dims);
@@ -175,20 +176,54 @@ export function explainElement(info, x, y, flat, semantics) {
   const fused = layer.attributes.qwasm_output_range ?? null;
   const qmin = fused ? Math.max(dmin, fused[0]) : dmin;
   const qmax = fused ? Math.min(dmax, fused[1]) : dmax;
-  // the model's form, and the integer-only form for comparison; the file's bias is int32 in both
-  const scales = { inScale: input.scale, weightScale: ws, outScale: output.scale };
-  const form = SEMANTICS[semantics].requantization;
-  const params = { ...requantizationParams(form, scales), biasInt: b };
-  const steps = requantizeSteps(form, acc, params, output.zeroPoint, qmin, qmax);
-  const fixedParams = { ...requantizationParams('fixedpoint', scales), biasInt: b };
+  // the model's form (as the kernel ran it), the integer-only form, and, if asked, another profile's form
+  const scales = { inScale: input.scale, weightScale: ws, outScale: output.scale, perChannel: w.scales.length > 1 };
+  const run = (sem) => {
+    const form = requantizationForm(sem, info);
+    const params = requantizationOf(form, scales, b, biasDtype);
+    return { semantics: sem, form, params, steps: requantizeSteps(form, acc, params, output.zeroPoint, qmin, qmax) };
+  };
+  const own = run(semantics);
+  const { params, steps, form } = own;
+  const fixedParams = requantizationOf('fixedpoint', scales, b, biasDtype);
   const fixed = requantizeSteps('fixedpoint', acc, fixedParams, output.zeroPoint, qmin, qmax);
+  const other = compareWith && compareWith !== semantics ? run(compareWith) : null;
   const kernel = Number(y.data[flat]);
   return {
     opType: layer.opType, coords, channel, terms, xZero: input.zeroPoint, wZero: wz, xScale: Math.fround(input.scale),
     wScale: Math.fround(ws), yScale: Math.fround(output.scale), yZero: output.zeroPoint, acc, bias: b, biasDtype, sum: steps.x,
-    form, multiplier: params.multiplier, exact: (input.scale * ws) / output.scale, scaled: steps.scaled, rounded: steps.rounded,
-    shifted: steps.shifted, qmin, qmax, fused, result: steps.result, m0: fixedParams.m0, shift: fixedParams.shift,
-    right: fixed.right, left: fixed.left, high: fixed.high, fixedScaled: fixed.scaled, fixedResult: fixed.result, kernel,
-    matches: steps.result === kernel, real: Math.fround(output.scale) * (steps.result - output.zeroPoint), semantics,
+    form, multiplier: params.multiplier, biasFloat: params.biasFloat, exact: (input.scale * ws) / output.scale, scaled: steps.scaled,
+    rounded: steps.rounded, shifted: steps.shifted, qmin, qmax, fused, result: steps.result, m0: fixedParams.m0,
+    shift: fixedParams.shift, right: fixed.right, left: fixed.left, high: fixed.high, fixedScaled: fixed.scaled,
+    fixedResult: fixed.result, kernel, matches: steps.result === kernel,
+    real: Math.fround(output.scale) * (steps.result - output.zeroPoint), semantics,
+    other: other && { semantics: other.semantics, form: other.form, multiplier: other.params.multiplier, biasInt: other.params.biasInt,
+      biasFloat: other.params.biasFloat, scaled: other.steps.scaled, result: other.steps.result },
   };
+}
+
+/**
+ * The requantization form a profile gives this layer: its `requantization`, with 'x86' resolved as PyTorch's x86
+ * engine (and js/ops/linear.js) resolve it: a convolution with symmetric weights and groups <= 100 goes to oneDNN.
+ */
+export function requantizationForm(semantics, info) {
+  const form = SEMANTICS[semantics].requantization;
+  if (form !== 'x86') return form;
+  const symmetric = info.weight.zeroPoints.every((z) => z === 0);
+  return info.layer.opType === 'QLinearConv' && symmetric && (info.layer.attributes.group ?? 1) <= 100 ? 'onednn' : 'fbgemm';
+}
+
+/**
+ * A form's constants for this layer's bias: a float32 bias (files for PyTorch's fbgemm / x86 engines keep it float)
+ * enters through the form's own bias rule; an int32 bias (QLinearConv / QGemm's B at scale in_scale * w_scale) is
+ * added as it is by the int32 forms, and enters the float-bias forms dequantized (b * in_scale * w_scale).
+ */
+function requantizationOf(form, scales, b, biasDtype) {
+  const floatForm = form === 'fbgemm' || form === 'onednn';
+  if (biasDtype === 'float32') {
+    if (form === 'onnx') return { ...requantizationParams(form, scales), biasInt: quantizeOnnx(b, Math.fround(scales.inScale * scales.weightScale), 0, INT32_MIN, INT32_MAX) };
+    return requantizationParams(form, { ...scales, bias: b });
+  }
+  if (floatForm) return requantizationParams(form, { ...scales, bias: Math.fround(b * Math.fround(Math.fround(scales.inScale) * Math.fround(scales.weightScale))) });
+  return { ...requantizationParams(form, scales), biasInt: b };
 }

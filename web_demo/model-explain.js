@@ -4,6 +4,7 @@
 // model-analysis.js's explainElement.
 import { h, scrollable } from './dom.js';
 import { LINEAR_OPS, explainElement } from './model-analysis.js';
+import { SEMANTICS } from './qwasm/js/index.js';
 
 /** Builds the explainer panel. Returns { panel, explainLayer(index) }. */
 export function mountExplainer(state) {
@@ -11,7 +12,7 @@ export function mountExplainer(state) {
   const panel = h('section', { class: 'panel mv-explain-panel' }, h('h2', { text: 'One output, step by step in integers' }), explainer);
 
   function explainLayer(index) {
-    state.explain = { layer: index, element: -1 };
+    state.explain = { layer: index, element: -1, compare: state.explain.compare };
     renderExplainer();
     explainer.scrollIntoView({ behavior: 'smooth', block: 'start' });
   }
@@ -36,10 +37,10 @@ export function mountExplainer(state) {
       element = 0;
       for (let i = 1; i < y.data.length; i++) if (Number(y.data[i]) > Number(y.data[element])) element = i;
     }
-    state.explain = { layer: info.index, element };
-    const e = explainElement(info, x, y, element, state.model.semantics);
+    state.explain = { layer: info.index, element, compare: state.explain.compare };
+    const e = explainElement(info, x, y, element, state.model.semantics, state.explain.compare ?? null);
 
-    const layerSelect = h('select', { class: 'mv-ex-layer', 'aria-label': 'layer', onchange: (ev) => { state.explain = { layer: Number(ev.target.value), element: -1 }; renderExplainer(); } },
+    const layerSelect = h('select', { class: 'mv-ex-layer', 'aria-label': 'layer', onchange: (ev) => { state.explain = { layer: Number(ev.target.value), element: -1, compare: state.explain.compare }; renderExplainer(); } },
       ...candidates.map((l) => h('option', { value: String(l.index), selected: l.index === info.index, text: `${l.layer.name} (${l.layer.opType})` })));
     const coordInputs = y.dims.map((d, k) => h('input', { type: 'number', min: 0, max: d - 1, value: String(e ? e.coords[k] : 0), class: 'mv-ex-coord', 'aria-label': `index ${k}` }));
     const go = () => {
@@ -50,10 +51,17 @@ export function mountExplainer(state) {
     };
     for (const c of coordInputs) c.addEventListener('change', go);
     const randomButton = h('button', { type: 'button', text: 'random element', onclick: () => { state.explain.element = Math.floor(Math.random() * y.data.length); renderExplainer(); } });
+    // Another engine's arithmetic on the same integers: what PyTorch's x86 / fbgemm engine (or ONNX, or TFLite's
+    // fixed point) would make of this accumulator.
+    const compareSelect = h('select', { class: 'mv-ex-compare', 'aria-label': 'compare with the semantics of', onchange: (ev) => { state.explain.compare = ev.target.value || null; renderExplainer(); } },
+      h('option', { value: '', text: 'nothing else', selected: !state.explain.compare }),
+      ...Object.keys(SEMANTICS).filter((n) => n !== state.model.semantics && SEMANTICS[n].requantization !== 'fixedpoint')
+        .map((n) => h('option', { value: n, text: n, selected: state.explain.compare === n })));
     const controls = h('div', { class: 'mv-ex-controls' },
       h('label', {}, 'layer ', layerSelect),
       h('label', {}, `output element [${y.dims.join(', ')}] `, h('span', { class: 'mv-ex-coords' }, ...coordInputs)),
-      randomButton);
+      randomButton,
+      h('label', {}, 'compare with ', compareSelect));
     if (!e) {
       explainer.replaceChildren(controls, h('p', { class: 'mv-note', text: 'This layer\'s weights have batch dimensions; the explainer takes 2-D ones only.' }));
       return;
@@ -103,7 +111,17 @@ export function mountExplainer(state) {
           h('div', { class: 'mv-step-title' }, h('span', { class: 'mv-step-n', text: '∗' }), 'integer only, for comparison (requantization mode \'fixedpoint\')'),
           h('div', { class: 'mv-step-body' }, h('code', { class: 'mv-formula', text: `RoundingDivideByPOT(SRDHM(${e.sum}${e.left ? ` · 2^${e.left}` : ''}, ${e.m0}), ${e.right}) = ${e.fixedScaled}; + ${e.yZero}, clamp` }),
             h('span', { class: 'mv-eq' }, ' = ', h('strong', { class: 'num', text: String(e.fixedResult) }))),
-          h('div', { class: 'mv-step-note', text: fixedSame ? 'the same integer here. This model runs the float32 rule above (' + (qnn ? 'PyTorch qnnpack' : 'ONNX') + '), which can differ from the fixed-point one by a step on rare values.' : `differs by ${e.fixedResult - e.result}: the model follows ${qnn ? 'PyTorch qnnpack' : 'ONNX'}'s float32 rule, not the fixed-point one.` }))));
+          h('div', { class: 'mv-step-note', text: fixedSame ? `the same integer here. This model runs the ${e.form} rule above (${e.semantics}), which can differ from the fixed-point one by a step on rare values.` : `differs by ${e.fixedResult - e.result}: the model follows ${e.semantics}'s ${e.form} rule, not the fixed-point one.` })),
+        e.other ? h('li', { class: `mv-step mv-other ${e.other.result === e.result ? 'same' : 'differs'}`, 'data-other': e.other.semantics },
+          h('div', { class: 'mv-step-title' }, h('span', { class: 'mv-step-n', text: '≈' }), `the same accumulator under ${e.other.semantics} (requantization '${e.other.form}')`),
+          h('div', { class: 'mv-step-body' },
+            h('code', { class: 'mv-formula', text: e.other.form === 'fbgemm' || e.other.form === 'onednn'
+              ? `(float32(${e.acc}) + ${e.other.biasFloat.toPrecision(9)}) · ${e.other.multiplier.toPrecision(9)} = ${e.other.scaled.toPrecision(9)}`
+              : `float32(${e.acc} + ${e.other.biasInt}) · ${e.other.multiplier.toPrecision(9)} = ${e.other.scaled.toPrecision(9)}` }),
+            h('span', { class: 'mv-eq' }, ' → ', h('strong', { class: 'num', text: String(e.other.result) }))),
+          h('div', { class: 'mv-step-note', text: e.other.result === e.result
+            ? `the same integer as ${e.semantics}.`
+            : `differs by ${e.other.result - e.result} from ${e.semantics}: ${e.other.form === 'fbgemm' ? 'FBGEMM keeps the bias in float and adds it to the float accumulator' : e.other.form === 'onednn' ? 'oneDNN adds the zero point before rounding' : 'another multiplier or bias rule'}.` })) : null));
   }
 
   state.on('model', () => renderExplainer());

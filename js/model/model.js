@@ -54,6 +54,12 @@ export class Model {
       throw new UnsupportedError(error.message, { cause: error });
     }
     this.semantics = name;
+    // PyTorch's ATen dispatch level where the file was exported (tools/export_torch.py): which channels PyTorch
+    // 2.x's channels-last pooling rounds in its vector loops (ops/pooling.js).
+    const capability = graph.metadata.get('qwasm.torch_cpu_capability')?.toLowerCase();
+    if (capability !== undefined && !['avx512', 'avx2', 'default'].includes(capability)) {
+      throw new ModelFormatError(`metadata qwasm.torch_cpu_capability: expected AVX512, AVX2 or DEFAULT, got "${graph.metadata.get('qwasm.torch_cpu_capability')}"`);
+    }
     // Every node must have an operator whose semantics forms exist, valid attributes, every input a producer:
     // checked now, not in the middle of a run.
     this.#steps = graph.nodes.map((node) => prepareNode(node, graph.opsets, semantics));
@@ -77,6 +83,7 @@ export class Model {
     const prepared = this.#prepared;
     this.#ctx = {
       semantics: name,
+      cpuCapability: capability,
       opset: graph.opsets.get(''),
       // Packed weights outlive the run, so they are allocated outside the activation arena. key: what
       // the packing depends on besides the constants (e.g. auto_pad's pads); a new key packs again.

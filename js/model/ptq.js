@@ -11,8 +11,10 @@
 //     quantized tensor keep their input's qparams (no observer, as torch's quantized versions do);
 //   - everything else stays float, fed by DequantizeLinear.
 // Weights: the qconfig's weight observer (per tensor for qnnpack, per output channel for x86/fbgemm),
-// quantized with QuantizeLinear's rule. Bias: int32 with scale input_scale * weight_scale (float32),
-// round half to even, as onnxruntime's quantizer writes it.
+// quantized as PyTorch's convert does: x * (1 / scale), rounded half to even (torch.quantize_per_tensor /
+// per_channel). Bias: int32 at scale (float)(input_scale * weight_scale), the product taken in double, rounded as
+// PyTorch's qnnpack engine quantizes it: b * (1 / scale) (quantize_per_tensor to qint32). Checked against torch
+// 1.13 (tests/fixtures/torch/ptq_rounding.json); x86 / fbgemm keep the bias in float, which a QDQ file cannot.
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import { Sqnr, roundHalfEven } from '../reference.js';
 import { defaultQConfig } from '../ops/observers.js';
@@ -168,12 +170,12 @@ function weightQParams(w, axis, makeObserver) {
   return { scales, zeroPoints, dtype: observer.dtype === 'quint8' ? 'uint8' : 'int8' };
 }
 
-/** QuantizeLinear's rule (x / scale in float32, ties to even, + zero point, saturate), per tensor or per axis. */
+/** PyTorch's quantize (zp + rint(x * (1 / scale)) in float32, saturated), per tensor or per axis. */
 function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
   const qd = dtype === 'uint8' ? 'quint8' : 'qint8';
   const t = scales.length === 1
-    ? quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'onnx' })
-    : quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'onnx' });
+    ? quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'torch' })
+    : quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'torch' });
   try {
     return t.intRepr();
   } finally {
@@ -181,11 +183,11 @@ function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
   }
 }
 
-/** int32 bias: round(bias / (input_scale * weight_scale)) in float32, ties to even, saturated. */
+/** int32 bias: rint(bias * (1 / s)) in float32, s = (float)(input_scale * weight_scale) (a double product), saturated. */
 function quantizeBias(bias, inputScale, weightScales) {
   const scales = Float32Array.from(bias.data, (_, c) => f32(inputScale * weightScales[weightScales.length > 1 ? c : 0]));
   const data = Int32Array.from(bias.data, (b, c) => {
-    return Math.min(Math.max(roundHalfEven(f32(b / scales[c])), -2147483648), 2147483647);
+    return Math.min(Math.max(roundHalfEven(f32(b * f32(1 / scales[c]))), -2147483648), 2147483647);
   });
   return { scales, data };
 }

@@ -199,9 +199,16 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n));
  *   MEAN:                    adaptive windows, rint((float)sum(q) / n), divided (PyTorch's
  *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK);
- *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernel's scalar channel
- *                            loop in PyTorch 2.x's x86 builds: m = (s / s) / d, then quantize_val(1 / m, zp,
- *                            sum(q - zp)): nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))).
+ *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernels in PyTorch 2.x's
+ *                            x86 builds, m = (s / s) / d. Their scalar channel loop (channels from
+ *                            vector_channels on) is quantize_val(1 / m, zp, sum(q - zp)):
+ *                            nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))). The channels
+ *                            below vector_channels take their vector loops: avg_pool2d's rounds first,
+ *                            zp + nearbyint((float)sum * m); adaptive_avg_pool2d's is FBGEMM's quantize,
+ *                            nearbyint(fma((float)sum, 1.0f / (float)(1.0f / m), zp)) (QuantizedOpKernels.cpp
+ *                            do_avg_pool_nhwc_on_AVX_n / do_avg_pool_on_AVX_n; vector_channels is the channel
+ *                            count rounded down to the vector width of ATen's dispatch level: 16 for AVX512,
+ *                            8 for AVX2, 0 without AVX). Other forms ignore vector_channels.
  * The results saturate to the dtype's range. */
 enum {
   QW_AVG_POOL_QNNPACK = 0,
@@ -214,7 +221,8 @@ enum {
   QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM = 7,
 };
 QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
-                               int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);
+                               int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override,
+                               int32_t vector_channels);
 
 /* y[i] = table[byte of x[i]] for 8-bit data: a unary op as a 256-entry table (for qint8 the entry of
  * q is at index (uint8_t)q). */

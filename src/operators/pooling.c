@@ -135,7 +135,7 @@ struct avg_pool_job {
   uint8_t* y;
   qw_dtype dtype;
   float scale;
-  int32_t zero_point, divisor_override;
+  int32_t zero_point, divisor_override, vector_channels;
   int form, count_include_pad;
   size_t channels, channel_tiles; /* a tile: one output row, `channels` channels */
 };
@@ -213,9 +213,17 @@ static void avg_pool_task(const void* context, size_t thread, size_t start, size
             q = (int32_t)nearbyintf((float)sum / (float)pool_size);
             break;
           case QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM:
-          case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM:
-            q = (int32_t)nearbyintf((float)zero_point + (float)(sum - valid * zero_point) * fbgemm_inv_scale);
+          case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM: {
+            const float acc = (float)(sum - valid * zero_point);
+            if ((int32_t)ch >= job->vector_channels) {
+              q = (int32_t)nearbyintf((float)zero_point + acc * fbgemm_inv_scale);
+            } else if (form == QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM) {
+              q = zero_point + (int32_t)nearbyintf(acc * m);
+            } else {
+              q = (int32_t)nearbyintf(fmaf(acc, fbgemm_inv_scale, (float)zero_point));
+            }
             break;
+          }
           default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
             q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));
             break;
@@ -227,9 +235,9 @@ static void avg_pool_task(const void* context, size_t thread, size_t start, size
 }
 
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
-                        void* y, int form, int count_include_pad, int32_t divisor_override) {
+                        void* y, int form, int count_include_pad, int32_t divisor_override, int32_t vector_channels) {
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) ||
-      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0) {
+      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0 || vector_channels < 0) {
     return QW_INVALID_ARGUMENT;
   }
   /* The scale only divides itself here (QNNPACK's multiplier); no reciprocal of it is formed. */
@@ -240,7 +248,8 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
   const size_t channels = rows >= 2 * qw_threads() ? c : qw_parallel_tile(c, 16, 2, 16);
   const struct avg_pool_job job = {
       .s = s, .x = (const uint8_t*)x, .y = (uint8_t*)y, .dtype = dtype, .scale = scale, .zero_point = zero_point,
-      .divisor_override = divisor_override, .form = form, .count_include_pad = count_include_pad,
+      .divisor_override = divisor_override, .vector_channels = vector_channels, .form = form,
+      .count_include_pad = count_include_pad,
       .channels = channels, .channel_tiles = (c + channels - 1) / channels,
   };
   qw_parallelize(avg_pool_task, &job, rows * job.channel_tiles, 1);

@@ -210,3 +210,45 @@ test('the explainer follows a loaded model with fused ReLU6 ranges, depthwise an
   await prediction('sample:0');
   assert.deepEqual(errors, []);
 });
+
+test("the explainer recomputes an element under another profile, equal to qwasm's kernel in that profile on the same input", async () => {
+  await page.click('.mv-thumb[data-index="3"]');
+  await prediction('sample:3');
+  const snap = await page.evaluate(() => window.qwasmModelView.snapshot());
+  const model = await qwasm.loadModel(new Uint8Array(digitsOnnx));
+  try {
+    const fc = model.layers.find((l) => l.opType === 'QGemm');
+    // the demo numbers its own layer list: take the option that names the QGemm
+    const fcOption = await page.$$eval('.mv-ex-layer option', (os) => os.filter((o) => / \(QGemm\)$/.test(o.textContent)).map((o) => o.value));
+    assert.equal(fcOption.length, 1, 'one QGemm in the layer list');
+    const input = snap.layers.find((l) => l.tensor === fc.inputs[0]);
+    const weight = model.weight(fc.name);
+    const bias = model.initializer(fc.bias.name).data;
+    const x = qwasm.fromIntRepr(Uint8Array.from(input.data), input.dims, fc.input.scale, fc.input.zeroPoint, 'quint8');
+    for (const semantics of ['pytorch-fbgemm', 'onnx']) {
+      await page.selectOption('.mv-ex-layer', fcOption[0]);
+      await page.selectOption('.mv-ex-compare', semantics);
+      await page.waitForSelector(`.mv-other[data-other="${semantics}"]`);
+      const coords = await page.$$eval('.mv-ex-coord', (cs) => cs.map((c) => Number(c.value)));
+      const shown = Number(await page.textContent(`.mv-other[data-other="${semantics}"] .mv-eq strong`));
+      // the file's int32 bias at scale in * w: ONNX adds it as it is, FBGEMM's form takes its float value
+      const sw = Math.fround(Math.fround(fc.input.scale) * Math.fround(fc.weight.scales[0]));
+      const b = semantics === 'onnx' ? Int32Array.from(bias) : Float32Array.from(bias, (v) => Math.fround(v * sw));
+      const packed = qwasm.packLinear(weight, b, { semantics });
+      const y = qwasm.linear(x, packed, { scale: fc.output.scale, zeroPoint: fc.output.zeroPoint, dtype: fc.output.dtype === 'int8' ? 'qint8' : 'quint8' });
+      try {
+        assert.equal(shown, y.intRepr()[coords[coords.length - 1]], `${semantics}: the explainer's ${shown} against the kernel`);
+      } finally {
+        y.dispose();
+        packed.dispose();
+      }
+    }
+    x.dispose();
+    weight.dispose();
+  } finally {
+    model.dispose();
+  }
+  await page.selectOption('.mv-ex-compare', '');
+  assert.equal(await page.$('.mv-other'), null);
+  assert.deepEqual(errors, []);
+});

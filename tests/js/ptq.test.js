@@ -135,3 +135,26 @@ test('MobileNetV2 (torchvision, float export): every conv, add and pool fused, e
     result.model.dispose();
   }
 });
+
+test('weights and biases round as PyTorch quantizes them: x * (1 / scale), not x / scale (torch 1.13 fixture)', async () => {
+  // tools/golden/torch_ptq_rounding.py: a Conv2d and a Linear reading the graph input, with weights and biases on
+  // half steps where the two rules disagree, quantized by torch (qnnpack qconfig); the integers its modules hold.
+  const doc = JSON.parse(readFileSync(new URL('tests/fixtures/torch/ptq_rounding.json', root), 'utf8'));
+  const calibration = doc.calibration.map((x) => ({ input: { data: Float32Array.from(x), dims: doc.input.shape } }));
+  const result = await qwasm.quantizeStatic(read(`tests/fixtures/torch/${doc.model}`), calibration, { qconfig: doc.qconfig, batchSize: doc.batch_size });
+  try {
+    const input = result.qparams.get('input');
+    assert.equal(input.scale, Math.fround(doc.input.scale));
+    assert.equal(input.zeroPoint, doc.input.zero_point);
+    for (const [name, layer] of Object.entries(doc.layers)) {
+      assert.ok(layer.weight.onnx_rule_differs >= 10 && layer.bias.onnx_rule_differs >= 3, `${name}: the fixture must separate the rules`);
+      const w = result.model.initializer(`${layer.weight.name}_quantized`);
+      assertBitEqual(assert, Array.from(w.data), layer.weight.q, `${name} weight integers`);
+      assert.equal(result.model.initializer(`${layer.weight.name}_scale`).data[0], Math.fround(layer.weight.scale));
+      const b = result.model.initializer(`${layer.bias.name}_quantized`);
+      assertBitEqual(assert, Array.from(b.data), layer.bias.q, `${name} bias integers`);
+    }
+  } finally {
+    result.model.dispose();
+  }
+});
