@@ -229,7 +229,7 @@ static void test_pooling(void) {
     const size_t y_elems = (size_t)s.batch * s.out_h * s.out_w * s.channels;
     uint8_t* x = random_bytes(x_elems);
     uint8_t* ref_max = NULL;
-    uint8_t* ref_avg[2] = {NULL, NULL};
+    uint8_t* ref_avg[4] = {NULL, NULL, NULL, NULL};
     for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
       CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
       void* ws = exact_alloc(qw_max_pool2d_workspace_size(&s));
@@ -259,10 +259,12 @@ static void test_pooling(void) {
         free(y);
       }
       free(ws);
-      const int forms[2] = {QW_AVG_POOL_QNNPACK, QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST};
-      for (int f = 0; f < 2; f++) {
+      /* the FBGEMM forms round channels below vector_channels (16) as their vector loops: tiles split channels */
+      const int forms[4] = {QW_AVG_POOL_QNNPACK, QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST,
+                            QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM, QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM};
+      for (int f = 0; f < 4; f++) {
         uint8_t* avg = exact_alloc(y_elems);
-        CHECK(qw_avg_pool2d(&s, x, QW_QUINT8, 0.1f, 3, avg, forms[f], 1, 0) == QW_OK, "avg pool");
+        CHECK(qw_avg_pool2d(&s, x, QW_QUINT8, 0.1f, 3, avg, forms[f], 1, 0, 16) == QW_OK, "avg pool");
         if (threads == 1) {
           ref_avg[f] = avg;
         } else {
@@ -272,7 +274,8 @@ static void test_pooling(void) {
         }
       }
     }
-    free(x), free(ref_max), free(ref_avg[0]), free(ref_avg[1]);
+    free(x), free(ref_max);
+    for (int f = 0; f < 4; f++) free(ref_avg[f]);
   }
 }
 
