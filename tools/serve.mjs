@@ -27,12 +27,18 @@ export const ISOLATION_HEADERS = {
 
 /**
  * Starts serving root; resolves to { server, url } once listening (port 0 = any free port). isolate: false
- * leaves out the cross-origin isolation headers (to test a page that has none).
+ * leaves out the cross-origin isolation headers (to test a page that has none). replaced: { [URL path]: text }
+ * served instead of those files (the browser benchmark's workers, which have no import maps).
  */
-export function serve(root, port = 0, host = '127.0.0.1', { isolate = true } = {}) {
+export function serve(root, port = 0, host = '127.0.0.1', { isolate = true, replaced = {} } = {}) {
   const base = resolve(root);
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const headers = { 'cache-control': 'no-store', ...(isolate ? ISOLATION_HEADERS : {}) };
+    if (Object.hasOwn(replaced, path)) {
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', ...headers }).end(replaced[path]);
+      return;
+    }
     let file = normalize(join(base, path));
     if (file !== base && !file.startsWith(base + sep)) {
       res.writeHead(403).end('forbidden');
@@ -45,11 +51,7 @@ export function serve(root, port = 0, host = '127.0.0.1', { isolate = true } = {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}`);
       return;
     }
-    res.writeHead(200, {
-      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'cache-control': 'no-store',
-      ...(isolate ? ISOLATION_HEADERS : {}),
-    });
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', ...headers });
     createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, host, () => ok({ server, url: `http://${host}:${server.address().port}/` })));

@@ -86,7 +86,13 @@ writeFileSync(`${out}config.json`, JSON.stringify(config));
 
 const load = loadavg()[0];
 console.log(`Chromium headless, ${cpus().length} cores (${cpus()[0].model}), load ${load.toFixed(2)}; rounds ${rounds}, batches of ~${batchMs} ms`);
-const { server, url } = await serve(root);
+// qwasm's ONNX reader imports protobufjs by bare name, which a worker (no import map) cannot resolve: the page is
+// served a copy that imports the module handing over the browser build's global (runner.js loads that build).
+const onnxReader = readFileSync(`${root}js/model/onnx.js`, 'utf8');
+const PROTOBUF_IMPORT = "from 'protobufjs/light.js';";
+if (!onnxReader.includes(PROTOBUF_IMPORT)) throw new Error('js/model/onnx.js changed: its protobufjs import was not found');
+const replaced = { '/js/model/onnx.js': onnxReader.replace(PROTOBUF_IMPORT, "from '../runtime/protobuf-global.js';") };
+const { server, url } = await serve(root, 0, '127.0.0.1', { replaced });
 const browser = await chromium.launch({
   executablePath: process.env.QWASM_CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
