@@ -113,6 +113,9 @@ static void run_tiles(uint32_t generation, size_t thread) {
 }
 
 void qw_thread_main(size_t index) {
+  if (index == 0 || index >= QW_MAX_THREADS) { /* thread 0 is the caller's: a worker there would share its slice */
+    return;
+  }
   uint32_t seen = atomic_load_explicit(&pool.generation, memory_order_acquire);
   for (;;) {
     uint32_t generation;

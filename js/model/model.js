@@ -2,17 +2,19 @@
 // as a Model that runs with qwasm's kernels. Tensors live in wasm memory between layers and are released
 // right after their last consumer (liveness computed once at load); their bytes come from one arena
 // planned on the first run (js/model/memory-plan.js).
-import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { ModelFormatError, NotImplementedError, UnsupportedError } from '../errors.js';
 import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
+import { forget, releaseWhenCollected } from '../runtime/owned.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
-import { decodeOnnx } from './onnx.js';
+import { checkGraphNames, decodeOnnx, isDecodedGraph } from './onnx.js';
 import { optimize } from './passes/passes.js';
-import { prepareNode } from './operators/registry.js';
+import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
-import { dimsOf, dtypeOf, host, toHost } from './values.js';
+import { MAX_RANK } from '../tensor/check.js';
+import { ONNX_OF, dimsOf, dtypeOf, host, qvalue, toHost } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -29,6 +31,7 @@ export async function loadModel(source, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`loadModel: options must be an object, got ${String(options)}`);
   const bytes = await readSource(source);
   const graph = await decodeOnnx(bytes);
+  checkNodesBeforePasses(graph); // the passes read attributes and inputs: they see only well-formed ones
   optimize(graph);
   return new Model(graph, options);
 }
@@ -44,7 +47,10 @@ export class Model {
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
   #disposed = false;
 
-  constructor(graph, options) {
+  /** @internal Use loadModel(). */
+  constructor(graph, options = {}) {
+    if (!isDecodedGraph(graph)) throw new TypeError('Model: use loadModel() to load a model');
+    if (options === null || typeof options !== 'object') throw new TypeError(`Model: options must be an object, got ${String(options)}`);
     this.#graph = graph;
     const name = options.semantics ?? graph.metadata.get('qwasm.semantics') ?? 'onnx';
     let semantics;
@@ -62,7 +68,8 @@ export class Model {
     }
     // Every node must have an operator whose semantics forms exist, valid attributes, every input a producer:
     // checked now, not in the middle of a run.
-    this.#steps = graph.nodes.map((node) => prepareNode(node, graph.opsets, semantics));
+    checkGraphNames(graph, 'after the graph passes');
+    this.#steps = graph.nodes.map((node) => prepareNode(node, graph, semantics));
     const available = new Set([...graph.initializers.keys(), ...graph.inputs.map((i) => i.name), '']);
     for (const node of graph.nodes) {
       for (const input of node.inputs) {
@@ -81,6 +88,7 @@ export class Model {
     this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#memory = new MemoryPlan(backend());
     const prepared = this.#prepared;
+    releaseWhenCollected(this, new ModelMemory(prepared, this.#memory)); // a safety net: dispose() what you load
     this.#ctx = {
       semantics: name,
       cpuCapability: capability,
@@ -148,6 +156,7 @@ export class Model {
    * it has several scales). The caller owns it (dispose()). Throws when the layer has no constant weight.
    */
   weight(layerName) {
+    if (typeof layerName !== 'string') throw new TypeError(`Model.weight: layerName must be a string, got ${typeof layerName}`);
     const i = this.#order.findIndex((n) => n.name === layerName);
     if (i < 0) throw new RangeError(`Model.weight: no layer named "${layerName}"`);
     const w = this.#described[i].weight;
@@ -169,27 +178,52 @@ export class Model {
     return { dtype: init.dtype, dims: init.dims.slice(), data: init.data.slice() };
   }
 
-  #input(spec, value) {
-    const where = `run: input "${spec.name}"`;
+  /**
+   * A feed checked against its input: { q } (a QTensor, cloned when the run starts) or { dims, data }. Everything
+   * is checked here, before the run allocates anything.
+   */
+  #feed(spec, value) {
+    const where = `Model.run: input "${spec.name}"`;
+    const fixedDims = spec.dims.length > 0; // a file without a shape declares no dimensions at all
+    const checkShape = (dims) => {
+      if (fixedDims && dims.length !== spec.dims.length) {
+        throw new RangeError(`${where} has ${dims.length} dimensions [${dims}], the model expects ${spec.dims.length} [${spec.dims}]`);
+      }
+      spec.dims.forEach((d, i) => {
+        if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
+      });
+    };
     if (value instanceof QTensor) {
-      return { kind: 'q', q: value.clone() };
+      if (value.disposed) throw new TypeError(`${where} is a disposed QTensor`);
+      if (ONNX_OF[value.dtype] !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype}, got a ${value.dtype} QTensor`);
+      checkShape(value.shape);
+      return { q: value, dims: value.shape.slice() };
     }
-    const data = value?.data ?? value;
-    if (!(data instanceof Float32Array) && !(data instanceof Uint8Array) && !(data instanceof Int8Array)) {
-      throw new TypeError(`${where} must be a Float32Array, a QTensor or { data, dims }, got ${value?.constructor?.name ?? typeof value}`);
+    const data = ArrayBuffer.isView(value) ? value : value?.data;
+    const Expected = INPUT_ARRAYS[spec.dtype];
+    if (!Expected || !(data instanceof Expected)) {
+      const shown = value !== null && typeof value === 'object' && 'data' in value ? data : value; // { data } reports its data
+      const got = shown === null ? 'null' : shown?.constructor?.name ?? typeof shown;
+      throw new TypeError(`${where} must be ${spec.dtype}: a ${Expected?.name ?? 'typed array'} or { data, dims }${ONNX_OF.quint8 === spec.dtype || ONNX_OF.qint8 === spec.dtype ? ' or a QTensor' : ''}, got ${got}`);
     }
-    const dtype = data instanceof Float32Array ? 'float32' : data instanceof Uint8Array ? 'uint8' : 'int8';
-    if (dtype !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype}, got ${dtype}`);
-    const dims = value?.dims ?? spec.dims.map((d) => {
-      if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
-      return d;
-    });
+    let dims = ArrayBuffer.isView(value) ? undefined : value.dims;
+    if (dims === undefined) {
+      dims = spec.dims.map((d) => {
+        if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
+        return d;
+      });
+    } else {
+      if (!Array.isArray(dims)) throw new TypeError(`${where}: dims must be an array of non-negative integers, got ${typeof dims === 'string' ? JSON.stringify(dims) : typeof dims}`);
+      if (dims.length > MAX_RANK) throw new RangeError(`${where}: dims has ${dims.length} dimensions; at most ${MAX_RANK} are supported`);
+      dims.forEach((d, i) => {
+        if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`${where}: dims[${i}] must be a non-negative integer, got ${typeof d === 'bigint' ? `${d}n` : String(d)}`);
+      });
+      dims = dims.slice();
+    }
     const expected = dims.reduce((a, b) => a * b, 1);
     if (data.length !== expected) throw new RangeError(`${where} has ${data.length} values, its shape [${dims}] needs ${expected}`);
-    spec.dims.forEach((d, i) => {
-      if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
-    });
-    return host(dtype, dims.slice(), data);
+    checkShape(dims);
+    return { dims, data };
   }
 
   /**
@@ -205,17 +239,25 @@ export class Model {
    * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too;
    * with { profile: true }, `profile`: each node's wall time in ms, for finding the slow layers).
    */
-  async run(feeds, { intermediates = false, profile = false } = {}) {
-    if (this.#disposed) throw new Error('Model.run: the model was disposed');
-    if (feeds === null || typeof feeds !== 'object') throw new TypeError('Model.run: feeds must be { inputName: data }');
+  async run(feeds, options = {}) {
+    if (this.#disposed) throw new TypeError('Model.run: the model was disposed');
+    if (feeds === null || typeof feeds !== 'object' || ArrayBuffer.isView(feeds) || feeds instanceof QTensor) {
+      throw new TypeError(`Model.run: feeds must be { inputName: data }, got ${feeds === null ? 'null' : feeds?.constructor?.name ?? typeof feeds}`);
+    }
+    if (options === null || typeof options !== 'object') throw new TypeError(`Model.run: options must be { intermediates, profile }, got ${String(options)}`);
+    const { intermediates = false, profile = false } = options;
+    for (const [name, v] of [['intermediates', intermediates], ['profile', profile]]) {
+      if (typeof v !== 'boolean') throw new TypeError(`Model.run: options.${name} must be a boolean, got ${String(v)}`);
+    }
     for (const name of Object.keys(feeds)) {
       if (!this.inputs.some((i) => i.name === name)) throw new RangeError(`Model.run: the model has no input "${name}"; its inputs are ${this.inputs.map((i) => `"${i.name}"`).join(', ')}`);
     }
-    const shapes = this.inputs.map((spec) => {
-      const v = feeds[spec.name];
-      return v instanceof QTensor ? v.shape : v?.dims ?? spec.dims;
-    });
-    const result = this.#memory.run(JSON.stringify(shapes), () => this.#runGraph(feeds, intermediates, profile));
+    const checked = new Map(this.inputs.map((spec) => {
+      if (!Object.hasOwn(feeds, spec.name)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
+      return [spec.name, this.#feed(spec, feeds[spec.name])];
+    }));
+    const shapes = [...checked.values()].map((f) => f.dims);
+    const result = this.#memory.run(JSON.stringify(shapes), () => this.#runGraph(checked, intermediates, profile));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
   }
@@ -223,17 +265,13 @@ export class Model {
   #runGraph(feeds, intermediates, profile) {
     const values = new Map();
     const release = (name) => {
-      const v = values.get(name);
-      if (v?.kind === 'q') v.q.dispose();
+      releaseValue(values.get(name));
       values.delete(name);
     };
     const captured = {};
     const timings = [];
     try {
-      for (const spec of this.inputs) {
-        if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
-        values.set(spec.name, this.#input(spec, feeds[spec.name]));
-      }
+      for (const [name, f] of feeds) values.set(name, f.q ? qvalue(f.q.clone()) : host(this.inputs.find((s) => s.name === name).dtype, f.dims, f.data));
       const lookup = (name, node) => {
         if (name === '') return undefined;
         if (values.has(name)) return values.get(name);
@@ -246,13 +284,27 @@ export class Model {
         this.#ctx.node = node;
         const t0 = profile ? performance.now() : 0;
         const { operator, attrs } = this.#steps[i];
-        const outs = operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs);
+        const inputs = node.inputs.map((n) => lookup(n, node));
+        let outs;
+        try {
+          checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+          outs = operator.run(this.#ctx, inputs, attrs);
+        } catch (error) {
+          throw atNode(error, node);
+        }
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0 });
+        outs.forEach((v, k) => {
+          const name = node.outputs[k];
+          if (v !== undefined && (name === undefined || name === '')) releaseValue(v); // an output nobody named
+        });
         node.outputs.forEach((name, k) => {
-          if (name !== '' && outs[k] !== undefined) {
-            values.set(name, outs[k]);
-            if (intermediates) captured[name] = snapshot(outs[k]);
+          if (name === '') return;
+          if (outs[k] === undefined) {
+            if (this.#lastUse.has(name)) throw new ModelFormatError(`${nodeLabel(node)}: gives no value for its output ${k} ("${name}"), which is read`);
+            return;
           }
+          values.set(name, outs[k]);
+          if (intermediates) captured[name] = snapshot(outs[k]);
         });
         for (const name of new Set(node.inputs)) {
           if (this.#lastUse.get(name) === i && values.has(name) && !this.inputs.some((s) => s.name === name)) release(name);
@@ -260,7 +312,7 @@ export class Model {
         for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
       }
       const result = {};
-      for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name));
+      for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name) ?? lookup(o.name, { name: 'graph output' }));
       if (intermediates) result.intermediates = captured;
       if (profile) result.profile = timings;
       return result;
@@ -273,16 +325,49 @@ export class Model {
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const p of this.#prepared.values()) p.packed.dispose();
-    this.#prepared.clear();
-    this.#memory.dispose();
+    forget(this);
+    new ModelMemory(this.#prepared, this.#memory).release();
+  }
+}
+
+/** What a Model holds in wasm memory (its packed layers and its activation arena), and how it is given back. */
+class ModelMemory {
+  constructor(prepared, memory) {
+    this.prepared = prepared;
+    this.memory = memory;
+  }
+
+  release() {
+    for (const p of this.prepared.values()) p.packed.dispose();
+    this.prepared.clear();
+    this.memory.dispose();
   }
 }
 
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
 
-/** A value copied out to the host: { dtype, dims, data }. */
+/** A value copied out to the host: { dtype, dims, data } (host data copied too: it may be a constant). */
 function snapshot(v) {
-  const h = backend().outsidePlan(() => toHost(v));
-  return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data: h.data };
+  const data = v.kind === 'host' ? v.data.slice() : backend().outsidePlan(() => toHost(v)).data;
+  return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data };
+}
+
+/** Gives back what a value holds in wasm memory. */
+function releaseValue(v) {
+  if (v?.kind === 'q') v.q.dispose();
+}
+
+/** The typed array that carries a model input of each element type. */
+const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array });
+
+const NAMED_ERRORS = [ModelFormatError, UnsupportedError, NotImplementedError, TypeError, RangeError];
+
+/**
+ * An error thrown while a node ran, naming the node and its operator (same class, the original as its cause);
+ * errors of other kinds (a wasm trap, an internal error) pass unchanged.
+ */
+function atNode(error, node) {
+  const label = nodeLabel(node);
+  if (!NAMED_ERRORS.some((E) => error?.constructor === E) || error.message.includes(label)) return error;
+  return new error.constructor(`${label}: ${error.message}`, { cause: error });
 }

@@ -39,6 +39,8 @@ export const QW_TENSOR_TYPE = Object.freeze({ QW_TYPE_FLOAT32: 1, QW_TYPE_UINT8:
 export const QW_RELAXED_SEMANTICS = Object.freeze({ QW_RELAXED_NONE: 0, QW_RELAXED_USDOT: 1, QW_RELAXED_SDOT: 2 });
 /** QW_MAX_RANK. */
 export const QW_MAX_RANK = 8;
+/** QW_MAX_BYTES: the largest buffer (and element count) the C core takes, 2^31 - 1. */
+export const QW_MAX_BYTES = 0x7fffffff;
 
 /** struct qw_conv2d_shape: int32 fields in declaration order. */
 export const QW_CONV2D_SHAPE = Object.freeze([

@@ -1,5 +1,5 @@
 // The one backend qwasm's public API runs on, chosen by init().
-import { loadBackend } from './wasm.js';
+import { checkInitOptions, loadBackend } from './wasm.js';
 
 let active = null;
 let pending = null;
@@ -14,6 +14,7 @@ export async function init(options = {}) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`init: options must be an object, got ${String(options)}`);
   }
+  checkInitOptions(options);
   if (active == null) {
     pending ??= loadBackend(options).then(
       (backend) => (active = backend),
@@ -25,11 +26,11 @@ export async function init(options = {}) {
     await pending;
   }
   if (options.simd != null && options.simd !== active.simd) {
-    throw new Error(`init: qwasm is already running the ${active.isa} build; simd: ${options.simd} cannot apply now`);
+    throw new RangeError(`init: qwasm is already running the ${active.isa} build; simd: ${options.simd} cannot apply now`);
   }
   if (options.numThreads != null && options.numThreads !== 0 && options.numThreads !== active.threads &&
       active.threadsFallback === undefined) {
-    throw new Error(`init: qwasm is already running on ${active.threads} thread(s); numThreads: ${options.numThreads} cannot apply now`);
+    throw new RangeError(`init: qwasm is already running on ${active.threads} thread(s); numThreads: ${options.numThreads} cannot apply now`);
   }
   return backendInfo();
 }
@@ -37,7 +38,7 @@ export async function init(options = {}) {
 /** The active backend; throws when init() has not completed. */
 export function backend() {
   if (active == null) {
-    throw new Error('qwasm: not initialized; call `await init()` first');
+    throw new TypeError('qwasm: not initialized; call `await init()` first');
   }
   return active;
 }

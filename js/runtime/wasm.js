@@ -1,7 +1,8 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate (and, for numThreads > 1, the workers of threads.js). No Emscripten JS
 // glue: the binaries are standalone.
-import { QW_RELAXED_SEMANTICS, statusError } from './abi.js';
+import { UnsupportedError } from '../errors.js';
+import { QW_MAX_BYTES, QW_RELAXED_SEMANTICS, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
 import { relaxedDotSemantics } from './relaxed.js';
 import { MAX_THREADS, defaultThreadCount, startWorkers, threadsUnavailable } from './threads.js';
@@ -97,14 +98,20 @@ export class Backend {
     }
   }
 
-  /** Allocates bytes (>= 1) of wasm memory, 16-byte aligned. */
-  alloc(bytes) {
+  /**
+   * Allocates bytes (>= 1) of wasm memory, 16-byte aligned, for the public function `where` (named in the
+   * RangeError when the size is not an integer in [0, QW_MAX_BYTES] or memory is exhausted).
+   */
+  alloc(bytes, where = 'qwasm') {
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > QW_MAX_BYTES) {
+      throw new RangeError(`${where}: a buffer of ${bytes} bytes is larger than the 2^31 - 1 bytes (QW_MAX_BYTES) one buffer may have`);
+    }
     const size = Math.max(1, bytes);
     const placed = this.#placement?.alloc(size);
     if (placed) return placed;
     const ptr = this.#exports.qw_alloc(size) >>> 0; // wasm returns pointers as signed i32
     if (ptr === 0) {
-      throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
+      throw new RangeError(`${where}: out of wasm memory allocating ${size} bytes`);
     }
     this.#live.set(ptr, size);
     this.#liveBytes += size;
@@ -123,10 +130,10 @@ export class Backend {
   }
 
   /** Runs fn(ptrs) with temporary buffers of the given byte sizes, freed afterwards whatever happens. */
-  withBuffers(sizes, fn) {
+  withBuffers(sizes, fn, where = 'qwasm') {
     const ptrs = [];
     try {
-      for (const size of sizes) ptrs.push(this.alloc(size));
+      for (const size of sizes) ptrs.push(this.alloc(size, where));
       return fn(...ptrs);
     } finally {
       for (const ptr of ptrs) this.free(ptr);
@@ -145,6 +152,16 @@ export class Backend {
   /** A size_t result of an exported function (wasm returns it as a signed i32). */
   size(name, ...args) {
     return this.#exports[name](...args) >>> 0;
+  }
+
+  /**
+   * The byte count a *_size function returns for a buffer that is never empty: 0 means the arguments describe
+   * one larger than QW_MAX_BYTES (or an invalid geometry), a RangeError naming `where` and `what`.
+   */
+  bytes(where, what, name, ...args) {
+    const n = this.size(name, ...args);
+    if (n === 0) throw new RangeError(`${where}: ${what} would be larger than the 2^31 - 1 bytes (QW_MAX_BYTES) one buffer may have`);
+    return n;
   }
 
   memoryStats() {
@@ -204,6 +221,20 @@ const IMPORTS = {
 };
 
 /** The thread count init() asked for: undefined -> 1, 0 -> defaultThreadCount(). */
+/**
+ * Checks init's simd, relaxedSimd and numThreads options (on every init call, also once a backend runs); returns the
+ * thread count numThreads asks for.
+ */
+export function checkInitOptions({ simd, relaxedSimd = 'auto', numThreads }) {
+  if (simd != null && typeof simd !== 'boolean') {
+    throw new TypeError(`init: simd must be a boolean, got ${String(simd)}`);
+  }
+  if (relaxedSimd !== 'auto' && typeof relaxedSimd !== 'boolean') {
+    throw new TypeError(`init: relaxedSimd must be true, false or 'auto', got ${String(relaxedSimd)}`);
+  }
+  return threadCount(numThreads);
+}
+
 function threadCount(numThreads) {
   if (numThreads === undefined) return 1;
   if (!Number.isInteger(numThreads) || numThreads < 0 || numThreads > MAX_THREADS) {
@@ -249,16 +280,10 @@ function relaxedChoice(relaxedSimd, useSimd) {
  */
 export async function loadBackend(options = {}) {
   const { simd, wasmPaths, wasmBinary, relaxedSimd = 'auto' } = options;
-  if (simd != null && typeof simd !== 'boolean') {
-    throw new TypeError(`init: simd must be a boolean, got ${String(simd)}`);
-  }
-  if (relaxedSimd !== 'auto' && typeof relaxedSimd !== 'boolean') {
-    throw new TypeError(`init: relaxedSimd must be true, false or 'auto', got ${String(relaxedSimd)}`);
-  }
-  const threads = threadCount(options.numThreads);
+  const threads = checkInitOptions(options);
   const supported = simdSupported();
   if (simd === true && !supported) {
-    throw new Error('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
+    throw new UnsupportedError('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
   }
   const useSimd = simd ?? supported;
   const relaxed = relaxedChoice(relaxedSimd, useSimd);

@@ -64,11 +64,11 @@ static inline size_t qw_dwconv_pairs(size_t kw) {
   return (kw + 1) / 2;
 }
 
-/* Bytes of packed depthwise weights (int16 weight pairs, then int32 per-channel sums). */
-static inline size_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t kh,
-                                            size_t kw) {
-  return qw_round_up(channels, config->cr) * kh * qw_dwconv_pairs(kw) * 2 * sizeof(int16_t) +
-         channels * sizeof(int32_t);
+/* Bytes of packed depthwise weights (int16 weight pairs, then int32 per-channel sums), in 64 bits. */
+static inline uint64_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t kh,
+                                              size_t kw) {
+  return (uint64_t)qw_round_up(channels, config->cr) * kh * qw_dwconv_pairs(kw) * 2 * sizeof(int16_t) +
+         (uint64_t)channels * sizeof(int32_t);
 }
 
 /* The layout word packed-weight headers record. */

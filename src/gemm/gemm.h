@@ -81,19 +81,19 @@ struct qw_gemm_config {
   qw_gemm_pack_w_fn pack_w;
 };
 
-/* Bytes of packed weights per column of depth k: column n0 (a multiple of nr) starts n0 times this in. */
-static inline size_t qw_gemm_column_bytes(const struct qw_gemm_config* config, size_t k) {
-  return qw_round_up(k, config->kr) * config->w_element_size + config->w_column_extra;
+/* Bytes of packed weights per column of depth k, in 64 bits: column n0 (a multiple of nr) starts n0 times this in. */
+static inline uint64_t qw_gemm_column_bytes(const struct qw_gemm_config* config, size_t k) {
+  return (uint64_t)qw_round_up(k, config->kr) * config->w_element_size + config->w_column_extra;
 }
 
-/* Bytes of packed weights for n columns of depth k (no header). */
-static inline size_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
-  return qw_round_up(n, config->nr) * qw_gemm_column_bytes(config, k);
+/* Bytes of packed weights for n columns of depth k (no header), in 64 bits: the size functions check it. */
+static inline uint64_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
+  return (uint64_t)qw_round_up(n, config->nr) * qw_gemm_column_bytes(config, k);
 }
 
-/* Bytes of an A panel of mr rows of depth k. */
-static inline size_t qw_gemm_panel_bytes(const struct qw_gemm_config* config, size_t mr, size_t k) {
-  return config->a_header + mr * (qw_round_up(k, config->kr) * config->a_element_size + config->a_row_extra);
+/* Bytes of an A panel of mr rows of depth k, in 64 bits. */
+static inline uint64_t qw_gemm_panel_bytes(const struct qw_gemm_config* config, size_t mr, size_t k) {
+  return config->a_header + (uint64_t)mr * ((uint64_t)qw_round_up(k, config->kr) * config->a_element_size + config->a_row_extra);
 }
 
 /* The layout word packed-weight headers record: weights with another word were packed for another layout. */

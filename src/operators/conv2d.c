@@ -28,22 +28,41 @@ static int is_depthwise(const qw_conv2d_shape* s) {
   return s->groups > 1 && s->groups == s->in_c && s->out_c == s->in_c;
 }
 
-qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_t* out_w) {
-  if (s == NULL || out_h == NULL || out_w == NULL || s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 ||
-      s->out_c <= 0 || s->kernel_h <= 0 || s->kernel_w <= 0 || s->stride_h <= 0 || s->stride_w <= 0 ||
-      s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 || s->pad_right < 0 || s->dilation_h <= 0 ||
-      s->dilation_w <= 0 || s->groups <= 0 || s->in_c % s->groups != 0 || s->out_c % s->groups != 0) {
-    return QW_INVALID_ARGUMENT;
+/* A consistent geometry (positive sizes, channels divisible by groups, the kernel inside the padded input) whose
+ * padded input stays below 2^31 (every coordinate the loops form, o * stride - pad + k * dilation, then fits int32)
+ * and whose weights fit QW_MAX_BYTES elements; its output size in *oh, *ow. The packing needs no more. */
+int qw_conv2d_geometry(const qw_conv2d_shape* s, int64_t* oh, int64_t* ow) {
+  if (s == NULL || s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 || s->out_c <= 0 || s->kernel_h <= 0 ||
+      s->kernel_w <= 0 || s->stride_h <= 0 || s->stride_w <= 0 || s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 ||
+      s->pad_right < 0 || s->dilation_h <= 0 || s->dilation_w <= 0 || s->groups <= 0 || s->in_c % s->groups != 0 ||
+      s->out_c % s->groups != 0) {
+    return 0;
   }
   const int64_t eff_h = (int64_t)(s->kernel_h - 1) * s->dilation_h + 1;
   const int64_t eff_w = (int64_t)(s->kernel_w - 1) * s->dilation_w + 1;
   const int64_t padded_h = (int64_t)s->in_h + s->pad_top + s->pad_bottom;
   const int64_t padded_w = (int64_t)s->in_w + s->pad_left + s->pad_right;
-  if (eff_h > padded_h || eff_w > padded_w) {
+  if (eff_h > padded_h || eff_w > padded_w || padded_h > INT32_MAX || padded_w > INT32_MAX ||
+      !qw_size_fits4((uint64_t)s->out_c, (uint64_t)(s->in_c / s->groups), (uint64_t)s->kernel_h, (uint64_t)s->kernel_w)) {
+    return 0;
+  }
+  *oh = (padded_h - eff_h) / s->stride_h + 1;
+  *ow = (padded_w - eff_w) / s->stride_w + 1;
+  return 1;
+}
+
+qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_t* out_w) {
+  int64_t oh, ow;
+  if (out_h == NULL || out_w == NULL || !qw_conv2d_geometry(s, &oh, &ow)) {
     return QW_INVALID_ARGUMENT;
   }
-  *out_h = (int32_t)((padded_h - eff_h) / s->stride_h + 1);
-  *out_w = (int32_t)((padded_w - eff_w) / s->stride_w + 1);
+  /* The input and the output, in elements (the callers' buffers hold them): at most QW_MAX_BYTES. */
+  if (!qw_size_fits4((uint64_t)s->batch, (uint64_t)s->in_h, (uint64_t)s->in_w, (uint64_t)s->in_c) ||
+      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  *out_h = (int32_t)oh;
+  *out_w = (int32_t)ow;
   return QW_OK;
 }
 
@@ -61,31 +80,34 @@ static int fbgemm_depthwise_shape(const qw_conv2d_shape* s) {
 }
 
 /* Raw int8 weights [out_c][taps], then the int32 weight zero point of each output channel. */
-static size_t fbgemm_depthwise_bytes(const qw_conv2d_shape* s) {
+static uint64_t fbgemm_depthwise_bytes(const qw_conv2d_shape* s) {
   if (!fbgemm_depthwise_shape(s)) {
     return 0;
   }
-  return qw_round_up((size_t)s->out_c * s->kernel_h * s->kernel_w, 4) + (size_t)s->out_c * sizeof(int32_t);
+  return qw_round_up((size_t)s->out_c * s->kernel_h * s->kernel_w, 4) + (uint64_t)s->out_c * sizeof(int32_t);
 }
 
 static size_t gemm_k(const qw_conv2d_shape* s) {
   return (size_t)s->kernel_h * s->kernel_w * (s->in_c / s->groups);
 }
 
-/* Bytes of the packed weights proper (before the FBGEMM depthwise copy). */
-static size_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+/* Bytes of the packed weights proper (before the FBGEMM depthwise copy), in 64 bits. The geometry was checked by
+ * qw_conv2d_output_size: its weights fit QW_MAX_BYTES, so each factor here is below 2^32. */
+static uint64_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
     return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h, (size_t)s->kernel_w);
   }
-  return (size_t)s->groups * qw_gemm_packed_bytes(&kernels->gemm, s->out_c / s->groups, gemm_k(s));
+  const uint64_t group = qw_gemm_packed_bytes(&kernels->gemm, (size_t)(s->out_c / s->groups), gemm_k(s));
+  return group > QW_MAX_BYTES ? group : (uint64_t)s->groups * group;
 }
 
 size_t qw_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  int64_t oh, ow;
+  if (!qw_conv2d_geometry(s, &oh, &ow) || (!is_depthwise(s) && gemm_k(s) >= QW_GEMM_K_MAX)) {
     return 0;
   }
-  return qw_round_up(HEADER_BYTES + packed_bytes(kernels, s), 4) + fbgemm_depthwise_bytes(s);
+  const uint64_t packed = packed_bytes(kernels, s);
+  return packed > QW_MAX_BYTES ? 0 : qw_size_or_zero(qw_round_up(HEADER_BYTES + (size_t)packed, 4) + fbgemm_depthwise_bytes(s));
 }
 
 /* Keeps the raw qint8 weights and zero points for mode 'fbgemm' on FBGEMM's depthwise shapes. */
@@ -108,8 +130,7 @@ size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
 
 qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* w,
                               qw_dtype w_dtype, const int32_t* w_zero_points, size_t w_zp_count, void* packed) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || w == NULL || packed == NULL || w_zero_points == NULL ||
+  if (qw_conv2d_pack_size_with(kernels, s) == 0 || w == NULL || packed == NULL || w_zero_points == NULL ||
       (w_zp_count != 1 && w_zp_count != (size_t)s->out_c) || !qw_dtype_is_8bit(w_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
@@ -179,10 +200,19 @@ static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_sha
   return rows < gemm->mr ? gemm->mr : rows;
 }
 
+/* Stands for any size past QW_MAX_BYTES in the workspace sums below: small enough that they stay exact in 64 bits
+ * (a few terms, factors below 2^32). */
+#define TOO_LARGE ((uint64_t)QW_MAX_BYTES + 1)
+
+static uint64_t round_up_16(uint64_t bytes) {
+  return (bytes + 15) / 16 * 16;
+}
+
 /* Depthwise geometry: pair rows of `columns` columns (dwconv.h) of which every `step`-th is read, channels
  * padded to the config's block. */
 struct depthwise_geometry {
-  size_t cp, pairs, columns, column_step, pair_step, step, row_bytes;
+  size_t cp, pairs, columns, column_step, pair_step, step;
+  uint64_t row_bytes; /* of one pair row, or TOO_LARGE */
 };
 
 static size_t gcd(size_t a, size_t b) {
@@ -201,44 +231,56 @@ static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* ker
   g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
   g.column_step = (size_t)s->stride_w;
   g.pair_step = 2 * (size_t)s->dilation_w;
+  /* (ow - 1) stride + (kernel_w - 1 or - 2) dilation + 1: at most the padded width, below 2^31 */
   g.columns = ((size_t)ow - 1) * g.column_step + (g.pairs - 1) * g.pair_step + 1;
   g.step = gcd(g.column_step, g.pair_step);
-  g.row_bytes = qw_round_up(g.columns * g.cp * 2 * sizeof(int16_t), 16);
+  g.row_bytes = qw_size_fits4(g.columns, g.cp, 2 * sizeof(int16_t), 1)
+                    ? round_up_16((uint64_t)g.columns * g.cp * 2 * sizeof(int16_t))
+                    : TOO_LARGE;
   return g;
 }
 
-/* Depthwise workspace: the effective bias and the padding pair row, shared; per thread, kernel_h cached pair
- * rows, their tags and the kernel rows' pointers, and an output row of accumulators. */
-static size_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  return qw_round_up((size_t)s->out_c * sizeof(int32_t), 16) + depthwise_geometry(kernels, s, ow).row_bytes;
+/* Depthwise workspace, in 64 bits: the effective bias and the padding pair row, shared; per thread, kernel_h cached
+ * pair rows, their tags and the kernel rows' pointers, and an output row of accumulators. */
+static uint64_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  return round_up_16((uint64_t)s->out_c * sizeof(int32_t)) + depthwise_geometry(kernels, s, ow).row_bytes;
 }
-static size_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+static uint64_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
-  return (size_t)s->kernel_h * g.row_bytes + qw_round_up((size_t)s->kernel_h * (sizeof(size_t) + sizeof(void*)), 16) +
-         qw_round_up((size_t)ow * g.cp * sizeof(int32_t), 16);
+  const uint64_t acc_row = qw_size_fits4((uint64_t)ow, g.cp, sizeof(int32_t), 1)
+                               ? round_up_16((uint64_t)ow * g.cp * sizeof(int32_t))
+                               : TOO_LARGE;
+  return (uint64_t)s->kernel_h * g.row_bytes + round_up_16((uint64_t)s->kernel_h * (sizeof(size_t) + sizeof(void*))) +
+         acc_row;
 }
 
-/* GEMM workspace per thread: the GEMM's, then (unless the input is read in place) an im2col block. */
-static size_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+/* GEMM workspace per thread, in 64 bits: the GEMM's, then (unless the input is read in place) an im2col block. */
+static uint64_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   const size_t gemm_ws = qw_gemm_thread_workspace_size(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
-  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
+  if (gemm_ws == 0) {
+    return TOO_LARGE;
+  }
+  return direct_gemm(s) ? gemm_ws : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * gemm_k(s));
 }
 
-static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  if (is_depthwise(s)) {
-    return depthwise_shared_bytes(kernels, s, ow) + depthwise_thread_bytes(kernels, s, ow) * qw_threads();
+/* In 64 bits: the shared part, then one part per thread (checked before it is multiplied by the thread count). */
+static uint64_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  const int depthwise = is_depthwise(s);
+  const uint64_t thread = depthwise ? depthwise_thread_bytes(kernels, s, ow) : gemm_thread_bytes(kernels, s);
+  if (thread > QW_MAX_BYTES) {
+    return TOO_LARGE;
   }
-  return gemm_thread_bytes(kernels, s) * qw_threads();
+  return (depthwise ? depthwise_shared_bytes(kernels, s, ow) : 0) + thread * qw_threads();
 }
 
 size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || (!is_depthwise(s) && gemm_k(s) >= QW_GEMM_K_MAX)) {
     return 0;
   }
-  const size_t ws = workspace_size(kernels, s, ow);
-  const size_t fbgemm_row = fbgemm_depthwise_shape(s) ? (size_t)s->out_c * sizeof(int32_t) : 0;
-  return ws > fbgemm_row ? ws : fbgemm_row;
+  const uint64_t ws = workspace_size(kernels, s, ow);
+  const uint64_t fbgemm_row = fbgemm_depthwise_shape(s) ? (uint64_t)s->out_c * sizeof(int32_t) : 0;
+  return qw_size_or_zero(ws > fbgemm_row ? ws : fbgemm_row);
 }
 
 size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
@@ -544,15 +586,18 @@ qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape
                          void* workspace) {
   int32_t oh, ow;
   struct qw_output_stage stage;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
-      (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(x_dtype) || gemm_k(s) >= QW_GEMM_K_MAX) {
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || qw_conv2d_workspace_size_with(kernels, s) == 0 || packed == NULL ||
+      workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(x_dtype) ||
+      gemm_k(s) >= QW_GEMM_K_MAX) {
     return QW_INVALID_ARGUMENT;
   }
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
   const int depthwise = is_depthwise(s);
   if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) ||
       header->kind != (uint32_t)(depthwise ? CONV_DEPTHWISE : CONV_GEMM) ||
-      header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm))) {
+      header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm)) ||
+      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c * stage.elem_size) ||
+      !qw_aligned(y, stage.elem_size)) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_zero_point_valid(x_dtype, x_zero_point)) {

@@ -23,10 +23,22 @@ int32_t qw_pool_output_size(int32_t in, int32_t kernel, int32_t stride, int32_t 
   return (int32_t)out;
 }
 
+/* The largest coordinate a window of size k at dilation d reaches from output o - 1 (64-bit). */
+static int64_t window_end(int32_t out, int32_t stride, int32_t kernel, int32_t dilation) {
+  return (int64_t)(out - 1) * stride + (int64_t)(kernel - 1) * dilation;
+}
+
+/* Positive sizes; the input and output (elements) and the window's taps fit QW_MAX_BYTES; every coordinate the
+ * loops form (o * stride - pad + k * dilation, before clipping) fits int32. */
 static int valid_pool_shape(const qw_pool2d_shape* s) {
   return s != NULL && s->batch >= 0 && s->in_h > 0 && s->in_w > 0 && s->channels > 0 && s->out_h > 0 && s->out_w > 0 &&
          s->kernel_h > 0 && s->kernel_w > 0 && s->stride_h > 0 && s->stride_w > 0 && s->pad_top >= 0 &&
-         s->pad_left >= 0 && s->dilation_h > 0 && s->dilation_w > 0;
+         s->pad_left >= 0 && s->dilation_h > 0 && s->dilation_w > 0 &&
+         qw_size_fits4((uint64_t)s->batch, (uint64_t)s->in_h, (uint64_t)s->in_w, (uint64_t)s->channels) &&
+         qw_size_fits4((uint64_t)s->batch, (uint64_t)s->out_h, (uint64_t)s->out_w, (uint64_t)s->channels) &&
+         qw_size_fits4((uint64_t)s->kernel_h, (uint64_t)s->kernel_w, sizeof(void*), 1) &&
+         window_end(s->out_h, s->stride_h, s->kernel_h, s->dilation_h) < INT32_MAX &&
+         window_end(s->out_w, s->stride_w, s->kernel_w, s->dilation_w) < INT32_MAX;
 }
 
 /* Per thread: the tap pointers of one window. */
@@ -34,20 +46,17 @@ static size_t max_pool_thread_bytes(const qw_pool2d_shape* s) {
   return qw_round_up((size_t)s->kernel_h * s->kernel_w * sizeof(void*), 16);
 }
 
+/* One window's tap pointers per thread, in 64 bits: 0 past QW_MAX_BYTES. */
 size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* s) {
-  return valid_pool_shape(s) ? max_pool_thread_bytes(s) * qw_threads() : 0;
+  return valid_pool_shape(s) ? qw_size_or_zero((uint64_t)max_pool_thread_bytes(s) * qw_threads()) : 0;
 }
 
 /* 1 when some tap of output position o falls inside [0, in) (a window entirely in padding means the
- * output size was wrong). */
+ * output size was wrong): the first tap at or past 0 is before `in`. In 64 bits and without a loop over the taps. */
 static int window_reaches_input(int32_t o, int32_t in, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation) {
-  for (int32_t k = 0; k < kernel; k++) {
-    const int32_t i = o * stride - pad + k * dilation;
-    if (i >= 0 && i < in) {
-      return 1;
-    }
-  }
-  return 0;
+  const int64_t start = (int64_t)o * stride - pad;
+  const int64_t first = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  return first < kernel && start + first * dilation < in;
 }
 
 /* Tiles of output rows (over the batch). */
@@ -90,14 +99,30 @@ static void max_pool_task(const void* context, size_t thread, size_t start, size
   }
 }
 
+/* Every (undilated) window overlaps the input: the first ends past the top padding, the last starts inside the input
+ * (PyTorch's pooling_output_shape guarantees both). An output size that breaks this has windows of no taps. */
+static int windows_overlap_input(const qw_pool2d_shape* s) {
+  return s->pad_top < s->kernel_h && s->pad_left < s->kernel_w &&
+         (int64_t)(s->out_h - 1) * s->stride_h - s->pad_top < s->in_h && (int64_t)(s->out_w - 1) * s->stride_w - s->pad_left < s->in_w;
+}
+
+/* int32 window sums of 8-bit values cannot overflow: at most 2^23 taps (255 * 2^23 < 2^31). Adaptive windows span
+ * at most ceil(in / out) + 1 rows and columns. */
+static int avg_pool_sums_fit(const qw_pool2d_shape* s, int adaptive) {
+  const int64_t rows = adaptive ? (int64_t)s->in_h / s->out_h + 2 : s->kernel_h;
+  const int64_t cols = adaptive ? (int64_t)s->in_w / s->out_w + 2 : s->kernel_w;
+  return rows * cols <= (INT64_C(1) << 23) || (int64_t)s->in_h * s->in_w <= (INT64_C(1) << 23);
+}
+
 qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, void* y, void* workspace,
                         int clamp_to_edge) {
-  if (!valid_pool_shape(s) || workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) ||
+  if (qw_max_pool2d_workspace_size(s) == 0 || workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) ||
       !qw_dtype_is_8bit(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  /* Every window must reach the input (clamped windows always do): checked here, before any tile runs. */
-  if (!clamp_to_edge) {
+  /* Every window must reach the input (clamped windows always do): checked here, before any tile runs (no tile
+   * runs for an empty batch). */
+  if (!clamp_to_edge && s->batch != 0) {
     for (int32_t oy = 0; oy < s->out_h; oy++) {
       if (!window_reaches_input(oy, s->in_h, s->kernel_h, s->stride_h, s->pad_top, s->dilation_h)) {
         return QW_INVALID_ARGUMENT;
@@ -119,7 +144,7 @@ qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
 }
 
 qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y) {
-  if ((n != 0 && (x == NULL || y == NULL)) || table == NULL) {
+  if ((n != 0 && (x == NULL || y == NULL)) || table == NULL || !qw_count_fits(n, 1)) {
     return QW_INVALID_ARGUMENT;
   }
   if (n != 0) {
@@ -136,7 +161,7 @@ struct avg_pool_job {
   qw_dtype dtype;
   float scale;
   int32_t zero_point, divisor_override, vector_channels;
-  int form, count_include_pad;
+  int form, adaptive, count_include_pad;
   size_t channels, channel_tiles; /* a tile: one output row, `channels` channels */
 };
 
@@ -145,7 +170,7 @@ static void avg_pool_task(const void* context, size_t thread, size_t start, size
   const struct avg_pool_job* job = (const struct avg_pool_job*)context;
   const qw_pool2d_shape* s = job->s;
   const qw_dtype dtype = job->dtype;
-  const int form = job->form;
+  const int form = job->form, adaptive = job->adaptive;
   const int32_t zero_point = job->zero_point, divisor_override = job->divisor_override;
   const float scale = job->scale;
   const size_t c = (size_t)s->channels;
@@ -160,8 +185,6 @@ static void avg_pool_task(const void* context, size_t thread, size_t start, size
     uint8_t* out = job->y + row * s->out_w * c;
     for (int32_t ox = 0; ox < s->out_w; ox++, out += c) {
       int32_t y0, y1, x0, x1, pool_size;
-      const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
-                           form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
       if (adaptive) {
         /* adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)) */
         y0 = (int32_t)(((int64_t)oy * s->in_h) / s->out_h);
@@ -240,6 +263,14 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
       (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0 || vector_channels < 0) {
     return QW_INVALID_ARGUMENT;
   }
+  const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
+                       form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
+  if (!adaptive && !windows_overlap_input(s)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!avg_pool_sums_fit(s, adaptive)) {
+    return QW_UNSUPPORTED;
+  }
   /* The scale only divides itself here (QNNPACK's multiplier); no reciprocal of it is formed. */
   if (!qw_scale_positive(scale)) {
     return QW_INVALID_QPARAMS;
@@ -249,7 +280,7 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
   const struct avg_pool_job job = {
       .s = s, .x = (const uint8_t*)x, .y = (uint8_t*)y, .dtype = dtype, .scale = scale, .zero_point = zero_point,
       .divisor_override = divisor_override, .vector_channels = vector_channels, .form = form,
-      .count_include_pad = count_include_pad,
+      .adaptive = adaptive, .count_include_pad = count_include_pad,
       .channels = channels, .channel_tiles = (c + channels - 1) / channels,
   };
   qw_parallelize(avg_pool_task, &job, rows * job.channel_tiles, 1);

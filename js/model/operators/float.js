@@ -8,6 +8,7 @@ import { maxPool2d } from '../../ops/pooling.js';
 import { conv2dFloat, packConv2dFloat } from '../../ops/conv-float.js';
 import { mlasLogistic } from '../../ops/mlas.js';
 import { broadcastSourceIndex } from '../../tensor/layout.js';
+import { checkBytes } from '../../tensor/check.js';
 import { ARRAY, dimsOf, dtypeOf, floatData, host, numel, qvalue, scalar, toHost, toQ } from '../values.js';
 import { A } from './attributes.js';
 
@@ -73,6 +74,7 @@ function poolGeometry(x, attrs, w) {
     if (attrs.ceil_mode && (o - 1) * stride[i] >= size + pads[i]) o--;
     return o;
   });
+  checkBytes(dims[0] * dims[1] * out[0] * out[1], 4, w, `the output of shape [${[dims[0], dims[1], ...out]}]`);
   return { dims, kernel, stride, dilation, pads, out };
 }
 
@@ -196,13 +198,14 @@ function broadcastDims(a, b, w) {
 /** A numpy-broadcasting binary op on host data of one type (int64 through fnBig). */
 function binary(fn, fnBig) {
   return {
-    inputs: ['A', 'B'],
+    inputs: ['A: float32|int32|int64|uint8|int8', 'B: =A'],
     run(ctx, [a, b]) {
       const w = where(ctx.node);
       const x = toHost(a);
       const y = toHost(b);
       if (x.dtype !== y.dtype) throw new ModelFormatError(`${w}: input types ${x.dtype} and ${y.dtype} differ`);
       const dims = broadcastDims(x.dims, y.dims, w);
+      checkBytes(numel(dims), 8, w, `the output of shape [${dims}]`);
       const op = x.dtype === 'int64' ? fnBig : fn;
       if (x.data.length === y.data.length && x.dims.length === y.dims.length && x.dims.every((d, k) => d === y.dims[k])) {
         const out = new ARRAY[x.dtype](x.data.length); // same shapes: element by element, no index arrays
@@ -223,7 +226,7 @@ function binary(fn, fnBig) {
 /** A float unary op, element by element. */
 function unary(fn, attributes = {}) {
   return {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     attributes,
     run(ctx, [x], attrs) {
       const d = floatData(x, where(ctx.node));
@@ -274,7 +277,7 @@ export function transposeHost(h, perm) {
 export const FLOAT_OPERATORS = {
   /** Float Conv (NCHW, 2-D): weights packed once into wasm memory (src/operators/conv2d-f32.c). */
   Conv: {
-    inputs: ['X', 'W', 'B?'],
+    inputs: ['X: float32 ~8bit', 'W: float32 ~8bit', 'B?: float32 rank 1'],
     attributes: { ...WINDOW_ATTRIBUTES, group: A.int(1, (g) => g >= 1), qwasm_relu: A.int(0) },
     prepare: (attrs, node, opset, label) => window2d(attrs, label),
     run(ctx, [x, wv, b], attrs) {
@@ -321,7 +324,8 @@ export const FLOAT_OPERATORS = {
   },
 
   MaxPool: {
-    inputs: ['X'],
+    inputs: ['X: float32|8bit'],
+    outputs: ['Y', 'Indices?'],
     attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), storage_order: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
@@ -355,7 +359,7 @@ export const FLOAT_OPERATORS = {
    * padding never counts).
    */
   AveragePool: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), count_include_pad: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
@@ -366,9 +370,9 @@ export const FLOAT_OPERATORS = {
       const hx = toHost(x);
       floatData(hx, w);
       if (hx.dims.length !== 4) throw new UnsupportedError(`${w}: only 2-D pooling (a 4-D input) is supported`);
+      const g = poolGeometry(x, attrs, w); // checks that the window fits and the output size
       const mlas = !attrs.ceil_mode && attrs.dilations.every((d) => d === 1) && attrs.auto_pad === 'NOTSET';
       if (mlas) return mlasAveragePool(hx, attrs.kernel_shape, attrs.strides, attrs.pads, !!attrs.count_include_pad);
-      const g = poolGeometry(x, attrs, w);
       const [h, wd] = g.dims.slice(2);
       const extent = (start, k, d, size, padEnd) => {
         let count = 0; // window taps inside [-padBegin, size + padEnd)
@@ -385,7 +389,7 @@ export const FLOAT_OPERATORS = {
   },
 
   GlobalAveragePool: {
-    inputs: ['X'],
+    inputs: ['X: float32 rank>=2'],
     run(ctx, [x]) {
       const h = toHost(x);
       const d = floatData(h, where(ctx.node));
@@ -405,7 +409,8 @@ export const FLOAT_OPERATORS = {
 
   /** BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). */
   BatchNormalization: {
-    inputs: ['X', 'scale', 'B', 'input_mean', 'input_var'],
+    inputs: ['X: float32 rank>=2', 'scale: float32 rank 1', 'B: float32 rank 1', 'input_mean: float32 rank 1', 'input_var: float32 rank 1'],
+    outputs: ['Y', 'running_mean?', 'running_var?', 'saved_mean?', 'saved_var?'],
     attributes: { epsilon: A.float(1e-5), momentum: A.float(0.9), training_mode: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (attrs.training_mode) throw new UnsupportedError(`${label}: training_mode = 1 is not supported`);
@@ -438,7 +443,7 @@ export const FLOAT_OPERATORS = {
   },
 
   Relu: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     run(ctx, [x]) {
       const d = floatData(x, where(ctx.node));
       const out = new Float32Array(d.length); // zeros: only the positive values are written (NaN gives 0)
@@ -452,7 +457,7 @@ export const FLOAT_OPERATORS = {
 
   /** Clip: on 8-bit data the bounds are integers of the same type (a fused ReLU / ReLU6). */
   Clip: {
-    inputs: ['input', 'min?', 'max?'],
+    inputs: ['input: float32|8bit', 'min?: =input scalar', 'max?: =input scalar'],
     attributes: { min: A.float(undefined), max: A.float(undefined) },
     run(ctx, [x, lo, hi], attrs) {
       const w = where(ctx.node);
@@ -480,7 +485,7 @@ export const FLOAT_OPERATORS = {
 
   /** Softmax (opset < 13: over the dimensions from axis on, flattened; 13 on: along axis alone). */
   Softmax: {
-    inputs: ['input'],
+    inputs: ['input: float32'],
     attributes: { axis: A.int(undefined) },
     prepare: (attrs, node, opset) => ({ ...attrs, axis: attrs.axis ?? (opset < 13 ? 1 : -1), flatten: opset < 13 }),
     run(ctx, [x], attrs) {
@@ -509,7 +514,7 @@ export const FLOAT_OPERATORS = {
   Div: binary((a, b) => a / b, (a, b) => a / b),
 
   MatMul: {
-    inputs: ['A', 'B'],
+    inputs: ['A: float32', 'B: float32'],
     run(ctx, [a, b]) {
       const w = where(ctx.node);
       const x = toHost(a);
@@ -518,6 +523,7 @@ export const FLOAT_OPERATORS = {
       const [m, k] = x.dims;
       const [k2, n] = y.dims;
       if (k !== k2) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}] do not multiply`);
+      checkBytes(m * n, 4, w, `the output [${m}, ${n}]`);
       const out = new Float32Array(m * n);
       matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0);
       return [host('float32', [m, n], out)];
@@ -525,7 +531,7 @@ export const FLOAT_OPERATORS = {
   },
 
   Gemm: {
-    inputs: ['A', 'B', 'C?'],
+    inputs: ['A: float32 rank 2', 'B: float32 rank 2', 'C?: float32 rank<=2'],
     attributes: { alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0) },
     run(ctx, [a, b, c], attrs) {
       const w = where(ctx.node);
@@ -536,9 +542,13 @@ export const FLOAT_OPERATORS = {
       const [m, k] = x.dims;
       const n = attrs.transB ? y.dims[0] : y.dims[1];
       if ((attrs.transB ? y.dims[1] : y.dims[0]) !== k) throw new ModelFormatError(`${w}: [${x.dims}] x [${y.dims}]${attrs.transB ? '^T' : ''} do not multiply`);
+      checkBytes(m * n, 4, w, `the output [${m}, ${n}]`);
       const out = new Float32Array(m * n);
       matmulFloat(floatData(x, w), floatData(y, w), m, k, n, out, 0, !!attrs.transB);
       const bias = c ? toHost(c) : null;
+      if (bias && bias.dims.some((d, i) => d !== 1 && d !== [m, n][i + 2 - bias.dims.length])) {
+        throw new ModelFormatError(`${w}: C of shape [${bias.dims}] does not broadcast to the output [${m}, ${n}]`);
+      }
       const ib = bias ? broadcastSourceIndex([m, n], bias.dims) : null;
       for (let i = 0; i < out.length; i++) out[i] = attrs.alpha * out[i] + (bias ? attrs.beta * bias.data[ib[i]] : 0);
       return [host('float32', [m, n], out)];
