@@ -295,6 +295,31 @@ static void test_add(void) {
   free(a), free(b), free(ref), free(y);
 }
 
+/* Workspaces have a slice per thread: a size that fits one thread's slice but not 64 of them is refused (0) by the
+ * size function, in 64 bits, and the entry point refuses the call (here with an empty batch: no buffer is read). */
+static void test_workspace_limits(void) {
+  static uint8_t dummy[64] __attribute__((aligned(16)));
+  const qw_pool2d_shape pool = {.batch = 0, .in_h = 1 << 13, .in_w = 1 << 12, .channels = 1, .out_h = 1, .out_w = 1,
+                                .kernel_h = 1 << 13, .kernel_w = 1 << 12, .stride_h = 1, .stride_w = 1,
+                                .dilation_h = 1, .dilation_w = 1}; /* 2^25 taps: 256 MiB of pointers per thread */
+  qw_conv2d_shape depthwise = {.batch = 0, .in_h = 1, .in_w = 1 << 14, .in_c = 256, .out_c = 256, .kernel_h = 1,
+                               .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
+                               .groups = 256}; /* 32 MiB of pair and accumulator rows per thread */
+  for (size_t threads = 1; threads <= 64; threads += 63) {
+    CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+    const int fits = threads == 1;
+    CHECK((qw_gemm_workspace_size((size_t)1 << 24, 16) != 0) == fits, "gemm workspace on %zu threads", threads);
+    CHECK((qw_max_pool2d_workspace_size(&pool) != 0) == fits, "max pool workspace on %zu threads", threads);
+    CHECK((qw_max_pool2d(&pool, dummy, QW_QUINT8, dummy, dummy, 0) == QW_OK) == fits, "max pool on %zu threads", threads);
+    CHECK((qw_conv2d_workspace_size(&depthwise) != 0) == fits, "depthwise workspace on %zu threads", threads);
+  }
+  /* pair rows of 2^16 columns x 2^16 channels (16 GiB): refused on one thread too, and by qw_conv2d */
+  depthwise.in_w = depthwise.in_c = depthwise.out_c = depthwise.groups = 1 << 16;
+  CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+  CHECK(qw_conv2d_pack_size(&depthwise) != 0 && qw_conv2d_workspace_size(&depthwise) == 0, "16 GiB depthwise workspace");
+  CHECK(qw_conv2d(&depthwise, dummy, QW_QUINT8, 0, dummy, dummy, dummy, dummy) == QW_INVALID_ARGUMENT, "depthwise refused");
+}
+
 int main(void) {
   CHECK(qw_threadpool_set_threads(0) == QW_INVALID_ARGUMENT, "0 threads accepted");
   CHECK(qw_threadpool_set_threads(QW_MAX_THREADS + 1) == QW_INVALID_ARGUMENT, "too many threads accepted");
@@ -307,6 +332,7 @@ int main(void) {
   test_conv();
   test_pooling();
   test_add();
+  test_workspace_limits();
   qw_threadpool_shutdown();
   for (size_t i = 0; i < WORKERS; i++) {
     pthread_join(workers[i], NULL);
