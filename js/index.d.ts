@@ -115,22 +115,43 @@ export interface InitOptions {
   /** true: require the SIMD128 build (throws if unsupported); false: force the scalar build; default: SIMD where supported. */
   simd?: boolean;
   /**
-   * Where the .wasm files are: a directory prefix (string or URL) to which 'qwasm-simd.wasm' or 'qwasm-scalar.wasm'
-   * is appended, or the URL of each build. Default: ../dist/ next to js/, resolved from import.meta.url.
+   * Threads running the operators (onnxruntime-web's name): default 1; 0: one per logical core, at most 8; at most
+   * 64. More than 1 runs qwasm-simd-threads.wasm with Web Workers (worker_threads in Node) over a shared memory,
+   * which a page may only have when it is cross-origin isolated; where threads cannot run, 1 thread runs with the
+   * same results, backendInfo().threadsFallback says why and console.warn says so once.
    */
-  wasmPaths?: string | URL | { simd?: string | URL; scalar?: string | URL };
+  numThreads?: number;
+  /**
+   * Relaxed SIMD's dot product for the int8 GEMM, used only where the engine computes it exactly for full bytes
+   * (a runtime probe; needs a shared memory, so a cross-origin isolated page). 'auto' (default): in browsers where
+   * the probe passes; true: also in Node, with a warning when it cannot run; false: never.
+   */
+  relaxedSimd?: boolean | 'auto';
+  /**
+   * Where the .wasm files are: a directory prefix (string or URL) to which the file names are appended, or the URL
+   * of each build. Default: ../dist/ next to js/, resolved from import.meta.url.
+   */
+  wasmPaths?: string | URL | { simd?: string | URL; scalar?: string | URL; simdThreads?: string | URL; relaxedThreads?: string | URL };
   /** The wasm binary itself (bytes or a compiled WebAssembly.Module); used instead of wasmPaths when given. */
   wasmBinary?: ArrayBuffer | ArrayBufferView | CompiledWasmModule;
 }
 
 /** Which build runs. */
 export interface BackendInfo {
-  /** 'wasmsimd' for the SIMD128 build, 'scalar' otherwise. */
-  isa: 'wasmsimd' | 'scalar';
-  /** true when isa is 'wasmsimd'. */
+  /** 'wasmsimd' for the SIMD128 builds, 'wasmrelaxed' when the relaxed-SIMD GEMM runs, 'scalar' otherwise. */
+  isa: 'wasmsimd' | 'wasmrelaxed' | 'scalar';
+  /** true unless isa is 'scalar'. */
   simd: boolean;
   /** Where the binary came from: its URL or path, or 'wasmBinary'. */
   source: string;
+  /** Threads running the operators. */
+  threads: number;
+  /** Why one thread runs although numThreads asked for more. */
+  threadsFallback?: string;
+  /** The exact semantics of the engine's relaxed dot product the relaxed kernels rely on. */
+  relaxed?: 'usdot' | 'sdot';
+  /** Why relaxedSimd: true was not honoured. */
+  relaxedFallback?: string;
 }
 
 /** Live wasm allocations made by qwasm (tensors, packed weights), for leak checks. */
@@ -149,7 +170,7 @@ export interface MemoryStats {
  */
 export function init(options?: InitOptions): Promise<BackendInfo>;
 
-/** Which build runs: { isa: 'wasmsimd' | 'scalar', simd, source }. Throws when init() has not completed. */
+/** Which build runs: { isa, simd, source, threads, ... }. Throws when init() has not completed. */
 export function backendInfo(): BackendInfo;
 
 /** Live wasm allocations made by qwasm (tensors, packed weights): for leak checks. Throws before init(). */

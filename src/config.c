@@ -7,8 +7,8 @@
 #define GEMM_X16C2_NR8_KR4                                                                   \
   .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X16_C2, .a_element_size = 2, .w_element_size = 2, \
   .pack_w = qw_pack_x16c2_gemm_weights
-#define DWCONV_X16PAIRS_CR8_TR2 \
-  .cr = 8, .tr = 2, .packing = QW_DWCONV_PACKING_X16_PAIRS, .pack = qw_pack_x16pairs_dwconv_weights
+#define DWCONV_X16_ROW_PAIRS_CR4 \
+  .cr = 4, .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS, .pack = qw_pack_x16_row_pairs_dwconv_weights
 #define F32_GEMM_MR4_NR8 .mr = 4, .nr = 8, .pack = qw_pack_f32_gemm_weights
 
 #ifdef NDEBUG
@@ -57,8 +57,9 @@ const struct qw_kernels qw_scalar_kernels = {
                                     qw_qs32_qs8_requantize_fp32_ukernel__scalar},
         SCALAR_ONLY_OUTPUT_STAGES,
     },
-    .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
-               .ukernel = {qw_qu8_dwconv_ukernel_c8t2__scalar, qw_qs8_dwconv_ukernel_c8t2__scalar}},
+    .dwconv = {DWCONV_X16_ROW_PAIRS_CR4,
+               .ukernel = qw_qs16_dwconv_ukernel_c4__scalar,
+               .pair_row = {qw_qu8_dwconv_pair_row_ukernel__scalar, qw_qs8_dwconv_pair_row_ukernel__scalar}},
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
     .transpose_x8 = qw_x8_transpose_ukernel__scalar,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
@@ -113,8 +114,9 @@ static const struct qw_kernels wasmsimd_kernels = {
                                     qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd},
         SCALAR_ONLY_OUTPUT_STAGES,
     },
-    .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
-               .ukernel = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2}},
+    .dwconv = {DWCONV_X16_ROW_PAIRS_CR4,
+               .ukernel = qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2,
+               .pair_row = {qw_qu8_dwconv_pair_row_ukernel__wasmsimd, qw_qs8_dwconv_pair_row_ukernel__wasmsimd}},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
@@ -140,10 +142,52 @@ static const struct qw_kernels wasmsimd_kernels = {
 };
 #endif
 
+#if QW_SIMD && QW_RELAXED
+/* The relaxed-SIMD tables: the wasmsimd table with the GEMM on relaxed dot products (gemm/gemm.h X8_C4), one per
+ * exact semantics of the instruction (js/runtime/relaxed.js finds the engine's); built on first use. */
+#define RELAXED_GEMM(SEMANTICS)                                                                               \
+  {                                                                                                           \
+    .mr = 4, .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X8_C4, .a_element_size = 1, .w_element_size = 1,    \
+    .a_row_extra = 4, .a_header = 16, .w_column_extra = 8, .pack_w = qw_pack_x8c4_gemm_weights,               \
+    .gemm = {qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, \
+             qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS}, \
+    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS,                                         \
+               qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS},                                         \
+  }
+
+const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics) {
+  static struct qw_kernels usdot, sdot;
+  if (usdot.isa == NULL) {
+    usdot = sdot = wasmsimd_kernels;
+    usdot.isa = sdot.isa = "wasmrelaxed";
+    usdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(usdot);
+    sdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(sdot);
+  }
+  return semantics == QW_RELAXED_USDOT ? &usdot : semantics == QW_RELAXED_SDOT ? &sdot : NULL;
+}
+#endif
+
+static const struct qw_kernels* selected = NULL;
+
 const struct qw_kernels* qw_kernels(void) {
+  if (selected != NULL) {
+    return selected;
+  }
 #if QW_SIMD
   return &wasmsimd_kernels;
 #else
   return &qw_scalar_kernels;
+#endif
+}
+
+qw_status qw_use_relaxed_simd(qw_relaxed_semantics semantics) {
+#if QW_SIMD && QW_RELAXED
+  if (semantics != QW_RELAXED_USDOT && semantics != QW_RELAXED_SDOT) {
+    return QW_INVALID_ARGUMENT;
+  }
+  selected = qw_relaxed_kernels(semantics);
+  return QW_OK;
+#else
+  return semantics == QW_RELAXED_USDOT || semantics == QW_RELAXED_SDOT ? QW_UNSUPPORTED : QW_INVALID_ARGUMENT;
 #endif
 }

@@ -21,6 +21,7 @@
 #include "pooling/maxpool.h"
 #include "quantize/quantize.h"
 #include "requantization/requantization.h"
+#include "qwasm.h"
 
 struct qw_kernels {
   const char* isa;
@@ -47,8 +48,14 @@ struct qw_kernels {
   qw_requantization_ukernel scale_output[2];         /* int32 -> float (dynamic matmul): [with bias] */
 };
 
-/* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise. */
+/* The kernels of this build: wasmsimd when compiled with QW_SIMD=1, scalar otherwise; in the relaxed build, a
+ * relaxed table once qw_use_relaxed_simd (qwasm.h) chose one. */
 const struct qw_kernels* qw_kernels(void);
+
+#if QW_SIMD && QW_RELAXED
+/* The relaxed-SIMD table for an exact semantics of i32x4.relaxed_dot_i8x16_i7x16_add_s (the tests run both). */
+const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics);
+#endif
 
 /* The scalar baseline, always compiled: tests compare the selected kernels against it. */
 extern const struct qw_kernels qw_scalar_kernels;

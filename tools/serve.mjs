@@ -1,6 +1,7 @@
 // A minimal static file server for the demo and the browser tests: serves a folder on localhost
-// with the right MIME types (application/wasm included). No server logic: the same files work on
-// any static host. Usage: node tools/serve.mjs [root] [port]
+// with the right MIME types (application/wasm included) and the two headers that make a page
+// cross-origin isolated (so that it may share wasm memory with workers: init({ numThreads })). No server
+// logic: the same files work on any static host that sends those headers. Usage: node tools/serve.mjs [root] [port]
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -18,11 +19,26 @@ const TYPES = {
   '.svg': 'image/svg+xml',
 };
 
-/** Starts serving root; resolves to { server, url } once listening (port 0 = any free port). */
-export function serve(root, port = 0, host = '127.0.0.1') {
+/** Cross-origin isolation (SharedArrayBuffer, wasm threads): every response carries both. */
+export const ISOLATION_HEADERS = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+};
+
+/**
+ * Starts serving root; resolves to { server, url } once listening (port 0 = any free port). isolate: false
+ * leaves out the cross-origin isolation headers (to test a page that has none). replaced: { [URL path]: text }
+ * served instead of those files (the browser benchmark's workers, which have no import maps).
+ */
+export function serve(root, port = 0, host = '127.0.0.1', { isolate = true, replaced = {} } = {}) {
   const base = resolve(root);
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const headers = { 'cache-control': 'no-store', ...(isolate ? ISOLATION_HEADERS : {}) };
+    if (Object.hasOwn(replaced, path)) {
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', ...headers }).end(replaced[path]);
+      return;
+    }
     let file = normalize(join(base, path));
     if (file !== base && !file.startsWith(base + sep)) {
       res.writeHead(403).end('forbidden');
@@ -35,7 +51,7 @@ export function serve(root, port = 0, host = '127.0.0.1') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}`);
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', ...headers });
     createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, host, () => ok({ server, url: `http://${host}:${server.address().port}/` })));

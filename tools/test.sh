@@ -2,8 +2,8 @@
 # npm test: installs what is missing, builds, and runs every suite:
 #   native C tests under AddressSanitizer + UBSan (scalar kernels, and the SIMD kernels through SIMDe),
 #   the same C tests compiled to wasm and run under Node in both builds (the real SIMD128 kernels),
-#   the node:test suites against BOTH wasm builds (SIMD128 and scalar), a short libFuzzer run over the C API, and
-#   the TypeScript API check.
+#   the node:test suites against BOTH wasm builds (SIMD128 and scalar), the model and operator suites against
+#   the threads build with 2 threads, a short libFuzzer run over the C API, and the TypeScript API check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +75,13 @@ for simd in 1 0; do
   echo "== node --test against the $name build"
   QWASM_SIMD=$simd run_node_tests "$simd" tests/js/
 done
+
+# The threads build with 2 threads: the suites that compare operators and models with their references (PyTorch,
+# ONNX, onnxruntime-web) bit for bit, so threads are held to the same numbers.
+echo "== node --test against the threads build (numThreads 2)"
+QWASM_SIMD=1 QWASM_THREADS=2 run_node_tests threads tests/js/golden-*.test.js tests/js/model-*.test.js \
+  tests/js/conv-reference.test.js tests/js/ort-*.test.js tests/js/requant-modes.test.js tests/js/output-range.test.js \
+  tests/js/transformer-ort.test.js tests/js/memory-plan.test.js
 
 # Once, not per build: the pages run whichever build the browser picks.
 echo "== the package as a user installs it (npm pack into fresh projects: Node, TypeScript, Vite 7 and 8, webpack 5, Worker)"

@@ -35,6 +35,8 @@ export const QW_GELU_FORM = Object.freeze({ QW_GELU_ERF: 0, QW_GELU_TANH: 1 });
 export const QW_F32_BINARY_OP = Object.freeze({ QW_F32_ADD: 0, QW_F32_SUB: 1, QW_F32_MUL: 2, QW_F32_DIV: 3, QW_F32_POW: 4 });
 /** qw_tensor_type: ONNX's TensorProto.DataType numbers. */
 export const QW_TENSOR_TYPE = Object.freeze({ QW_TYPE_FLOAT32: 1, QW_TYPE_UINT8: 2, QW_TYPE_INT8: 3, QW_TYPE_INT32: 6, QW_TYPE_INT64: 7, QW_TYPE_BOOL: 9 });
+/** qw_relaxed_semantics: what the engine's relaxed dot product computes exactly (js/runtime/relaxed.js). */
+export const QW_RELAXED_SEMANTICS = Object.freeze({ QW_RELAXED_NONE: 0, QW_RELAXED_USDOT: 1, QW_RELAXED_SDOT: 2 });
 /** QW_MAX_RANK. */
 export const QW_MAX_RANK = 8;
 /** QW_MAX_BYTES: the largest buffer (and element count) the C core takes, 2^31 - 1. */

@@ -1,8 +1,11 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
-// fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
+// fetch-or-read, one instantiate (and, for numThreads > 1, the workers of threads.js). No Emscripten JS
+// glue: the binaries are standalone.
 import { UnsupportedError } from '../errors.js';
-import { QW_MAX_BYTES, statusError } from './abi.js';
+import { QW_MAX_BYTES, QW_RELAXED_SEMANTICS, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
+import { relaxedDotSemantics } from './relaxed.js';
+import { MAX_THREADS, defaultThreadCount, startWorkers, threadsUnavailable } from './threads.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
 // Engines that validate it run the SIMD build (the same probe onnxruntime-web relies on).
@@ -23,16 +26,32 @@ export function simdSupported() {
 /** The instantiated module: typed views over its memory, allocation with accounting, status checks. */
 export class Backend {
   #exports;
+  #memory;
   #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
   #liveBytes = 0; // their sum, kept up to date so memoryStats() is cheap
   #placement = null; // a model's memory plan while it runs (js/model/memory-plan.js)
 
-  constructor(instance, source) {
+  /** memory: the imported shared memory of the threads build; the other builds export theirs. */
+  constructor(instance, source, memory = instance.exports.memory) {
     this.#exports = instance.exports;
+    this.#memory = memory;
     this.source = source;
     this.#exports._initialize();
     this.isa = this.#cString(this.#exports.qw_isa());
-    this.simd = this.isa === 'wasmsimd';
+    this.simd = this.isa !== 'scalar';
+    this.threads = 1; // set by loadBackend once the workers run
+    this.threadsFallback = undefined; // why fewer threads than asked for run, if so
+    this.relaxed = undefined; // 'usdot' | 'sdot' when the relaxed-SIMD kernels run
+    this.relaxedFallback = undefined; // why they do not, when relaxedSimd: true asked for them
+  }
+
+  /** Switches the build's GEMM to its relaxed-SIMD kernels (before anything is packed); false if it has none. */
+  useRelaxed(semantics) {
+    const code = semantics === 'usdot' ? QW_RELAXED_SEMANTICS.QW_RELAXED_USDOT : QW_RELAXED_SEMANTICS.QW_RELAXED_SDOT;
+    if (this.#exports.qw_use_relaxed_simd(code) !== 0) return false;
+    this.isa = this.#cString(this.#exports.qw_isa());
+    this.relaxed = semantics;
+    return true;
   }
 
   get exports() {
@@ -41,19 +60,19 @@ export class Backend {
 
   // Views are made fresh on every use: memory growth detaches old ones.
   u8(ptr, length) {
-    return new Uint8Array(this.#exports.memory.buffer, ptr, length);
+    return new Uint8Array(this.#memory.buffer, ptr, length);
   }
   i8(ptr, length) {
-    return new Int8Array(this.#exports.memory.buffer, ptr, length);
+    return new Int8Array(this.#memory.buffer, ptr, length);
   }
   i32(ptr, length) {
-    return new Int32Array(this.#exports.memory.buffer, ptr, length);
+    return new Int32Array(this.#memory.buffer, ptr, length);
   }
   f32(ptr, length) {
-    return new Float32Array(this.#exports.memory.buffer, ptr, length);
+    return new Float32Array(this.#memory.buffer, ptr, length);
   }
   view(Type, ptr, length) {
-    return new Type(this.#exports.memory.buffer, ptr, length);
+    return new Type(this.#memory.buffer, ptr, length);
   }
 
   /**
@@ -146,39 +165,53 @@ export class Backend {
   }
 
   memoryStats() {
-    return { liveBytes: this.#liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#exports.memory.buffer.byteLength };
+    return { liveBytes: this.#liveBytes, liveAllocations: this.#live.size, wasmMemoryBytes: this.#memory.buffer.byteLength };
   }
 
   #cString(ptr) {
-    const bytes = new Uint8Array(this.#exports.memory.buffer, ptr);
-    return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+    const bytes = new Uint8Array(this.#memory.buffer, ptr);
+    return new TextDecoder().decode(bytes.slice(0, bytes.indexOf(0))); // a copy: TextDecoder refuses shared memory
   }
 }
 
-function defaultUrl(simd) {
+// The builds: SIMD128 and scalar on one thread; over a shared memory (threads, and relaxed SIMD), SIMD128 and
+// SIMD128 with the relaxed-SIMD GEMM.
+const FILES = {
+  simd: 'qwasm-simd.wasm', scalar: 'qwasm-scalar.wasm', simdThreads: 'qwasm-simd-threads.wasm',
+  relaxedThreads: 'qwasm-relaxed-threads.wasm',
+};
+
+function defaultUrl(build) {
   // Literal new URL(..., import.meta.url) calls: the form Vite and webpack 5 rewrite into assets.
-  return simd
+  if (build === 'simdThreads') {
+    return packageFileUrl(new URL('../../dist/qwasm-simd-threads.wasm', import.meta.url), 'dist/qwasm-simd-threads.wasm');
+  }
+  if (build === 'relaxedThreads') {
+    return packageFileUrl(new URL('../../dist/qwasm-relaxed-threads.wasm', import.meta.url), 'dist/qwasm-relaxed-threads.wasm');
+  }
+  return build === 'simd'
     ? packageFileUrl(new URL('../../dist/qwasm-simd.wasm', import.meta.url), 'dist/qwasm-simd.wasm')
     : packageFileUrl(new URL('../../dist/qwasm-scalar.wasm', import.meta.url), 'dist/qwasm-scalar.wasm');
 }
 
-function resolveUrl(wasmPaths, simd) {
-  const file = simd ? 'qwasm-simd.wasm' : 'qwasm-scalar.wasm';
-  if (wasmPaths == null) return defaultUrl(simd);
+function resolveUrl(wasmPaths, build) {
+  if (wasmPaths == null) return defaultUrl(build);
   if (typeof wasmPaths === 'string' || wasmPaths instanceof URL) {
     // A prefix, as onnxruntime-web's wasmPaths: a directory URL or path ending in '/'.
     const prefix = String(wasmPaths);
-    return prefix.endsWith('/') ? prefix + file : `${prefix}/${file}`;
+    return prefix.endsWith('/') ? prefix + FILES[build] : `${prefix}/${FILES[build]}`;
   }
   if (typeof wasmPaths === 'object') {
-    const entry = simd ? wasmPaths.simd : wasmPaths.scalar;
+    const entry = wasmPaths[build];
     if (entry == null) {
-      throw new TypeError(`init: wasmPaths.${simd ? 'simd' : 'scalar'} is missing`);
+      throw new TypeError(`init: wasmPaths.${build} is missing`);
     }
     return String(entry);
   }
-  throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar }, got ${typeof wasmPaths}`);
+  throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar, simdThreads, relaxedThreads }, got ${typeof wasmPaths}`);
 }
+
+const isNode = typeof process !== 'undefined' && process.versions?.node != null;
 
 const IMPORTS = {
   env: {
@@ -187,34 +220,122 @@ const IMPORTS = {
   },
 };
 
+/** The thread count init() asked for: undefined -> 1, 0 -> defaultThreadCount(). */
 /**
- * Instantiates a backend. options: { simd?: boolean, wasmPaths?: string | URL | {simd, scalar},
- * wasmBinary?: ArrayBuffer | Uint8Array | WebAssembly.Module }.
+ * Checks init's simd, relaxedSimd and numThreads options (on every init call, also once a backend runs); returns the
+ * thread count numThreads asks for.
  */
-export async function loadBackend(options = {}) {
-  const { simd, wasmPaths, wasmBinary } = options;
+export function checkInitOptions({ simd, relaxedSimd = 'auto', numThreads }) {
   if (simd != null && typeof simd !== 'boolean') {
     throw new TypeError(`init: simd must be a boolean, got ${String(simd)}`);
   }
+  if (relaxedSimd !== 'auto' && typeof relaxedSimd !== 'boolean') {
+    throw new TypeError(`init: relaxedSimd must be true, false or 'auto', got ${String(relaxedSimd)}`);
+  }
+  return threadCount(numThreads);
+}
+
+function threadCount(numThreads) {
+  if (numThreads === undefined) return 1;
+  if (!Number.isInteger(numThreads) || numThreads < 0 || numThreads > MAX_THREADS) {
+    throw new RangeError(`init: numThreads must be an integer in [0, ${MAX_THREADS}] (0: one per core), got ${String(numThreads)}`);
+  }
+  return numThreads === 0 ? defaultThreadCount() : numThreads;
+}
+
+const warned = new Set();
+function warnOnce(kind, message) {
+  if (warned.has(kind)) return;
+  warned.add(kind);
+  console.warn(message);
+}
+
+let probeRelaxed = relaxedDotSemantics;
+/** Tests only: replaces the relaxed-SIMD probe (to run the relaxed kernels on operands every semantics agrees on). */
+export function setRelaxedProbeForTests(probe) {
+  probeRelaxed = probe ?? relaxedDotSemantics;
+}
+
+/** Whether to try the relaxed-SIMD build: { semantics } or { semantics: null, reason }. */
+function relaxedChoice(relaxedSimd, useSimd) {
+  if (relaxedSimd === false) return { semantics: null, reason: 'relaxedSimd: false' };
+  if (!useSimd) return { semantics: null, reason: 'the scalar build runs' };
+  if (relaxedSimd !== true && isNode) {
+    // Node 20 needs a flag for relaxed SIMD, and its baseline compiler computed the dot product wrongly.
+    return { semantics: null, reason: 'Node keeps SIMD128 unless relaxedSimd: true' };
+  }
+  return probeRelaxed();
+}
+
+/**
+ * Instantiates a backend. options: { simd?: boolean, numThreads?: number, relaxedSimd?: boolean | 'auto',
+ * wasmPaths?: string | URL | {simd, scalar, simdThreads, relaxedThreads}, wasmBinary?: ArrayBuffer | Uint8Array |
+ * WebAssembly.Module }.
+ * numThreads > 1 runs the threads build with workers; where that cannot be (no cross-origin isolation,
+ * no SharedArrayBuffer or wasm atomics, a worker that does not start, the scalar build asked for), the
+ * single-thread build runs instead, backendInfo().threadsFallback says why, and console.warn says so once.
+ * The relaxed-SIMD build (a threads build: it needs a shared memory too) runs where the engine's relaxed dot product
+ * is exact for full bytes (relaxed.js), by default in browsers only; relaxedSimd: true asks for it in Node too and
+ * warns once when it cannot run, false never uses it.
+ */
+export async function loadBackend(options = {}) {
+  const { simd, wasmPaths, wasmBinary, relaxedSimd = 'auto' } = options;
+  const threads = checkInitOptions(options);
   const supported = simdSupported();
   if (simd === true && !supported) {
     throw new UnsupportedError('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
   }
   const useSimd = simd ?? supported;
+  const relaxed = relaxedChoice(relaxedSimd, useSimd);
+  let fallback; // why fewer threads than asked for run
+  let relaxedFallback = relaxed.reason; // why the relaxed kernels do not run
+  if (threads > 1 || relaxed.semantics) {
+    const unavailable = !useSimd ? 'threads need the SIMD128 build' : threadsUnavailable();
+    if (unavailable !== null) {
+      fallback = unavailable;
+      relaxedFallback ??= unavailable;
+    } else {
+      // The relaxed build where the probe allows it, then the SIMD128 threads build for numThreads > 1.
+      const attempts = [...(relaxed.semantics ? [relaxed.semantics] : []), ...(threads > 1 ? [null] : [])];
+      for (const semantics of attempts) {
+        try {
+          const backend = await loadThreaded(threads, wasmPaths, wasmBinary, semantics);
+          if (semantics && !backend.relaxed) relaxedFallback = 'the wasmBinary given has no relaxed-SIMD kernels';
+          return finish(backend, undefined, backend.relaxed ? undefined : relaxedFallback);
+        } catch (error) {
+          if (semantics) relaxedFallback = error.message;
+          else fallback = error.message;
+        }
+      }
+      fallback ??= relaxedFallback;
+    }
+    if (threads > 1) warnOnce('threads', `qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
+    else fallback = undefined;
+  }
+  // Says, once, why relaxedSimd: true could not be honoured; records the reasons on the backend.
+  function finish(backend, threadsFallback, relaxedReason) {
+    backend.threadsFallback = threadsFallback;
+    if (relaxedSimd === true && relaxedReason !== undefined) {
+      backend.relaxedFallback = relaxedReason;
+      warnOnce('relaxed', `qwasm: relaxed SIMD is not used: ${relaxedReason}`);
+    }
+    return backend;
+  }
   let module;
   let source;
   if (wasmBinary != null) {
     source = 'wasmBinary';
-    if (wasmBinary instanceof WebAssembly.Module) {
-      module = wasmBinary;
-    } else if (wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)) {
-      module = await compile(wasmBinary, source);
-    } else {
-      throw new TypeError('init: wasmBinary must be an ArrayBuffer, a typed array or a WebAssembly.Module');
-    }
+    module = await moduleOf(wasmBinary);
   } else {
-    source = String(resolveUrl(wasmPaths, useSimd));
+    source = String(resolveUrl(wasmPaths, useSimd ? 'simd' : 'scalar'));
     module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
+  }
+  if (importsMemory(module)) {
+    // The threads build given as wasmBinary runs on one thread too, where a shared memory can be made.
+    const backend = await loadThreaded(1, null, module).catch((error) => {
+      throw new Error(`qwasm: the wasm binary from ${source} is the threads build, which cannot run here: ${fallback ?? error.message}`);
+    });
+    return finish(backend, fallback, relaxedFallback);
   }
   let instance;
   try {
@@ -222,10 +343,58 @@ export async function loadBackend(options = {}) {
   } catch (error) {
     throw new Error(`qwasm: could not instantiate the wasm binary from ${source}: ${error.message}`, { cause: error });
   }
+  checkQwasm(instance, source);
+  return finish(new Backend(instance, source), fallback, relaxedFallback);
+}
+
+/**
+ * A threads build, one instance per thread over a shared memory (threads.js): the relaxed-SIMD one with its kernels
+ * for `semantics` ('usdot' | 'sdot'), or the SIMD128 one (semantics null). Throws when it cannot run.
+ */
+async function loadThreaded(threads, wasmPaths, wasmBinary, semantics = null) {
+  let source;
+  let module;
+  if (wasmBinary != null) {
+    source = 'wasmBinary';
+    module = await moduleOf(wasmBinary);
+    if (!importsMemory(module)) throw new Error('the wasmBinary given is not a threads build (qwasm-simd-threads.wasm)');
+  } else {
+    source = String(resolveUrl(wasmPaths, semantics ? 'relaxedThreads' : 'simdThreads'));
+    module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
+  }
+  // The build's own limits: 16 MiB to start, growable to 4 GiB (CMakeLists.txt).
+  if (typeof SharedArrayBuffer !== 'function') throw new Error('SharedArrayBuffer is not available');
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
+  let instance;
+  try {
+    instance = await WebAssembly.instantiate(module, { env: { ...IMPORTS.env, memory } });
+  } catch (error) {
+    throw new Error(`could not instantiate the wasm binary from ${source}: ${error.message}`, { cause: error });
+  }
+  checkQwasm(instance, source);
+  const backend = new Backend(instance, source, memory);
+  if (semantics && !backend.useRelaxed(semantics) && wasmBinary == null) {
+    throw new Error(`the wasm binary from ${source} has no relaxed-SIMD kernels`);
+  }
+  const pool = await startWorkers(module, memory, instance.exports, threads);
+  backend.threads = pool.count;
+  return backend;
+}
+
+function importsMemory(module) {
+  return WebAssembly.Module.imports(module).some((i) => i.kind === 'memory');
+}
+
+function checkQwasm(instance, source) {
   if (typeof instance.exports.qw_isa !== 'function') {
     throw new Error(`qwasm: the wasm binary from ${source} is not a qwasm build (no qw_isa export)`);
   }
-  return new Backend(instance, source);
+}
+
+async function moduleOf(wasmBinary) {
+  if (wasmBinary instanceof WebAssembly.Module) return wasmBinary;
+  if (wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)) return compile(wasmBinary, 'wasmBinary');
+  throw new TypeError('init: wasmBinary must be an ArrayBuffer, a typed array or a WebAssembly.Module');
 }
 
 async function compile(bytes, source) {

@@ -1,25 +1,49 @@
-/* Scalar depthwise convolution over an indirection list (see dwconv.h): blocks of CR channels, taps
- * padded to a multiple of TR. c8t2 is the scalar build's layout; c16t4 a second one the C tests run
- * the convolution driver with, so that no driver can depend on a fixed layout. */
+/* Scalar depthwise convolution over pair rows (dwconv.h): the same sums as the SIMD kernels (integers, so
+ * equal by definition, and tested to be). c4 is the scalar build's layout; c8 a second one the C tests run the
+ * convolution driver with, so that no driver can depend on a fixed layout. */
 #include "dwconv/dwconv.h"
 
-#define QW_DWCONV_SCALAR(name, AT, CR, TR)                                                      \
-  QW_DECLARE_DWCONV_UKERNEL(name) {                                                             \
-    QW_ASSERT_DWCONV_UKERNEL();                                                                 \
-    const int16_t* wt = (const int16_t*)w;                                                      \
-    const size_t taps_padded = qw_round_up(taps, TR);                                           \
-    for (size_t p = 0; p < pixels; p++, input += taps_padded, acc += channels) {                \
-      for (size_t c = 0; c < channels; c++) {                                                   \
-        int32_t sum = 0;                                                                        \
-        for (size_t t = 0; t < taps; t++) {                                                     \
-          sum += (int32_t)((const AT*)input[t])[c] * wt[qw_dwconv_x16pairs_index(CR, taps_padded, t, c)]; \
-        }                                                                                       \
-        acc[c] = sum;                                                                           \
-      }                                                                                         \
-    }                                                                                           \
+#define QW_DWCONV_SCALAR(name, CR)                                                                      \
+  QW_DECLARE_DWCONV_UKERNEL(name) {                                                                     \
+    QW_ASSERT_DWCONV_UKERNEL(CR);                                                                       \
+    const int16_t* wt = (const int16_t*)w;                                                              \
+    for (size_t c0 = 0; c0 < channels_padded; c0 += CR, wt += kh * pairs * 2 * CR) {                    \
+      for (size_t ox = 0; ox < ow; ox++) {                                                              \
+        for (size_t l = 0; l < CR; l++) {                                                               \
+          int32_t sum = 0;                                                                              \
+          for (size_t ky = 0; ky < kh; ky++) {                                                          \
+            for (size_t j = 0; j < pairs; j++) {                                                        \
+              const int16_t* p = rows[ky] + ((ox * column_step + j * pair_step) * channels_padded + c0 + l) * 2; \
+              const int16_t* wp = wt + (ky * pairs + j) * 2 * CR + 2 * l;                               \
+              sum += (int32_t)p[0] * wp[0] + (int32_t)p[1] * wp[1];                                     \
+            }                                                                                           \
+          }                                                                                             \
+          acc[ox * channels_padded + c0 + l] = sum;                                                     \
+        }                                                                                               \
+      }                                                                                                 \
+    }                                                                                                   \
   }
 
-QW_DWCONV_SCALAR(qw_qu8_dwconv_ukernel_c8t2__scalar, uint8_t, 8, 2)
-QW_DWCONV_SCALAR(qw_qs8_dwconv_ukernel_c8t2__scalar, int8_t, 8, 2)
-QW_DWCONV_SCALAR(qw_qu8_dwconv_ukernel_c16t4__scalar, uint8_t, 16, 4)
-QW_DWCONV_SCALAR(qw_qs8_dwconv_ukernel_c16t4__scalar, int8_t, 16, 4)
+QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c4__scalar, 4)
+QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c8__scalar, 8)
+
+#define QW_DWCONV_PAIR_ROW_SCALAR(name, T)                                                              \
+  QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                            \
+    QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                \
+    for (size_t x = 0; x < columns; x += step) {                                                        \
+      int16_t* out = pairs + x * channels_padded * 2;                                                   \
+      const size_t ia = x - pad_left, ib = ia + dilation; /* wrap below pad_left: then >= in_w */        \
+      const T* a = ia < in_w ? (const T*)row + ia * channels : NULL;                                    \
+      const T* b = ib < in_w ? (const T*)row + ib * channels : NULL;                                    \
+      for (size_t c = 0; c < channels; c++) {                                                           \
+        out[2 * c] = (int16_t)(a != NULL ? a[c] : zero_point);                                          \
+        out[2 * c + 1] = (int16_t)(b != NULL ? b[c] : zero_point);                                      \
+      }                                                                                                 \
+      for (size_t c = channels; c < channels_padded; c++) {                                             \
+        out[2 * c] = out[2 * c + 1] = 0;                                                                \
+      }                                                                                                 \
+    }                                                                                                   \
+  }
+
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel__scalar, uint8_t)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel__scalar, int8_t)

@@ -1,21 +1,25 @@
 /*
  * Depthwise convolution microkernels, channels-last, one output row per call:
- *   acc[p][c] = sum_t input[p][t][c] * w[t][c]          (p < pixels, c < channels, t < taps)
- * with the RAW 8-bit inputs: the input zero point enters as the per-channel constant
- * a_zp * sum_t w[t][c] that the caller folds into the bias. input is an indirection list of
- * pixels * round_up(taps, tr) pointers (pixel-major), each at channel 0 of the tap's input pixel, or at
- * a row of a_zp bytes for padding (which then cancels exactly against the folded constant).
+ *   acc[ox][c] = sum_{ky < kh, kx < kw} x[iy(ky)][ox * sw - pl + kx * dw][c] * w[ky][kx][c]
+ * with the RAW 8-bit inputs: the input zero point enters as the per-channel constant a_zp * sum_t w[t][c]
+ * that the caller folds into the bias (padding reads a_zp, which then cancels exactly).
  *
- * A depthwise configuration (struct qw_dwconv_config, chosen in src/config.c) carries the layout
- * with the kernels and the packing: cr channels per packed block, taps padded to a multiple of tr.
- * Packed weights record (packing, cr, tr) in their header (src/operators/conv2d.c).
+ * Pair rows. The kernels read their inputs from rows of tap pairs that qw_dwconv_pair_row_ukernel builds once
+ * per input row (and that every output row reading that input row shares: kh of them at stride 1):
+ *   P[x][c] = (v(x), v(x + dw)) as two int16, v(x) = the input at column x - pl, the zero point outside it,
+ * x a column of the padded row. Output ox's taps (kx, kx + 1) are then the 32-bit lane c of column
+ * ox * sw + kx * dw, so one i32x4.dot_i16x8_s of 4 channels' pairs with their weight pairs sums two taps with
+ * no shuffle in the kernel (the indirection-list kernel this replaces interleaved two taps' inputs for every
+ * output: two shuffles and two widening loads per dot). An odd last tap pairs with a zero weight. Channels
+ * are padded to a multiple of cr in the pair rows and the accumulator row (zero lanes).
  *
- * The layout of today's configs, QW_DWCONV_PACKING_X16_PAIRS (cr 8, tr 2): int16 weights with the
- * weight zero point subtracted (w - w_zp fits int16), taps padded to an even count with zero weights;
- * for each block of cr channels and each pair of taps (t0, t1), channel lane l's two weights at 2 * l:
- *   [c0t0 c0t1 c1t0 c1t1 c2t0 c2t1 c3t0 c3t1][c4t0 ... c7t1]   (cr 8: two vectors per pair)
- * so that i32x4.dot_i16x8_s of the interleaved inputs sums two taps per lane. The channel tail
- * (channels % cr) uses the same layout. After the weights: int32 sum_t w[t][c] per channel.
+ * A depthwise configuration (struct qw_dwconv_config, chosen in src/config.c) carries the layout with the
+ * kernels and the packing. Packed weights record (packing, cr) in their header (src/operators/conv2d.c).
+ * Layout QW_DWCONV_PACKING_X16_ROW_PAIRS: int16 weights with the weight zero point subtracted (w - w_zp fits
+ * int16); per block of cr channels, per kernel row ky, per tap pair j (kx = 2j, 2j + 1): channel lane l's two
+ * weights at 2 * l, zero for kx >= kw and for channels past the last:
+ *   [c0k0 c0k1 c1k0 c1k1 c2k0 c2k1 c3k0 c3k1]   (cr 4: one vector per pair)
+ * then int32 sum_t w[t][c] per channel.
  */
 #ifndef QWASM_DWCONV_H
 #define QWASM_DWCONV_H
@@ -27,62 +31,82 @@
 #include "gemm/gemm.h"
 
 /* What a config's pack writes (recorded in packed weights' headers). */
-enum { QW_DWCONV_PACKING_X16_PAIRS = 1 };
+enum { QW_DWCONV_PACKING_X16_ROW_PAIRS = 2 };
 
-/* Packs depthwise weights w[c * taps + t] (8-bit, signed or not) minus zero_points[zp_per_channel ? c : 0]
- * for c < channels, then the per-channel sums, into qw_dwconv_packed_bytes. */
-typedef void (*qw_dwconv_pack_fn)(size_t cr, size_t tr, size_t channels, size_t taps, const uint8_t* w, int is_signed,
+/* Packs depthwise weights w[c * kh * kw + ky * kw + kx] (8-bit, signed or not) minus
+ * zero_points[zp_per_channel ? c : 0] for c < channels, then the per-channel sums, into qw_dwconv_packed_bytes. */
+typedef void (*qw_dwconv_pack_fn)(size_t cr, size_t channels, size_t kh, size_t kw, const uint8_t* w, int is_signed,
                                   const int32_t* zero_points, int zp_per_channel, void* packed);
 
-typedef void (*qw_dwconv_ukernel)(size_t pixels, size_t channels, size_t taps, const uint8_t* const* input,
-                                  const void* w, int32_t* acc);
+/* Builds the pair columns x = 0, step, 2 step, ... < columns of one pair row: P[x][c] for c < channels_padded,
+ * from an input row of in_w pixels of `channels` 8-bit values (row may be NULL when in_w is 0: a padding row).
+ * Columns that are not multiples of step are left unwritten (the kernels never read them). */
+typedef void (*qw_dwconv_pair_row_ukernel)(size_t columns, size_t step, size_t channels, size_t channels_padded,
+                                          const uint8_t* row, size_t in_w, size_t pad_left, size_t dilation,
+                                          int32_t zero_point, int16_t* pairs);
+
+/* One output row of ow pixels: acc[ox * channels_padded + c] = sum over ky < kh, j < pairs of
+ * P_ky[ox * column_step + j * pair_step][c] . (w[ky][2j][c], w[ky][2j + 1][c]), rows[ky] the kernel rows'
+ * pair rows, w the packed weights. */
+typedef void (*qw_dwconv_ukernel)(size_t ow, size_t channels_padded, size_t kh, size_t pairs, size_t column_step,
+                                  size_t pair_step, const int16_t* const* rows, const void* w, int32_t* acc);
 
 struct qw_dwconv_config {
-  uint8_t cr, tr;
+  uint8_t cr;      /* channels per packed block: pair rows and accumulators hold round_up(channels, cr) */
   uint8_t packing; /* QW_DWCONV_PACKING_*: the layout pack writes and the kernels read */
-  qw_dwconv_ukernel ukernel[2]; /* [activations signed] */
+  qw_dwconv_ukernel ukernel;
+  qw_dwconv_pair_row_ukernel pair_row[2]; /* [activations signed] */
   qw_dwconv_pack_fn pack;
 };
 
-/* Taps of the packed weights and of each pixel's indirection list. */
-static inline size_t qw_dwconv_taps_padded(const struct qw_dwconv_config* config, size_t taps) {
-  return qw_round_up(taps, config->tr);
+/* Tap pairs per kernel row. */
+static inline size_t qw_dwconv_pairs(size_t kw) {
+  return (kw + 1) / 2;
 }
 
-/* Bytes of packed depthwise weights (int16 weights, then int32 per-channel sums), in 64 bits. */
-static inline uint64_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t taps) {
-  return (uint64_t)qw_round_up(channels, config->cr) * qw_dwconv_taps_padded(config, taps) * sizeof(int16_t) +
+/* Bytes of packed depthwise weights (int16 weight pairs, then int32 per-channel sums), in 64 bits. */
+static inline uint64_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t kh,
+                                              size_t kw) {
+  return (uint64_t)qw_round_up(channels, config->cr) * kh * qw_dwconv_pairs(kw) * 2 * sizeof(int16_t) +
          (uint64_t)channels * sizeof(int32_t);
 }
 
 /* The layout word packed-weight headers record. */
 static inline uint32_t qw_dwconv_layout(const struct qw_dwconv_config* config) {
-  return (uint32_t)config->packing | (uint32_t)config->cr << 8 | (uint32_t)config->tr << 16;
+  return (uint32_t)config->packing | (uint32_t)config->cr << 8;
 }
 
-/* Index of the int16 weight of (tap t, channel c) in QW_DWCONV_PACKING_X16_PAIRS with taps_padded taps. */
-static inline size_t qw_dwconv_x16pairs_index(size_t cr, size_t taps_padded, size_t t, size_t c) {
-  return (c / cr) * taps_padded * cr + (t / 2) * 2 * cr + (c % cr) * 2 + t % 2;
+/* Index of the int16 weight of (channel c, ky, kx) in QW_DWCONV_PACKING_X16_ROW_PAIRS. */
+static inline size_t qw_dwconv_row_pairs_index(size_t cr, size_t kh, size_t pairs, size_t c, size_t ky, size_t kx) {
+  return ((c / cr * kh + ky) * pairs + kx / 2) * cr * 2 + c % cr * 2 + kx % 2;
 }
 
-void qw_pack_x16pairs_dwconv_weights(size_t cr, size_t tr, size_t channels, size_t taps, const uint8_t* w,
-                                     int is_signed, const int32_t* zero_points, int zp_per_channel, void* packed);
+void qw_pack_x16_row_pairs_dwconv_weights(size_t cr, size_t channels, size_t kh, size_t kw, const uint8_t* w,
+                                          int is_signed, const int32_t* zero_points, int zp_per_channel, void* packed);
 
-/* The contract a depthwise microkernel asserts on entry. */
-#define QW_ASSERT_DWCONV_UKERNEL() \
-  assert(pixels != 0 && channels != 0 && taps != 0 && input != NULL && w != NULL && acc != NULL)
+/* The contracts the microkernels assert on entry. */
+#define QW_ASSERT_DWCONV_UKERNEL(CR)                                                                      \
+  assert(ow != 0 && channels_padded != 0 && channels_padded % (CR) == 0 && kh != 0 && pairs != 0 &&       \
+         column_step != 0 && rows != NULL && w != NULL && acc != NULL)
+#define QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL()                                                                  \
+  assert(columns != 0 && step != 0 && channels != 0 && channels_padded >= channels && dilation != 0 &&       \
+         (row != NULL || in_w == 0) && pairs != NULL)
 
-#define QW_DECLARE_DWCONV_UKERNEL(name)                                                               \
-  void name(size_t pixels, size_t channels, size_t taps, const uint8_t* const* input, const void* w,  \
-            int32_t* acc)
+#define QW_DECLARE_DWCONV_UKERNEL(name)                                                                       \
+  void name(size_t ow, size_t channels_padded, size_t kh, size_t pairs, size_t column_step, size_t pair_step, \
+            const int16_t* const* rows, const void* w, int32_t* acc)
+#define QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name)                                                             \
+  void name(size_t columns, size_t step, size_t channels, size_t channels_padded, const uint8_t* row,        \
+            size_t in_w, size_t pad_left, size_t dilation, int32_t zero_point, int16_t* pairs)
 
-QW_DECLARE_DWCONV_UKERNEL(qw_qu8_dwconv_ukernel_c8t2__scalar);
-QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c8t2__scalar);
-QW_DECLARE_DWCONV_UKERNEL(qw_qu8_dwconv_ukernel_c16t4__scalar);
-QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c16t4__scalar);
+QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__scalar);
+QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c8__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__scalar);
 #if QW_SIMD
-QW_DECLARE_DWCONV_UKERNEL(qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2);
-QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2);
+QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__wasmsimd);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__wasmsimd);
 #endif
 
 #endif /* QWASM_DWCONV_H */

@@ -1,26 +1,8 @@
 /* wasm SIMD128 GEMM microkernels over the c2 layout of gemm.h (tiles of 8 columns, kc a multiple of 4)
  * and A packing. */
-#include <string.h>
-
-#include "gemm/gemm.h"
-#include "simd128.h"
+#include "gemm/gemm-wasmsimd.h"
 
 #define NR 8 /* columns per weight tile: two vectors of 4 */
-
-static inline void store_columns(int32_t* c, v128_t v, size_t columns) {
-  if (columns >= 4) {
-    wasm_v128_store(c, v);
-  } else {
-    int32_t lanes[4];
-    wasm_v128_store(lanes, v);
-    memcpy(c, lanes, columns * sizeof(int32_t));
-  }
-}
-
-static inline void store_row(int32_t* c, v128_t lo, v128_t hi, size_t columns) {
-  store_columns(c, lo, columns < 4 ? columns : 4);
-  if (columns > 4) store_columns(c + 4, hi, columns - 4);
-}
 
 /* One row. Each weight vector is used once, so the loop is bound by instruction count (load, dot,
  * add per 8 multiply-adds; the same speed with the weights in L2 or L3): four k pairs per step
@@ -62,7 +44,7 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
       wt += 32;
     }
     const size_t columns = nc - n0 < NR ? nc - n0 : NR;
-    store_row(c + n0, lo, hi, columns);
+    qw_store_i32_row8(c + n0, lo, hi, columns);
   }
 }
 
@@ -74,19 +56,9 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
     QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                   \
     const int16_t* wt = (const int16_t*)w;                                           \
-    const int16_t* ap[MR];                                                           \
-    int32_t* cp[MR];                                                                 \
-    ap[0] = (const int16_t*)a;                                                       \
-    cp[0] = c;                                                                       \
-    for (size_t r = 1; r < MR; r++) {                                                \
-      ap[r] = r < mr ? ap[r - 1] + kc : ap[r - 1];                                   \
-      cp[r] = r < mr ? cp[r - 1] + c_stride : cp[r - 1];                             \
-    }                                                                                \
+    QW_GEMM_ROW_POINTERS(MR, int16_t, (const int16_t*)a, kc)                        \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                         \
-      v128_t lo[MR], hi[MR];                                                         \
-      for (size_t r = 0; r < MR; r++) {                                              \
-        lo[r] = hi[r] = wasm_i32x4_const(0, 0, 0, 0);                                \
-      }                                                                              \
+      QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                \
       for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                              \
         const v128_t wl = wasm_v128_load(wt);                                        \
         const v128_t wh = wasm_v128_load(wt + 8);                                    \
@@ -106,7 +78,7 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
       const size_t columns = nc - n0 < NR ? nc - n0 : NR;                            \
       /* Highest row first: aliased rows hold the values of the rows they alias. */  \
       for (size_t r = MR; r-- > 0;) {                                                \
-        store_row(cp[r] + n0, lo[r], hi[r], columns);                                \
+        qw_store_i32_row8(cp[r] + n0, lo[r], hi[r], columns);                                \
       }                                                                              \
     }                                                                                \
   }

@@ -41,7 +41,7 @@ static inline size_t qw_round_up(size_t x, size_t q) {
 #define QW_GEMM_MR_LIMIT 8
 
 /* What a config's pack_w writes (recorded in packed weights' headers). */
-enum { QW_GEMM_PACKING_X16_C2 = 1 };
+enum { QW_GEMM_PACKING_X16_C2 = 1, QW_GEMM_PACKING_X8_C4 = 2 };
 
 /* Weights to pack: W[j][kk] = w[j * n_stride + (kk % k_inner) * k_stride + (kk / k_inner) * k_outer_stride]
  * (element strides) for j < n, kk < k, minus zero_points[zp_per_column ? j : 0]. A matrix has
@@ -73,14 +73,27 @@ struct qw_gemm_config {
   uint8_t packing;        /* QW_GEMM_PACKING_*: the layout pack_w writes and the kernels read */
   uint8_t a_element_size; /* bytes per A panel element */
   uint8_t w_element_size; /* bytes per packed weight */
+  uint8_t a_row_extra;    /* bytes after each A panel row (X8_C4: the row's sum) */
+  uint8_t a_header;       /* bytes before the A panel's rows (X8_C4: the depth and the zero-point term) */
+  uint8_t w_column_extra; /* bytes per column after each tile's weights (X8_C4: column sum, zero point) */
   qw_gemm_ukernel gemm[QW_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
   qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
   qw_gemm_pack_w_fn pack_w;
 };
 
+/* Bytes of packed weights per column of depth k, in 64 bits: column n0 (a multiple of nr) starts n0 times this in. */
+static inline uint64_t qw_gemm_column_bytes(const struct qw_gemm_config* config, size_t k) {
+  return (uint64_t)qw_round_up(k, config->kr) * config->w_element_size + config->w_column_extra;
+}
+
 /* Bytes of packed weights for n columns of depth k (no header), in 64 bits: the size functions check it. */
 static inline uint64_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
-  return (uint64_t)qw_round_up(n, config->nr) * qw_round_up(k, config->kr) * config->w_element_size;
+  return (uint64_t)qw_round_up(n, config->nr) * qw_gemm_column_bytes(config, k);
+}
+
+/* Bytes of an A panel of mr rows of depth k, in 64 bits. */
+static inline uint64_t qw_gemm_panel_bytes(const struct qw_gemm_config* config, size_t mr, size_t k) {
+  return config->a_header + (uint64_t)mr * ((uint64_t)qw_round_up(k, config->kr) * config->a_element_size + config->a_row_extra);
 }
 
 /* The layout word packed-weight headers record: weights with another word were packed for another layout. */
@@ -95,6 +108,25 @@ static inline size_t qw_gemm_x16c2_index(size_t nr, size_t kr, size_t k, size_t 
 
 void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
                                 void* packed);
+
+/*
+ * QW_GEMM_PACKING_X8_C4 (relaxed SIMD, i32x4.relaxed_dot_i8x16_i7x16_add_s): 4 depth steps of a column per
+ * 32-bit lane, so one relaxed dot of a tile vector with a row's 4 activation bytes (splat) adds 16 products.
+ * Weights as int8 w8 = w - c (c = 0 for qint8, 128 for quint8: always in range), per tile of nr columns:
+ * kc / 4 blocks of nr * 4 bytes (column j's bytes k..k+3 at 4 * j), then per column int32 sum_k w8 and int32
+ * z = w_zp - c. The A panel holds b = a + offset as bytes (offset 0 or +-128, the operand range the engine's
+ * relaxed dot multiplies exactly: unsigned for vpdpbusd, signed for ARM's sdot), rows kc + 4 bytes apart with
+ * each row's sum_k b after it, behind a header of {K, za = a_zp + offset}. The kernels then add
+ *   sum_k b w8 - z sum_k b - za sum_k w8 + K za z = sum_k (a - a_zp)(w - w_zp)
+ * in wrapping int32 (the exact result fits; the terms need not).
+ */
+void qw_pack_x8c4_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
+                               void* packed);
+
+/* Index of weight (column j, depth kk) in QW_GEMM_PACKING_X8_C4 (bytes) for depth k. */
+static inline size_t qw_gemm_x8c4_index(size_t nr, size_t kr, size_t k, size_t j, size_t kk) {
+  return (j / nr) * nr * (qw_round_up(k, kr) + 8) + (kk / 4) * 4 * nr + (j % nr) * 4 + kk % 4;
+}
 
 /* The contract a GEMM microkernel of at most MR rows stepping K by KC_STEP asserts on entry. */
 #define QW_ASSERT_GEMM_UKERNEL(MR, KC_STEP)                                      \
@@ -114,6 +146,19 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_4x8c2__scalar);
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_4x16c2__scalar);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel__scalar);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__scalar);
+/* Relaxed-dot kernels for the two exact semantics (gemm-wasmrelaxed.c): usdot (b unsigned: x86 AVX-VNNI's
+ * vpdpbusd), sdot (b signed: ARM's sdot, AVX-VNNI-INT8's vpdpbssd); the same instruction in wasm, emulated per
+ * semantics in the native tests. pack_a: b = a (copy) or a ^ 0x80 (a -+ 128) for [activations signed]. */
+#if QW_SIMD && QW_RELAXED
+QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_usdot);
+QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_usdot);
+QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_sdot);
+QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_sdot);
+QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
+QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
+QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_sdot);
+QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_sdot);
+#endif
 #if QW_SIMD
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2);

@@ -95,6 +95,34 @@ typedef enum qw_qscheme {
 QW_API void* qw_alloc(size_t size);
 QW_API void qw_free(void* ptr);
 
+/* ---- threads (qwasm-simd-threads.wasm; the other builds run one thread) -------------------- */
+
+/* Sets how many threads run operators, the caller included: 1..64 where the build has threads
+ * (QW_INVALID_ARGUMENT otherwise), only 1 elsewhere (QW_UNSUPPORTED). Call it once, after the workers
+ * have entered qw_thread_main and before any workspace size is asked for: workspaces have a part per thread. */
+QW_API qw_status qw_threadpool_set_threads(size_t threads);
+/* A worker's loop (worker `index`, 1..threads - 1, in its own instance of the module with its own
+ * stack): runs the tiles it claims until qw_threadpool_shutdown. Returns at once in builds without threads. */
+QW_API void qw_thread_main(size_t index);
+/* Makes every worker return from qw_thread_main. */
+QW_API void qw_threadpool_shutdown(void);
+
+/* ---- relaxed SIMD (qwasm-relaxed-threads.wasm) ----------------------------------------------------- */
+
+/* What the engine's i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c) computes exactly for any bytes (a signed):
+ * USDOT b unsigned (x86 AVX-VNNI vpdpbusd), SDOT b signed (ARM sdot, x86 AVX-VNNI-INT8 vpdpbssd). Engines that
+ * saturate pairs of products (x86 without VNNI: pmaddubsw) have neither; their relaxed dot is exact only for b
+ * in [0, 127], and qwasm does not use it there. */
+typedef enum qw_relaxed_semantics {
+  QW_RELAXED_NONE = 0,
+  QW_RELAXED_USDOT = 1,
+  QW_RELAXED_SDOT = 2,
+} qw_relaxed_semantics;
+
+/* Switches the GEMM to the relaxed-dot kernels for the engine's semantics; call once, before anything is packed
+ * (packed weights record their layout). QW_UNSUPPORTED in builds without relaxed SIMD. */
+QW_API qw_status qw_use_relaxed_simd(qw_relaxed_semantics semantics);
+
 /* ---- choosing scale and zero point (torch.ao.quantization.observer._calculate_qparams) ---- */
 
 /* The integer range an observer quantizes to, as torch.ao.quantization.utils.calculate_qmin_qmax:

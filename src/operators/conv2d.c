@@ -6,6 +6,7 @@
 
 #include "operators/operators.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 enum { CONV_GEMM = 1, CONV_DEPTHWISE = 2 };
 
@@ -94,7 +95,7 @@ static size_t gemm_k(const qw_conv2d_shape* s) {
  * qw_conv2d_output_size: its weights fit QW_MAX_BYTES, so each factor here is below 2^32. */
 static uint64_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
-    return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+    return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h, (size_t)s->kernel_w);
   }
   const uint64_t group = qw_gemm_packed_bytes(&kernels->gemm, (size_t)(s->out_c / s->groups), gemm_k(s));
   return group > QW_MAX_BYTES ? group : (uint64_t)s->groups * group;
@@ -147,8 +148,8 @@ qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_
     const struct qw_dwconv_config* dwconv = &kernels->dwconv;
     header->kind = CONV_DEPTHWISE;
     header->layout = qw_dwconv_layout(dwconv);
-    dwconv->pack(dwconv->cr, dwconv->tr, (size_t)s->out_c, taps, (const uint8_t*)w, is_signed, w_zero_points,
-                 w_zp_count != 1, (char*)packed + HEADER_BYTES);
+    dwconv->pack(dwconv->cr, (size_t)s->out_c, (size_t)s->kernel_h, (size_t)s->kernel_w, (const uint8_t*)w,
+                 is_signed, w_zero_points, w_zp_count != 1, (char*)packed + HEADER_BYTES);
     if (fbgemm_depthwise_shape(s) && is_signed) {
       pack_fbgemm_depthwise(kernels, s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
     }
@@ -199,18 +200,77 @@ static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_sha
   return rows < gemm->mr ? gemm->mr : rows;
 }
 
-/* In 64 bits: an output row of tap pointers and accumulators grows with the output width. */
-static uint64_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  if (is_depthwise(s)) {
-    /* padding row, the effective bias (its end aligned for the pointers after it), an output row's tap
-     * pointers and accumulators */
-    const uint64_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
-    const uint64_t pointers = (uint64_t)ow * taps * sizeof(void*);
-    return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), sizeof(void*)) +
-           (pointers + 15) / 16 * 16 + (uint64_t)ow * s->out_c * sizeof(int32_t);
+/* Stands for any size past QW_MAX_BYTES in the workspace sums below: small enough that they stay exact in 64 bits
+ * (a few terms, factors below 2^32). */
+#define TOO_LARGE ((uint64_t)QW_MAX_BYTES + 1)
+
+static uint64_t round_up_16(uint64_t bytes) {
+  return (bytes + 15) / 16 * 16;
+}
+
+/* Depthwise geometry: pair rows of `columns` columns (dwconv.h) of which every `step`-th is read, channels
+ * padded to the config's block. */
+struct depthwise_geometry {
+  size_t cp, pairs, columns, column_step, pair_step, step;
+  uint64_t row_bytes; /* of one pair row, or TOO_LARGE */
+};
+
+static size_t gcd(size_t a, size_t b) {
+  while (b != 0) {
+    const size_t t = a % b;
+    a = b;
+    b = t;
   }
-  const size_t gemm_ws = qw_gemm_workspace_size_with(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
-  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
+  return a;
+}
+
+static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
+                                                    int32_t ow) {
+  struct depthwise_geometry g;
+  g.cp = qw_round_up((size_t)s->out_c, kernels->dwconv.cr);
+  g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
+  g.column_step = (size_t)s->stride_w;
+  g.pair_step = 2 * (size_t)s->dilation_w;
+  /* (ow - 1) stride + (kernel_w - 1 or - 2) dilation + 1: at most the padded width, below 2^31 */
+  g.columns = ((size_t)ow - 1) * g.column_step + (g.pairs - 1) * g.pair_step + 1;
+  g.step = gcd(g.column_step, g.pair_step);
+  g.row_bytes = qw_size_fits4(g.columns, g.cp, 2 * sizeof(int16_t), 1)
+                    ? round_up_16((uint64_t)g.columns * g.cp * 2 * sizeof(int16_t))
+                    : TOO_LARGE;
+  return g;
+}
+
+/* Depthwise workspace, in 64 bits: the effective bias and the padding pair row, shared; per thread, kernel_h cached
+ * pair rows, their tags and the kernel rows' pointers, and an output row of accumulators. */
+static uint64_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  return round_up_16((uint64_t)s->out_c * sizeof(int32_t)) + depthwise_geometry(kernels, s, ow).row_bytes;
+}
+static uint64_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  const uint64_t acc_row = qw_size_fits4((uint64_t)ow, g.cp, sizeof(int32_t), 1)
+                               ? round_up_16((uint64_t)ow * g.cp * sizeof(int32_t))
+                               : TOO_LARGE;
+  return (uint64_t)s->kernel_h * g.row_bytes + round_up_16((uint64_t)s->kernel_h * (sizeof(size_t) + sizeof(void*))) +
+         acc_row;
+}
+
+/* GEMM workspace per thread, in 64 bits: the GEMM's, then (unless the input is read in place) an im2col block. */
+static uint64_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+  const size_t gemm_ws = qw_gemm_thread_workspace_size(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
+  if (gemm_ws == 0) {
+    return TOO_LARGE;
+  }
+  return direct_gemm(s) ? gemm_ws : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * gemm_k(s));
+}
+
+/* In 64 bits: the shared part, then one part per thread (checked before it is multiplied by the thread count). */
+static uint64_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+  const int depthwise = is_depthwise(s);
+  const uint64_t thread = depthwise ? depthwise_thread_bytes(kernels, s, ow) : gemm_thread_bytes(kernels, s);
+  if (thread > QW_MAX_BYTES) {
+    return TOO_LARGE;
+  }
+  return (depthwise ? depthwise_shared_bytes(kernels, s, ow) : 0) + thread * qw_threads();
 }
 
 size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
@@ -328,6 +388,199 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
   }
 }
 
+/* A depthwise convolution: tiles of output rows (over the batch). Each thread keeps the pair rows of the last
+ * kernel_h input rows it built (consecutive output rows share kernel_h - 1 of them at stride 1) and an output
+ * row of accumulators. */
+struct depthwise_job {
+  const struct qw_kernels* kernels;
+  const qw_conv2d_shape* s;
+  struct depthwise_geometry g;
+  int32_t oh, ow, x_zero_point;
+  size_t elem_size, thread_bytes;
+  int x_signed;
+  const uint8_t* x;
+  const uint8_t* weights;
+  const int16_t* pad_row;
+  const struct qw_requantization_params* rq;
+  qw_requantization_ukernel requantize;
+  uint8_t* y;
+  uint8_t* per_thread;
+};
+
+#define NO_ROW SIZE_MAX
+
+/* Whether output row oy reads input row iy. */
+static int reads_row(const qw_conv2d_shape* s, int32_t oy, int32_t iy) {
+  const int32_t d = iy - (oy * s->stride_h - s->pad_top);
+  return d >= 0 && d % s->dilation_h == 0 && d / s->dilation_h < s->kernel_h;
+}
+
+static void depthwise_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct depthwise_job* job = (const struct depthwise_job*)context;
+  const qw_conv2d_shape* s = job->s;
+  const struct depthwise_geometry* g = &job->g;
+  const size_t kh = (size_t)s->kernel_h;
+  uint8_t* slots = job->per_thread + thread * job->thread_bytes; /* kh pair rows */
+  size_t* tags = (size_t*)(slots + kh * g->row_bytes);           /* which input row each holds */
+  const int16_t** rows = (const int16_t**)(tags + kh);             /* the kernel rows of an output row */
+  int32_t* acc = (int32_t*)((uint8_t*)tags + qw_round_up(kh * (sizeof(size_t) + sizeof(void*)), 16));
+  for (size_t k = 0; k < kh; k++) {
+    tags[k] = NO_ROW;
+  }
+  const qw_dwconv_pair_row_ukernel pair_row = job->kernels->dwconv.pair_row[job->x_signed];
+  const size_t in_row = (size_t)s->in_w * s->in_c;
+  const size_t out_row = (size_t)job->ow * s->out_c * job->elem_size;
+  for (size_t row = start; row < start + count; row++) {
+    const size_t b = row / (size_t)job->oh;
+    const int32_t oy = (int32_t)(row % (size_t)job->oh);
+    for (size_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = oy * s->stride_h - s->pad_top + (int32_t)ky * s->dilation_h;
+      if (iy < 0 || iy >= s->in_h) {
+        rows[ky] = job->pad_row;
+        continue;
+      }
+      const size_t tag = b * (size_t)s->in_h + (size_t)iy;
+      size_t slot = 0;
+      while (slot < kh && tags[slot] != tag) {
+        slot++;
+      }
+      if (slot == kh) { /* not cached: replace a row no kernel row of this output row reads (one always is) */
+        slot = 0;
+        while (tags[slot] != NO_ROW && tags[slot] / (size_t)s->in_h == b &&
+               reads_row(s, oy, (int32_t)(tags[slot] % (size_t)s->in_h))) {
+          slot++;
+        }
+        tags[slot] = tag;
+        pair_row(g->columns, g->step, (size_t)s->in_c, g->cp, job->x + tag * in_row, (size_t)s->in_w,
+                 (size_t)s->pad_left, (size_t)s->dilation_w, job->x_zero_point, (int16_t*)(slots + slot * g->row_bytes));
+      }
+      rows[ky] = (const int16_t*)(slots + slot * g->row_bytes);
+    }
+    job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
+                                 job->weights, acc);
+    uint8_t* out = job->y + row * out_row;
+    for (int32_t ox = 0; ox < job->ow; ox++, out += (size_t)s->out_c * job->elem_size) {
+      job->requantize((size_t)s->out_c, acc + (size_t)ox * g->cp, job->rq, out);
+    }
+  }
+}
+
+static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                          const uint8_t* x, int x_signed, int32_t x_zero_point, const uint8_t* weights,
+                          const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
+  const size_t channels = (size_t)s->out_c;
+  const struct qw_dwconv_config* dwconv = &kernels->dwconv;
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, (size_t)s->kernel_h,
+                                                                          (size_t)s->kernel_w) -
+                                         channels * sizeof(int32_t));
+  int32_t* bias = (int32_t*)workspace;
+  int16_t* pad_row = (int16_t*)(workspace + qw_round_up(channels * sizeof(int32_t), 16));
+  /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
+   * into the bias (padding taps read zp, so they cancel exactly). */
+  const struct qw_requantization_params* rq = stage->params;
+  for (size_t c = 0; c < channels; c++) {
+    bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
+  }
+  dwconv->pair_row[x_signed](g.columns, 1, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
+  struct qw_requantization_params rq_dw = *rq;
+  rq_dw.bias = bias;
+  const struct depthwise_job job = {
+      .kernels = kernels, .s = s, .g = g, .oh = oh, .ow = ow, .x_zero_point = x_zero_point,
+      .elem_size = stage->elem_size, .thread_bytes = depthwise_thread_bytes(kernels, s, ow), .x_signed = x_signed,
+      .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .requantize = qw_output_kernel(kernels, stage),
+      .y = y, .per_thread = workspace + depthwise_shared_bytes(kernels, s, ow),
+  };
+  const size_t rows = (size_t)s->batch * oh;
+  qw_parallelize(depthwise_task, &job, rows, qw_parallel_tile(rows, 1, 4, 1));
+}
+
+/* A convolution as GEMM. 1x1 / stride 1 / unpadded reads the input in place (qw_gemm_parallel splits
+ * it); others gather im2col blocks of output pixels: a tile is one block (and, when blocks are too few
+ * to go round, a range of output channels), gathered into the thread's own block buffer. */
+struct conv_gemm_job {
+  const struct qw_kernels* kernels;
+  const qw_conv2d_shape* s;
+  int32_t ow;
+  size_t k, cin_g, cout_g, out_pixels, group_bytes, thread_bytes, gemm_bytes;
+  size_t rows, blocks, columns, column_tiles;
+  int x_signed;
+  int32_t x_zero_point;
+  const uint8_t* x;
+  const uint8_t* weights;
+  const struct qw_output_stage* stage;
+  uint8_t* y;
+  uint8_t* workspace;
+};
+
+static void conv_gemm_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct conv_gemm_job* job = (const struct conv_gemm_job*)context;
+  const qw_conv2d_shape* s = job->s;
+  const size_t groups = (size_t)s->groups, elem_size = job->stage->elem_size;
+  const size_t y_stride = (size_t)s->out_c * elem_size;
+  const size_t column_bytes = qw_gemm_column_bytes(&job->kernels->gemm, job->k);
+  uint8_t* gemm_ws = job->workspace + thread * job->thread_bytes;
+  uint8_t* block = gemm_ws + job->gemm_bytes;
+  for (size_t t = start; t < start + count; t++) {
+    const size_t column_tile = t % job->column_tiles, rest = t / job->column_tiles;
+    const size_t p0 = rest % job->blocks * job->rows, g = rest / job->blocks % groups, b = rest / job->blocks / groups;
+    const size_t pixels = job->out_pixels - p0 < job->rows ? job->out_pixels - p0 : job->rows;
+    const size_t n0 = column_tile * job->columns;
+    const size_t nc = job->cout_g - n0 < job->columns ? job->cout_g - n0 : job->columns;
+    const uint8_t* image = job->x + b * ((size_t)s->in_h * s->in_w * s->in_c);
+    for (size_t i = 0; i < pixels; i++) {
+      const size_t p = p0 + i;
+      im2col_row(s, image, 1, (int32_t)(p / (size_t)job->ow), (int32_t)(p % (size_t)job->ow), g * job->cin_g,
+                 (uint8_t)job->x_zero_point, block + i * job->k);
+    }
+    const struct qw_requantization_params rq = qw_requantization_params_at(job->stage->params, g * job->cout_g + n0);
+    struct qw_output_stage stage = *job->stage;
+    stage.params = &rq;
+    uint8_t* out = job->y + (b * job->out_pixels + p0) * y_stride + (g * job->cout_g + n0) * elem_size;
+    qw_gemm_run(job->kernels, pixels, nc, job->k, block, job->k, job->x_signed, job->x_zero_point,
+                job->weights + g * job->group_bytes + n0 * column_bytes, &stage, out, y_stride, gemm_ws);
+  }
+}
+
+static void gemm_conv_run(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                          const uint8_t* x, int x_signed, int32_t x_zero_point, const uint8_t* weights,
+                          const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
+  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
+  const size_t k = gemm_k(s);
+  const size_t group_bytes = qw_gemm_packed_bytes(&kernels->gemm, cout_g, k);
+  const size_t out_pixels = (size_t)oh * ow;
+  const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
+  const size_t y_stride = (size_t)s->out_c * stage->elem_size;
+  if (direct_gemm(s)) {
+    for (size_t b = 0; b < (size_t)s->batch; b++) {
+      for (size_t g = 0; g < (size_t)s->groups; g++) {
+        const struct qw_requantization_params rq_g = qw_requantization_params_at(stage->params, g * cout_g);
+        struct qw_output_stage stage_g = *stage;
+        stage_g.params = &rq_g;
+        qw_gemm_parallel(kernels, out_pixels, cout_g, k, x + b * in_image, (size_t)s->in_c, x_signed, x_zero_point,
+                         weights + g * group_bytes, &stage_g, y + b * out_pixels * y_stride + g * cout_g * stage->elem_size,
+                         y_stride, workspace);
+      }
+    }
+    return;
+  }
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  const size_t threads = qw_threads();
+  const size_t max_rows = im2col_rows(gemm, s);
+  size_t rows = threads == 1 ? max_rows : qw_parallel_tile(out_pixels, gemm->mr, 4, gemm->mr);
+  rows = rows < max_rows ? rows : max_rows;
+  const size_t blocks = (out_pixels + rows - 1) / rows;
+  const size_t columns = blocks * s->batch * s->groups >= 2 * threads ? cout_g : qw_parallel_tile(cout_g, gemm->nr, 2, gemm->nr);
+  const struct conv_gemm_job job = {
+      .kernels = kernels, .s = s, .ow = ow, .k = k, .cin_g = cin_g, .cout_g = cout_g, .out_pixels = out_pixels,
+      .group_bytes = group_bytes, .thread_bytes = gemm_thread_bytes(kernels, s),
+      .gemm_bytes = qw_gemm_thread_workspace_size(kernels, cout_g, k), .rows = rows, .blocks = blocks,
+      .columns = columns, .column_tiles = (cout_g + columns - 1) / columns, .x_signed = x_signed,
+      .x_zero_point = x_zero_point, .x = x, .weights = weights, .stage = stage, .y = y, .workspace = workspace,
+  };
+  qw_parallelize(conv_gemm_task, &job, blocks * s->batch * s->groups * job.column_tiles, 1);
+}
+
 qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype,
                          int32_t x_zero_point, const void* packed, const void* requantization, void* y,
                          void* workspace) {
@@ -358,93 +611,13 @@ qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape
     return QW_OK;
   }
   const int x_signed = x_dtype == QW_QINT8;
-  const uint8_t pad_byte = (uint8_t)x_zero_point;
   const uint8_t* weights = (const uint8_t*)packed + HEADER_BYTES;
-  const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
-  const size_t out_pixels = (size_t)oh * ow;
-  const size_t out_image = out_pixels * s->out_c * stage.elem_size; /* bytes */
-  const struct qw_requantization_params* rq = stage.params;
-
   if (header->kind == CONV_DEPTHWISE) {
-    const size_t channels = (size_t)s->out_c;
-    const size_t taps = (size_t)s->kernel_h * s->kernel_w;
-    const struct qw_dwconv_config* dwconv = &kernels->dwconv;
-    const size_t taps_padded = qw_dwconv_taps_padded(dwconv, taps);
-    const int32_t* wsum =
-        (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, taps) - channels * sizeof(int32_t));
-    uint8_t* pad_row = (uint8_t*)workspace;
-    int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
-    const uint8_t** tap_ptrs = (const uint8_t**)((char*)bias + qw_round_up(channels * sizeof(int32_t), sizeof(void*)));
-    int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)ow * taps_padded * sizeof(void*), 16));
-    memset(pad_row, pad_byte, channels);
-    /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
-     * into the bias (padding taps read zp, so they cancel exactly). */
-    for (size_t c = 0; c < channels; c++) {
-      bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
-    }
-    struct qw_requantization_params rq_dw = *rq;
-    rq_dw.bias = bias;
-    const qw_dwconv_ukernel dw = dwconv->ukernel[x_signed];
-    const qw_requantization_ukernel requantize = qw_output_kernel(kernels, &stage);
-    for (size_t b = 0; b < (size_t)s->batch; b++) {
-      const uint8_t* image = (const uint8_t*)x + b * in_image;
-      uint8_t* out = (uint8_t*)y + b * out_image;
-      for (int32_t oy = 0; oy < oh; oy++) {
-        const uint8_t** ptr = tap_ptrs;
-        for (int32_t ox = 0; ox < ow; ox++) {
-          for (int32_t ky = 0; ky < s->kernel_h; ky++) {
-            const int32_t iy = oy * s->stride_h - s->pad_top + ky * s->dilation_h;
-            for (int32_t kx = 0; kx < s->kernel_w; kx++) {
-              const int32_t ix = ox * s->stride_w - s->pad_left + kx * s->dilation_w;
-              *ptr++ = (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) ? pad_row
-                                                                              : image + ((size_t)iy * s->in_w + ix) * s->in_c;
-            }
-          }
-          for (size_t t = taps; t < taps_padded; t++) {
-            *ptr++ = pad_row;
-          }
-        }
-        dw((size_t)ow, channels, taps, tap_ptrs, weights, acc);
-        for (int32_t ox = 0; ox < ow; ox++, out += channels * stage.elem_size) {
-          requantize(channels, acc + (size_t)ox * channels, &rq_dw, out);
-        }
-      }
-    }
-    return QW_OK;
-  }
-
-  const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
-  const size_t k = gemm_k(s);
-  const size_t group_bytes = qw_gemm_packed_bytes(&kernels->gemm, cout_g, k);
-  void* gemm_ws = workspace;
-  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size_with(kernels, cout_g, k);
-  const size_t rows = im2col_rows(&kernels->gemm, s);
-  for (size_t b = 0; b < (size_t)s->batch; b++) {
-    const uint8_t* image = (const uint8_t*)x + b * in_image;
-    uint8_t* out = (uint8_t*)y + b * out_image;
-    for (size_t g = 0; g < (size_t)s->groups; g++) {
-      const uint8_t* wg = weights + g * group_bytes;
-      const struct qw_requantization_params rq_g = qw_requantization_params_at(rq, g * cout_g);
-      struct qw_output_stage stage_g = stage;
-      stage_g.params = &rq_g;
-      const size_t y_stride = (size_t)s->out_c * stage.elem_size;
-      uint8_t* out_g = out + g * cout_g * stage.elem_size;
-      if (direct_gemm(s)) {
-        qw_gemm_run(kernels, out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g,
-                    y_stride, gemm_ws);
-        continue;
-      }
-      for (size_t p0 = 0; p0 < out_pixels; p0 += rows) {
-        const size_t count = out_pixels - p0 < rows ? out_pixels - p0 : rows;
-        for (size_t i = 0; i < count; i++) {
-          const size_t p = p0 + i;
-          im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
-                     block + i * k);
-        }
-        qw_gemm_run(kernels, count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride,
-                    y_stride, gemm_ws);
-      }
-    }
+    depthwise_run(kernels, s, oh, ow, (const uint8_t*)x, x_signed, x_zero_point, weights, &stage, (uint8_t*)y,
+                  (uint8_t*)workspace);
+  } else {
+    gemm_conv_run(kernels, s, oh, ow, (const uint8_t*)x, x_signed, x_zero_point, weights, &stage, (uint8_t*)y,
+                  (uint8_t*)workspace);
   }
   return QW_OK;
 }

@@ -48,7 +48,7 @@ qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t
   params.multiplier = multipliers;
   params.bias_f32 = bias;
   const struct qw_output_stage out = {.params = &params, .kernel = QW_REQUANT_KERNEL_F32, .mode = QW_REQUANT_NONE, .y_signed = 0, .elem_size = sizeof(float)};
-  qw_gemm_run(kernels, m, n, k, a, k, 0, a_zero_point, weights, &out, (uint8_t*)y, n * sizeof(float), workspace);
+  qw_gemm_parallel(kernels, m, n, k, a, k, 0, a_zero_point, weights, &out, (uint8_t*)y, n * sizeof(float), workspace);
   return QW_OK;
 }
 

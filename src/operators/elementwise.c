@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "qtypes.h"
+#include "threadpool.h"
 #include "quantize/quantize.h"
 
 static float fp32_from_bits(uint32_t bits) {
@@ -265,6 +266,22 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
   return QW_OK;
 }
 
+/* QLinearAdd without broadcasting: chunks of elements over the thread pool (the kernel's result per
+ * element does not depend on where a chunk starts). */
+struct vadd_onnx_job {
+  qw_vadd_onnx_ukernel vadd;
+  const uint8_t* a;
+  const uint8_t* b;
+  uint8_t* y;
+  const struct qw_vadd_onnx_params* params;
+};
+
+static void vadd_onnx_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct vadd_onnx_job* job = (const struct vadd_onnx_job*)context;
+  job->vadd(count, job->a + start, job->b + start, job->y + start, job->params);
+}
+
 static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_index, float a_scale,
                              int32_t a_zero_point, const void* b, const int32_t* b_index, float b_scale,
                              int32_t b_zero_point, qw_dtype dtype, void* y, float y_scale, int32_t y_zero_point) {
@@ -287,9 +304,9 @@ static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_
       .y_max = (float)(qw_dtype_max(dtype) - y_zero_point),
   };
   if (!mul && a_index == NULL && b_index == NULL) {
-    if (n != 0) {
-      qw_kernels()->vadd_onnx[dtype == QW_QINT8](n, a, b, y, &p);
-    }
+    const struct vadd_onnx_job job = {qw_kernels()->vadd_onnx[dtype == QW_QINT8], (const uint8_t*)a,
+                                      (const uint8_t*)b, (uint8_t*)y, &p};
+    qw_parallelize(vadd_onnx_task, &job, n, qw_parallel_tile(n, 64, 2, 16 * 1024));
     return QW_OK;
   }
   for (size_t i = 0; i < n; i++) { /* broadcasting: the caller's index lists, the same per-element rule */

@@ -7,6 +7,7 @@
 
 #include "operators/operators.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 /* Packed weights: this header, then the config's packing. layout is qw_gemm_layout of the config
  * that packed them. */
@@ -22,7 +23,7 @@ struct packed_header {
 /* Columns per cache block: about 256 KiB of packed weights (a quarter of these machines' L2), a
  * multiple of the tile. */
 static size_t column_block(const struct qw_gemm_config* gemm, size_t k) {
-  const size_t per_column = qw_round_up(k, gemm->kr) * gemm->w_element_size;
+  const size_t per_column = qw_gemm_column_bytes(gemm, k);
   const size_t nc = (256 * 1024 / per_column) / gemm->nr * gemm->nr;
   return nc < gemm->nr ? gemm->nr : nc;
 }
@@ -72,14 +73,20 @@ qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size
   return qw_gemm_pack_with(qw_kernels(), n, k, w, w_dtype, n_stride, k_stride, w_zero_points, zp_count, packed);
 }
 
-size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
-  /* int32 rows of a block, the A panel */
+size_t qw_gemm_thread_workspace_size(const struct qw_kernels* kernels, size_t n, size_t k) {
+  /* int32 rows of a block, the A panel; in 64 bits, 0 past QW_MAX_BYTES */
   const struct qw_gemm_config* gemm = &kernels->gemm;
   if (n > QW_MAX_BYTES || k > QW_MAX_BYTES) {
     return 0;
   }
-  return qw_size_or_zero((uint64_t)gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
-                         (uint64_t)gemm->mr * qw_round_up(k, gemm->kr) * gemm->a_element_size);
+  const uint64_t bytes = (uint64_t)gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
+                         qw_gemm_panel_bytes(gemm, gemm->mr, k);
+  return qw_size_or_zero((bytes + 15) / 16 * 16);
+}
+
+/* One qw_gemm_thread_workspace_size slice per thread, 0 past QW_MAX_BYTES. */
+size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
+  return qw_size_or_zero((uint64_t)qw_gemm_thread_workspace_size(kernels, n, k) * qw_threads());
 }
 
 const void* qw_gemm_packed_weights(const struct qw_kernels* kernels, const void* packed, size_t n, size_t k) {
@@ -119,7 +126,7 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const qw_gemm_pack_a_ukernel pack_a = gemm->pack_a[a_signed];
   const size_t mr_max = gemm->mr;
   const size_t kc = qw_round_up(k, gemm->kr);
-  const size_t column_bytes = kc * gemm->w_element_size; /* of packed weights */
+  const size_t column_bytes = qw_gemm_column_bytes(gemm, k); /* of packed weights */
   int32_t* cblock = (int32_t*)workspace;
   void* panel = cblock + mr_max * qw_round_up(n, gemm->nr);
   /* A single row block is packed once and sweeps all columns (the weights are read once anyway);
@@ -147,6 +154,69 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   }
 }
 
+/* Below this many multiply-adds a GEMM runs on the calling thread: waking workers costs more. */
+#define PARALLEL_MIN_MACS (64 * 1024)
+
+struct gemm_job {
+  const struct qw_kernels* kernels;
+  size_t m, n, k, a_stride, y_stride, thread_bytes;
+  const uint8_t* a;
+  int a_signed;
+  int32_t a_zero_point;
+  const void* w;
+  const struct qw_output_stage* out;
+  uint8_t* y;
+  char* workspace;
+  size_t rows, columns, column_tiles; /* a tile: `rows` rows x `columns` columns */
+};
+
+static void gemm_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct gemm_job* job = (const struct gemm_job*)context;
+  const size_t column_bytes = qw_gemm_column_bytes(&job->kernels->gemm, job->k);
+  for (size_t t = start; t < start + count; t++) {
+    const size_t m0 = t / job->column_tiles * job->rows, n0 = t % job->column_tiles * job->columns;
+    const size_t mc = job->m - m0 < job->rows ? job->m - m0 : job->rows;
+    const size_t nc = job->n - n0 < job->columns ? job->n - n0 : job->columns;
+    const struct qw_requantization_params rq = qw_requantization_params_at(job->out->params, n0);
+    struct qw_output_stage out = *job->out;
+    out.params = &rq;
+    qw_gemm_run(job->kernels, mc, nc, job->k, job->a + m0 * job->a_stride, job->a_stride, job->a_signed,
+                job->a_zero_point, (const char*)job->w + n0 * column_bytes, &out,
+                job->y + m0 * job->y_stride + n0 * job->out->elem_size, job->y_stride,
+                job->workspace + thread * job->thread_bytes);
+  }
+}
+
+void qw_gemm_parallel(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a,
+                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* w,
+                      const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace) {
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  const size_t threads = qw_threads();
+  if (threads == 1 || (uint64_t)m * n * k < PARALLEL_MIN_MACS) {
+    qw_gemm_run(kernels, m, n, k, a, a_stride, a_signed, a_zero_point, w, out, y, y_stride, workspace);
+    return;
+  }
+  struct gemm_job job = {
+      .kernels = kernels, .m = m, .n = n, .k = k, .a_stride = a_stride, .y_stride = y_stride,
+      .thread_bytes = qw_gemm_thread_workspace_size(kernels, n, k), .a = a, .a_signed = a_signed,
+      .a_zero_point = a_zero_point, .w = w, .out = out, .y = y, .workspace = (char*)workspace,
+  };
+  /* Rows split when there are enough row blocks to go round (each tile streams the whole weight
+   * matrix, blocked for L2 as on one thread); columns (whole weight tiles) for GEMVs and short
+   * matrices, where each thread then reads only its part of the weights. */
+  const size_t row_blocks = (m + gemm->mr - 1) / gemm->mr;
+  if (row_blocks >= 2 * threads) {
+    job.rows = qw_parallel_tile(m, gemm->mr, 4, gemm->mr);
+    job.columns = n;
+  } else {
+    job.rows = m;
+    job.columns = qw_parallel_tile(n, gemm->nr, 2, gemm->nr);
+  }
+  job.column_tiles = (n + job.columns - 1) / job.columns;
+  const size_t tiles = (m + job.rows - 1) / job.rows * job.column_tiles;
+  qw_parallelize(gemm_task, &job, tiles, 1);
+}
+
 qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
                        qw_dtype a_dtype, int32_t a_zero_point, const void* packed, const void* requantization, void* y,
                        size_t y_stride, void* workspace) {
@@ -154,6 +224,7 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
   const struct packed_header* h = (const struct packed_header*)packed;
   if (!qw_output_stage_of(requantization, n, &out) || packed == NULL || h->magic != PACKED_MAGIC || h->n != n ||
       h->k != k || h->layout != qw_gemm_layout(&kernels->gemm) || workspace == NULL ||
+      qw_gemm_workspace_size_with(kernels, n, k) == 0 ||
       (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n * out.elem_size)) ||
       !qw_count_fits(m, a_stride) || !qw_count_fits(m, y_stride) || !qw_dtype_is_8bit(a_dtype) ||
       !qw_aligned(y, out.elem_size) || y_stride % out.elem_size != 0) {
@@ -162,8 +233,8 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
   if (!qw_zero_point_valid(a_dtype, a_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  qw_gemm_run(kernels, m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point,
-              (const char*)packed + HEADER_BYTES, &out, (uint8_t*)y, y_stride, workspace);
+  qw_gemm_parallel(kernels, m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point,
+                   (const char*)packed + HEADER_BYTES, &out, (uint8_t*)y, y_stride, workspace);
   return QW_OK;
 }
 

@@ -26,10 +26,19 @@ struct qw_output_stage {
 };
 
 /* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * (W[k][n] - w_zp[n])) for W packed by kernels->gemm (no
- * header); y_stride in bytes; workspace of qw_gemm_workspace_size_with bytes. */
+ * header); y_stride in bytes; workspace of qw_gemm_thread_workspace_size bytes. One thread. */
 void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
                  int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
                  size_t y_stride, void* workspace);
+
+/* qw_gemm_run split into tiles over the thread pool (threadpool.h); workspace of qw_gemm_workspace_size_with
+ * bytes: one qw_gemm_thread_workspace_size slice per thread. */
+void qw_gemm_parallel(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a,
+                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* w,
+                      const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace);
+
+/* The workspace of one thread's qw_gemm_run (a multiple of 16 bytes). */
+size_t qw_gemm_thread_workspace_size(const struct qw_kernels* kernels, size_t n, size_t k);
 
 /* The weights inside a qw_gemm_pack buffer for n columns of depth k in kernels->gemm's layout, or NULL when it
  * is not one. */

@@ -1,6 +1,6 @@
 /* The kernel tables the C tests run the kernels and drivers with: this build's (qw_kernels()), the
  * scalar baseline when the build is not scalar, and a table whose layouts neither build uses (GEMM
- * mr 3, nr 16, kr 8; depthwise cr 16, tr 4; float GEMM 2x16), made of scalar kernels for those tiles.
+ * mr 3, nr 16, kr 8; depthwise cr 8; float GEMM 2x16), made of scalar kernels for those tiles.
  * With the third table every driver runs on a second layout: a size a driver took from a constant
  * instead of its config shows up as a wrong result or an AddressSanitizer report. */
 #ifndef QWASM_TEST_KERNEL_TABLES_H
@@ -30,11 +30,11 @@ static const struct qw_kernels* other_layout_kernels(void) {
       .pack_w = qw_pack_x16c2_gemm_weights,
   };
   table.dwconv = (struct qw_dwconv_config){
-      .cr = 16,
-      .tr = 4,
-      .packing = QW_DWCONV_PACKING_X16_PAIRS,
-      .ukernel = {qw_qu8_dwconv_ukernel_c16t4__scalar, qw_qs8_dwconv_ukernel_c16t4__scalar},
-      .pack = qw_pack_x16pairs_dwconv_weights,
+      .cr = 8,
+      .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS,
+      .ukernel = qw_qs16_dwconv_ukernel_c8__scalar,
+      .pair_row = {qw_qu8_dwconv_pair_row_ukernel__scalar, qw_qs8_dwconv_pair_row_ukernel__scalar},
+      .pack = qw_pack_x16_row_pairs_dwconv_weights,
   };
   table.f32_gemm = (struct qw_f32_gemm_config){
       .mr = 2,
@@ -45,14 +45,21 @@ static const struct qw_kernels* other_layout_kernels(void) {
   return &table;
 }
 
-/* Fills tables[0..n) and returns n (at most 3). */
-static size_t kernel_tables(struct kernel_table tables[3]) {
+#define KERNEL_TABLES_MAX 5
+
+/* Fills tables[0..n) and returns n (at most KERNEL_TABLES_MAX): with the relaxed-SIMD tables (their dot product
+ * emulated per semantics) where the build has them. */
+static size_t kernel_tables(struct kernel_table tables[KERNEL_TABLES_MAX]) {
   size_t n = 0;
   tables[n++] = (struct kernel_table){qw_kernels()->isa, qw_kernels()};
   if (qw_kernels() != &qw_scalar_kernels) {
     tables[n++] = (struct kernel_table){"scalar", &qw_scalar_kernels};
   }
   tables[n++] = (struct kernel_table){"other-layout", other_layout_kernels()};
+#if QW_SIMD && QW_RELAXED
+  tables[n++] = (struct kernel_table){"relaxed-usdot", qw_relaxed_kernels(QW_RELAXED_USDOT)};
+  tables[n++] = (struct kernel_table){"relaxed-sdot", qw_relaxed_kernels(QW_RELAXED_SDOT)};
+#endif
   return n;
 }
 

@@ -34,16 +34,20 @@ static void test_invariants(struct kernel_table t) {
   const struct qw_gemm_config* gemm = &k->gemm;
   CHECK(gemm->mr >= 1 && gemm->mr <= QW_GEMM_MR_LIMIT && gemm->nr >= 1 && gemm->kr >= 2 && gemm->kr % 2 == 0,
         "%s gemm mr %u nr %u kr %u", t.name, gemm->mr, gemm->nr, gemm->kr);
-  CHECK(gemm->packing == QW_GEMM_PACKING_X16_C2 && gemm->pack_w == qw_pack_x16c2_gemm_weights &&
-            gemm->a_element_size == 2 && gemm->w_element_size == 2,
+  CHECK((gemm->packing == QW_GEMM_PACKING_X16_C2 && gemm->pack_w == qw_pack_x16c2_gemm_weights &&
+         gemm->a_element_size == 2 && gemm->w_element_size == 2 && gemm->a_row_extra == 0 && gemm->a_header == 0 &&
+         gemm->w_column_extra == 0) ||
+            (gemm->packing == QW_GEMM_PACKING_X8_C4 && gemm->pack_w == qw_pack_x8c4_gemm_weights && gemm->kr % 4 == 0 &&
+             gemm->a_element_size == 1 && gemm->w_element_size == 1 && gemm->a_row_extra == 4 &&
+             gemm->a_header == 16 && gemm->w_column_extra == 8),
         "%s gemm packing", t.name);
   for (size_t r = 0; r < QW_GEMM_MR_LIMIT; r++) {
     CHECK((r < gemm->mr) == (gemm->gemm[r] != NULL), "%s gemm kernel for %zu rows", t.name, r + 1);
   }
   CHECK(gemm->pack_a[0] != NULL && gemm->pack_a[1] != NULL, "%s gemm pack_a", t.name);
   const struct qw_dwconv_config* dw = &k->dwconv;
-  CHECK(dw->cr >= 1 && dw->tr >= 2 && dw->tr % 2 == 0 && dw->packing == QW_DWCONV_PACKING_X16_PAIRS &&
-            dw->pack == qw_pack_x16pairs_dwconv_weights && dw->ukernel[0] != NULL && dw->ukernel[1] != NULL,
+  CHECK(dw->cr >= 1 && dw->packing == QW_DWCONV_PACKING_X16_ROW_PAIRS && dw->pack == qw_pack_x16_row_pairs_dwconv_weights &&
+            dw->ukernel != NULL && dw->pair_row[0] != NULL && dw->pair_row[1] != NULL,
         "%s dwconv config", t.name);
   const struct qw_f32_gemm_config* f32 = &k->f32_gemm;
   CHECK(f32->mr >= 1 && f32->mr <= QW_F32_GEMM_MR_LIMIT && f32->nr >= 1 && f32->nr <= QW_F32_GEMM_NR_LIMIT &&
@@ -355,11 +359,11 @@ static void pack_a_short_panel(void) {
   qw_kernels()->gemm.pack_a[0](1, 8, 4, a, 8, 0, panel); /* kc < k */
 }
 static void dwconv_no_channels(void) {
-  const uint8_t row[2] = {0};
-  const uint8_t* input[2] = {row, row};
+  const int16_t row[16] = {0};
+  const int16_t* rows[1] = {row};
   int16_t w[16] = {0};
-  int32_t acc[1];
-  qw_kernels()->dwconv.ukernel[0](1, 0, 1, input, w, acc);
+  int32_t acc[4];
+  qw_kernels()->dwconv.ukernel(1, 0, 1, 1, 1, 2, rows, w, acc);
 }
 static void quantize_empty(void) {
   float x[1] = {0};
@@ -415,17 +419,19 @@ static void test_asserts(void) {
 }
 
 int main(void) {
-  struct kernel_table tables[3];
+  struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
   for (size_t t = 0; t < count; t++) {
     test_invariants(tables[t]);
     test_conv(tables[t]);
     test_elementwise(tables[t]);
   }
-  /* The last table's layouts differ from the build's, so the refusals below are exercised. */
-  CHECK(qw_gemm_layout(&tables[count - 1].kernels->gemm) != qw_gemm_layout(&qw_kernels()->gemm) &&
-            qw_dwconv_layout(&tables[count - 1].kernels->dwconv) != qw_dwconv_layout(&qw_kernels()->dwconv) &&
-            qw_f32_gemm_layout(&tables[count - 1].kernels->f32_gemm) != qw_f32_gemm_layout(&qw_kernels()->f32_gemm),
+  /* The other-layout table's layouts differ from the build's, so the refusals below are exercised. */
+  size_t other = 0;
+  while (other < count && strcmp(tables[other].name, "other-layout") != 0) other++;
+  CHECK(other < count && qw_gemm_layout(&tables[other].kernels->gemm) != qw_gemm_layout(&qw_kernels()->gemm) &&
+            qw_dwconv_layout(&tables[other].kernels->dwconv) != qw_dwconv_layout(&qw_kernels()->dwconv) &&
+            qw_f32_gemm_layout(&tables[other].kernels->f32_gemm) != qw_f32_gemm_layout(&qw_kernels()->f32_gemm),
         "the test table shares a layout with the build");
   for (size_t from = 0; from < count; from++) {
     for (size_t to = 0; to < count; to++) {

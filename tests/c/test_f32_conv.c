@@ -121,7 +121,7 @@ int main(void) {
       {1, 14, 14, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 7},
   };
   const size_t n = sizeof(cases) / sizeof(cases[0]);
-  struct kernel_table tables[3];
+  struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
   for (size_t t = 0; t < count; t++) {
     for (size_t i = 0; i < n; i++) {

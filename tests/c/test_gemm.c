@@ -97,7 +97,7 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   pack_matrix(gemm, n, k, w, n_stride, k_stride, p.w_signed, w_zp, zp_count, packed);
 
   /* The packing itself: every weight at its index, everything else (K and N padding) zero. */
-  {
+  if (gemm->packing == QW_GEMM_PACKING_X16_C2) {
     uint8_t* used = exact_alloc(packed_bytes / sizeof(int16_t));
     memset(used, 0, packed_bytes / sizeof(int16_t));
     int bad = 0;
@@ -114,6 +114,23 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     }
     CHECK(bad == 0, "%s packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
     free(used);
+  } else {
+    /* X8_C4: int8 w - c (c = 128 for quint8), zero padding, per tile the column sums and z = w_zp - c. */
+    const uint8_t* bytes = (const uint8_t*)packed;
+    const int32_t c = p.w_signed ? 0 : 128;
+    int bad = 0;
+    for (size_t j = 0; j < qw_round_up(n, gemm->nr); j++) {
+      int32_t sum = 0;
+      for (size_t kk = 0; kk < kc; kk++) {
+        const int32_t expect = j < n && kk < k ? value_of(w[j * n_stride + kk * k_stride], p.w_signed) - c : 0;
+        bad += (int8_t)bytes[qw_gemm_x8c4_index(gemm->nr, gemm->kr, k, j, kk)] != expect;
+        sum += expect;
+      }
+      const int32_t* trailer = (const int32_t*)(bytes + (j / gemm->nr) * gemm->nr * (kc + 8) + gemm->nr * kc);
+      bad += trailer[j % gemm->nr] != sum;
+      bad += j < n && trailer[gemm->nr + j % gemm->nr] != w_zp[p.per_channel ? j : 0] - c;
+    }
+    CHECK(bad == 0, "%s x8c4 packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
   }
 
   /* A: exactly (m - 1) * a_stride + k bytes; the gaps between rows hold random bytes. */
@@ -123,17 +140,37 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     a[i] = gen_byte(p.a_signed, p.extremes, p.a_zero_point);
   }
 
-  int16_t* panel = exact_alloc(m * kc * sizeof(int16_t));
-  for (size_t i = 0; i < m * kc; i++) {
-    panel[i] = (int16_t)0x7777; /* garbage: the padding must be written as zeros */
-  }
+  const size_t panel_bytes = qw_gemm_panel_bytes(gemm, m, k);
+  uint8_t* panel = exact_alloc(panel_bytes);
+  memset(panel, 0x77, panel_bytes); /* garbage: the padding must be written as zeros */
   gemm->pack_a[p.a_signed](m, k, kc, a, a_stride, p.a_zero_point, panel);
   {
     int bad = 0;
-    for (size_t r = 0; r < m; r++) {
-      for (size_t kk = 0; kk < kc; kk++) {
-        const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
-        bad += panel[r * kc + kk] != expect;
+    if (gemm->packing == QW_GEMM_PACKING_X16_C2) {
+      const int16_t* rows = (const int16_t*)panel;
+      for (size_t r = 0; r < m; r++) {
+        for (size_t kk = 0; kk < kc; kk++) {
+          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
+          bad += rows[r * kc + kk] != expect;
+        }
+      }
+    } else {
+      /* X8_C4: {K, za = a_zp + offset}, then rows of b = a + offset (mod 256) with their sums of b. */
+      const int32_t* header = (const int32_t*)panel;
+      const int32_t offset = header[1] - p.a_zero_point;
+      const int b_signed = offset < 0 || (offset == 0 && p.a_signed);
+      bad += header[0] != (int32_t)k || (offset != 0 && offset != 128 && offset != -128);
+      for (size_t r = 0; r < m; r++) {
+        const uint8_t* row = panel + 16 + r * (kc + 4);
+        int32_t sum = 0;
+        for (size_t kk = 0; kk < kc; kk++) {
+          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) + offset : 0;
+          bad += value_of(row[kk], b_signed) != expect;
+          sum += expect;
+        }
+        int32_t stored;
+        memcpy(&stored, row + kc, sizeof stored);
+        bad += stored != sum;
       }
     }
     CHECK(bad == 0, "%s pack_a[%d] m=%zu k=%zu a_stride=%zu zp=%d: %d wrong entries", sel.name, p.a_signed, m, k,
@@ -226,7 +263,7 @@ static void test_gemm_microkernels(struct kernel_table sel) {
       memset(w, sign ? 0 : 255, n * k);
       int16_t* packed = exact_alloc(qw_gemm_packed_bytes(gemm, n, k));
       pack_matrix(gemm, n, k, w, k, 1, 0, &w_zp, 1, packed);
-      int16_t* panel = exact_alloc(mr * kc * gemm->a_element_size);
+      uint8_t* panel = exact_alloc(qw_gemm_panel_bytes(gemm, mr, k));
       gemm->pack_a[0](mr, k, kc, a, k, 0, panel);
       int32_t* c = exact_alloc(mr * n * sizeof(int32_t));
       gemm->gemm[mr - 1](mr, n, kc, panel, packed, c, n);
@@ -419,31 +456,38 @@ static void test_qw_gemm_arguments(void) {
 /* ---- depthwise convolution microkernels -------------------------------------------------------- */
 
 struct dwconv_params {
-  size_t pixels, channels, taps;
+  size_t ow, channels, kh, kw, column_step, dilation, pad_left;
   int a_signed, w_signed;
   int extremes;
 };
 
+/* v(x) of a pair row: the input at column x - pad_left, the zero point outside it. */
+static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size_t channels, int32_t zp, long x,
+                          size_t c, int is_signed) {
+  const long i = x - (long)pad_left;
+  return i >= 0 && i < (long)in_w ? value_of(row[(size_t)i * channels + c], is_signed) : zp;
+}
+
 static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
-  const size_t C = p.channels, T = p.taps, TP = qw_dwconv_taps_padded(dwconv, T), P = p.pixels;
-  const size_t bytes = qw_dwconv_packed_bytes(dwconv, C, T);
+  const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr), PAIRS = qw_dwconv_pairs(KW);
+  const size_t pair_step = 2 * p.dilation;
+  const size_t columns = (p.ow - 1) * p.column_step + (PAIRS - 1) * pair_step + 1;
+  const size_t bytes = qw_dwconv_packed_bytes(dwconv, C, KH, KW);
   const size_t weights16 = (bytes - C * sizeof(int32_t)) / sizeof(int16_t);
 
-  /* w[c][t], as a depthwise convolution's [out_c][1][kernel_h][kernel_w] weights are laid out. */
+  /* w[c][ky][kx], as a depthwise convolution's [out_c][1][kernel_h][kernel_w] weights are laid out. */
   int32_t* w_zp = exact_alloc(C * sizeof(int32_t));
-  uint8_t* w = exact_alloc(T * C);
+  uint8_t* w = exact_alloc(C * KH * KW);
   for (size_t c = 0; c < C; c++) {
     w_zp[c] = (p.w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
-  }
-  for (size_t c = 0; c < C; c++) {
-    for (size_t t = 0; t < T; t++) {
-      w[c * T + t] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
+    for (size_t t = 0; t < KH * KW; t++) {
+      w[c * KH * KW + t] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
     }
   }
   int16_t* packed = exact_alloc(bytes);
   memset(packed, 0x77, bytes);
-  dwconv->pack(dwconv->cr, dwconv->tr, C, T, w, p.w_signed, w_zp, 1, packed);
+  dwconv->pack(dwconv->cr, C, KH, KW, w, p.w_signed, w_zp, 1, packed);
 
   /* The packing itself: every weight at its index, everything else zero, then the per-channel sums. */
   {
@@ -451,9 +495,9 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     memset(seen, 0, weights16);
     int bad = 0;
     for (size_t c = 0; c < C; c++) {
-      for (size_t t = 0; t < T; t++) {
-        const size_t i = qw_dwconv_x16pairs_index(dwconv->cr, TP, t, c);
-        bad += i >= weights16 || seen[i] || packed[i] != value_of(w[c * T + t], p.w_signed) - w_zp[c];
+      for (size_t t = 0; t < KH * KW; t++) {
+        const size_t i = qw_dwconv_row_pairs_index(dwconv->cr, KH, PAIRS, c, t / KW, t % KW);
+        bad += i >= weights16 || seen[i] || packed[i] != value_of(w[c * KH * KW + t], p.w_signed) - w_zp[c];
         if (i < weights16) seen[i] = 1;
       }
     }
@@ -463,78 +507,132 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     const int32_t* sums = (const int32_t*)((const char*)packed + bytes - C * sizeof(int32_t));
     for (size_t c = 0; c < C; c++) {
       int32_t sum = 0;
-      for (size_t t = 0; t < T; t++) sum += value_of(w[c * T + t], p.w_signed) - w_zp[c];
+      for (size_t t = 0; t < KH * KW; t++) sum += value_of(w[c * KH * KW + t], p.w_signed) - w_zp[c];
       bad += sums[c] != sum;
     }
-    CHECK(bad == 0, "%s dwconv packing C=%zu T=%zu: %d wrong entries", sel.name, C, T, bad);
+    CHECK(bad == 0, "%s dwconv packing C=%zu %zux%zu: %d wrong entries", sel.name, C, KH, KW, bad);
     free(seen);
   }
 
-  /* Each (pixel, tap) row its own exact allocation of C bytes; the padded taps' pointers to rows
-   * of random bytes, which their zero weights must cancel. */
-  uint8_t** rows = exact_alloc(P * TP * sizeof(uint8_t*));
-  const uint8_t** input = exact_alloc(P * TP * sizeof(uint8_t*));
-  for (size_t i = 0; i < P * TP; i++) {
-    rows[i] = exact_alloc(C);
-    for (size_t c = 0; c < C; c++) {
-      rows[i][c] = gen_byte(p.a_signed, p.extremes, 0);
-    }
-    input[i] = rows[i];
-  }
-  int32_t* acc = exact_alloc(P * C * sizeof(int32_t));
-  dwconv->ukernel[p.a_signed](P, C, T, input, packed, acc);
-
-  int bad = 0;
-  for (size_t px = 0; px < P; px++) {
-    for (size_t c = 0; c < C; c++) {
-      int64_t sum = 0;
-      for (size_t t = 0; t < T; t++) {
-        sum += (int64_t)value_of(rows[px * TP + t][c], p.a_signed) * (value_of(w[c * T + t], p.w_signed) - w_zp[c]);
+  /* One input row per kernel row (its own exact allocation), a few columns short of the pair row on the right
+   * and pad_left on the left, so that both ends read the zero point. */
+  const int32_t a_zp = p.a_signed ? (int32_t)(rng_u32() % 256) - 128 : (int32_t)(rng_u32() % 256);
+  const size_t in_w = columns > p.pad_left + 1 + rng_u32() % 3 ? columns - p.pad_left - rng_u32() % 3 : 1;
+  uint8_t** in = exact_alloc(KH * sizeof(uint8_t*));
+  int16_t** pairs = exact_alloc(KH * sizeof(int16_t*));
+  int bad_pairs = 0;
+  for (size_t ky = 0; ky < KH; ky++) {
+    in[ky] = exact_alloc(in_w * C);
+    for (size_t i = 0; i < in_w * C; i++) in[ky][i] = gen_byte(p.a_signed, p.extremes, a_zp);
+    pairs[ky] = exact_alloc(columns * CP * 2 * sizeof(int16_t));
+    dwconv->pair_row[p.a_signed](columns, 1, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, pairs[ky]);
+    for (size_t x = 0; x < columns; x++) {
+      for (size_t c = 0; c < CP; c++) {
+        const int16_t* pair = pairs[ky] + (x * CP + c) * 2;
+        const int32_t va = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)x, c, p.a_signed) : 0;
+        const int32_t vb = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(x + p.dilation), c, p.a_signed) : 0;
+        bad_pairs += pair[0] != va || pair[1] != vb;
       }
-      const int32_t got = acc[px * C + c];
+    }
+  }
+  CHECK(bad_pairs == 0, "%s dwconv pair rows C=%zu columns=%zu pad_left=%zu dilation=%zu: %d wrong pairs", sel.name,
+        C, columns, p.pad_left, p.dilation, bad_pairs);
+
+  int32_t* acc = exact_alloc(p.ow * CP * sizeof(int32_t));
+  dwconv->ukernel(p.ow, CP, KH, PAIRS, p.column_step, pair_step, (const int16_t* const*)pairs, packed, acc);
+  int bad = 0;
+  for (size_t ox = 0; ox < p.ow; ox++) {
+    for (size_t c = 0; c < CP; c++) {
+      int64_t sum = 0;
+      for (size_t ky = 0; ky < KH && c < C; ky++) {
+        for (size_t kx = 0; kx < KW; kx++) {
+          const long x = (long)(ox * p.column_step + kx * p.dilation);
+          sum += (int64_t)pair_value(in[ky], in_w, p.pad_left, C, a_zp, x, c, p.a_signed) *
+                 (value_of(w[(c * KH + ky) * KW + kx], p.w_signed) - w_zp[c]);
+        }
+      }
+      const int32_t got = acc[ox * CP + c];
       if (sum != got && bad++ == 0) {
-        CHECK(0, "%s pixels=%zu channels=%zu taps=%zu a_signed=%d w_signed=%d extremes=%d: acc[%zu][%zu] = %d, "
-              "expected %lld",
-              sel.name, P, C, T, p.a_signed, p.w_signed, p.extremes, px, c, got, (long long)sum);
+        CHECK(0, "%s ow=%zu channels=%zu %zux%zu step=%zu dilation=%zu a_signed=%d w_signed=%d extremes=%d: "
+              "acc[%zu][%zu] = %d, expected %lld",
+              sel.name, p.ow, C, KH, KW, p.column_step, p.dilation, p.a_signed, p.w_signed, p.extremes, ox, c, got,
+              (long long)sum);
       }
     }
   }
   CHECK(bad == 0, "%s dwconv: %d wrong outputs", sel.name, bad);
 
-  for (size_t i = 0; i < P * TP; i++) free(rows[i]);
-  free(rows);
-  free(input);
+  for (size_t ky = 0; ky < KH; ky++) {
+    free(in[ky]);
+    free(pairs[ky]);
+  }
+  free(in);
+  free(pairs);
   free(acc);
   free(w_zp);
   free(w);
   free(packed);
 }
 
-static void test_dwconv(struct kernel_table sel) {
-  static const size_t pixel_counts[] = {1, 2, 5};
-  unsigned v = 0;
-  for (int a_signed = 0; a_signed < 2; a_signed++) {
-    for (size_t C = 1; C <= 40; C++) {
-      for (size_t T = 1; T <= 10; T++, v++) {
-        dwconv_test((struct dwconv_params){.pixels = pixel_counts[v % 3], .channels = C, .taps = T,
-                                           .a_signed = a_signed, .w_signed = (int)(v / 3 % 2), .extremes = v % 4 == 3},
-                    sel);
+/* A pair row built with a step leaves the other columns alone (the driver builds only the columns it reads). */
+static void dwconv_pair_row_step(struct kernel_table sel) {
+  const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
+  const size_t C = 11, CP = qw_round_up(C, dwconv->cr), columns = 9;
+  uint8_t in[5 * 11];
+  for (size_t i = 0; i < sizeof in; i++) in[i] = (uint8_t)rng_u32();
+  int16_t* pairs = exact_alloc(columns * CP * 2 * sizeof(int16_t));
+  for (size_t i = 0; i < columns * CP * 2; i++) pairs[i] = (int16_t)SENTINEL;
+  dwconv->pair_row[0](columns, 2, C, CP, in, 5, 1, 1, 7, pairs);
+  int bad = 0;
+  for (size_t x = 0; x < columns; x++) {
+    for (size_t c = 0; c < CP; c++) {
+      const int16_t* pair = pairs + (x * CP + c) * 2;
+      if (x % 2 == 1) {
+        bad += pair[0] != (int16_t)SENTINEL || pair[1] != (int16_t)SENTINEL;
+      } else {
+        bad += pair[0] != (c < C ? pair_value(in, 5, 1, C, 7, (long)x, c, 0) : 0) ||
+               pair[1] != (c < C ? pair_value(in, 5, 1, C, 7, (long)x + 1, c, 0) : 0);
       }
     }
   }
-  /* 3x3 and 5x5 at the extremes for both signednesses. */
+  CHECK(bad == 0, "%s dwconv pair row with step 2: %d wrong entries", sel.name, bad);
+  free(pairs);
+}
+
+static void test_dwconv(struct kernel_table sel) {
+  unsigned v = 0;
   for (int a_signed = 0; a_signed < 2; a_signed++) {
-    dwconv_test((struct dwconv_params){.pixels = 7, .channels = 37, .taps = 9, .a_signed = a_signed, .w_signed = 1,
-                                       .extremes = 1},
-                sel);
-    dwconv_test((struct dwconv_params){.pixels = 3, .channels = 64, .taps = 25, .a_signed = a_signed, .w_signed = 0,
-                                       .extremes = 1},
+    for (size_t C = 1; C <= 40; C += 1 + (C > 12) * 2) {
+      for (size_t kh = 1; kh <= 5; kh++) {
+        for (size_t kw = 1; kw <= 5; kw++, v++) {
+          dwconv_test((struct dwconv_params){.ow = 1 + rng_u32() % 9, .channels = C, .kh = kh, .kw = kw,
+                                             .column_step = 1 + v % 3, .dilation = 1 + (v / 3) % 2,
+                                             .pad_left = v % 3, .a_signed = a_signed, .w_signed = (int)(v / 6 % 2),
+                                             .extremes = v % 4 == 3},
+                      sel);
+        }
+      }
+    }
+  }
+  /* 3x3 at strides 1 and 2 (the SIMD kernel's own paths: 4 and 2 outputs per step, their tails) at the extremes. */
+  for (int a_signed = 0; a_signed < 2; a_signed++) {
+    for (size_t ow = 1; ow <= 11; ow++) {
+      for (size_t step = 1; step <= 3; step++) {
+        dwconv_test((struct dwconv_params){.ow = ow, .channels = 4 + ow * 3, .kh = 3, .kw = 3, .column_step = step,
+                                           .dilation = 1, .pad_left = 1, .a_signed = a_signed, .w_signed = 1,
+                                           .extremes = 1},
+                    sel);
+      }
+    }
+    dwconv_test((struct dwconv_params){.ow = 7, .channels = 64, .kh = 5, .kw = 5, .column_step = 1, .dilation = 1,
+                                       .pad_left = 2, .a_signed = a_signed, .w_signed = 0, .extremes = 1},
                 sel);
   }
+  dwconv_pair_row_step(sel);
 }
 
 int main(void) {
-  struct kernel_table tables[3];
+  struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
   for (size_t t = 0; t < count; t++) {
     test_gemm_microkernels(tables[t]);

@@ -13,20 +13,25 @@ const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run
 let browser;
 let server;
 let base;
+let plainServer; // the same files without the cross-origin isolation headers
+let plainBase;
 before(async () => {
-  ({ server, url: base } = await serve(new URL('../../', import.meta.url).pathname));
+  const root = new URL('../../', import.meta.url).pathname;
+  ({ server, url: base } = await serve(root));
+  ({ server: plainServer, url: plainBase } = await serve(root, 0, '127.0.0.1', { isolate: false }));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
 after(async () => {
   await browser?.close();
   server?.close();
+  plainServer?.close();
 });
 
-async function load(query) {
+async function load(query, from = base) {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${base}tests/browser/loader.html${query}`);
+  await page.goto(`${from}tests/browser/loader.html${query}`);
   await page.waitForFunction(() => window.result !== undefined, null, { timeout: 20000 });
   const result = await page.evaluate(() => window.result);
   await page.close();
@@ -55,4 +60,58 @@ test('Chromium runs the scalar build on request', async () => {
 test('a missing binary fails with the URL that was tried', async () => {
   const r = await load('?wasmPaths=/nowhere/');
   assert.match(r.error, new RegExp(`could not fetch the wasm binary at /nowhere/qwasm-simd\\.wasm: HTTP 404`));
+});
+
+test('a cross-origin isolated page runs 2 threads (Blob-URL workers over a shared memory) with the bytes of 1', async () => {
+  const one = await load('?gemm=1');
+  const two = await load('?gemm=1&numThreads=2');
+  assert.equal(one.info.threads, 1);
+  assert.equal(two.isolated, true);
+  assert.deepEqual(two.info, { isa: 'wasmsimd', simd: true, source: `${base}dist/qwasm-simd-threads.wasm`, threads: 2 });
+  assert.deepEqual(two.warnings, []);
+  assert.equal(two.gemm, one.gemm);
+  assert.deepEqual(two.ints, one.ints);
+  assert.equal(two.liveBytes, 0);
+});
+
+test('without cross-origin isolation, or when workers cannot start, one thread runs and says why once', async () => {
+  const one = await load('?gemm=1');
+  const plain = await load('?gemm=1&numThreads=2', plainBase);
+  assert.equal(plain.isolated, false);
+  assert.equal(plain.info.threads, 1);
+  assert.equal(plain.info.source, `${plainBase}dist/qwasm-simd.wasm`);
+  assert.match(plain.info.threadsFallback, /SharedArrayBuffer is not available .*Cross-Origin-Opener-Policy: same-origin/);
+  assert.deepEqual(plain.warnings, [`qwasm: running on 1 thread instead of 2: ${plain.info.threadsFallback}`]);
+  assert.equal(plain.gemm, one.gemm);
+  // A Content-Security-Policy that allows no workers: the pool cannot start.
+  const blocked = await load('?gemm=1&numThreads=2&noWorkers=1');
+  assert.equal(blocked.info.threads, 1);
+  assert.match(blocked.info.threadsFallback, /worker 1 failed/);
+  assert.equal(blocked.warnings.length, 1);
+  assert.equal(blocked.gemm, one.gemm);
+});
+
+test('relaxed SIMD: the probe decides; forced on 7-bit activations the relaxed kernels give the SIMD128 bytes', async () => {
+  const one = await load('?gemm=1&sevenBit=1');
+  const auto = await load('?gemm=1&numThreads=2');
+  const { semantics, reason } = auto.relaxedProbe;
+  if (semantics) {
+    // An engine whose relaxed dot multiplies full bytes exactly (AVX-VNNI, ARM): the relaxed build runs by default.
+    assert.equal(auto.info.relaxed, semantics);
+    assert.equal(auto.info.isa, 'wasmrelaxed');
+  } else {
+    // This machine's Chromium (x86 without AVX-VNNI) saturates pairs of products: SIMD128, and a reason on request.
+    assert.match(reason, /not exact for full bytes/);
+    assert.equal(auto.info.isa, 'wasmsimd');
+    const asked = await load('?gemm=1&relaxedSimd=1');
+    assert.equal(asked.info.relaxedFallback, reason);
+    assert.deepEqual(asked.warnings, [`qwasm: relaxed SIMD is not used: ${reason}`]);
+  }
+  const forced = await load('?gemm=1&sevenBit=1&numThreads=2&forceUsdot=1');
+  assert.equal(forced.info.isa, 'wasmrelaxed');
+  assert.equal(forced.info.source, `${base}dist/qwasm-relaxed-threads.wasm`);
+  assert.equal(forced.gemm, one.gemm);
+  const plain = await load('?gemm=1&relaxedSimd=1', plainBase);
+  assert.equal(plain.info.isa, 'wasmsimd');
+  assert.ok(plain.info.relaxedFallback, 'a page without cross-origin isolation has no shared memory for the relaxed build');
 });

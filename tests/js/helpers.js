@@ -1,5 +1,6 @@
 // Shared by the node:test suites. QWASM_SIMD=1 / QWASM_SIMD=0 (set by tools/test.sh) picks the
-// wasm build under test, so every suite runs against both.
+// wasm build under test, so every suite runs against both; QWASM_THREADS=N runs the suite on the threads
+// build with N threads (tools/test.sh runs the model and operator suites so).
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
 
@@ -7,10 +8,15 @@ export { qwasm };
 
 export const wantSimd = process.env.QWASM_SIMD === undefined ? undefined : process.env.QWASM_SIMD !== '0';
 
+export const wantThreads = process.env.QWASM_THREADS === undefined ? undefined : Number(process.env.QWASM_THREADS);
+
 export async function setup() {
-  const info = await qwasm.init({ simd: wantSimd });
+  const info = await qwasm.init({ simd: wantSimd, numThreads: wantThreads });
   if (wantSimd !== undefined && info.simd !== wantSimd) {
     throw new Error(`expected the ${wantSimd ? 'SIMD' : 'scalar'} build, got ${info.isa}`);
+  }
+  if (wantThreads !== undefined && info.threads !== wantThreads) {
+    throw new Error(`expected ${wantThreads} threads, got ${info.threads} (${info.threadsFallback})`);
   }
   return info;
 }

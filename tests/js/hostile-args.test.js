@@ -46,7 +46,7 @@ const out = () => ({ scale: 0.1, zeroPoint: 0 });
  * options: index of an options argument whose fields are replaced too }. Methods are 'Class#method'.
  */
 const TABLE = {
-  init: { make: () => [{}], call: (o) => qwasm.init(o), options: 0 },
+  init: { make: () => [{ numThreads: qwasm.backendInfo().threads, relaxedSimd: 'auto' }], call: (o) => qwasm.init(o), options: 0 },
   backendInfo: { make: () => [], call: () => qwasm.backendInfo() },
   memoryStats: { make: () => [], call: () => qwasm.memoryStats() },
   simdSupported: { make: () => [], call: () => qwasm.simdSupported() },
@@ -182,7 +182,10 @@ before(async () => {
     extra: [t, disposed, qwasm.fromIntRepr([1, 2, 3, 4], [2, 2], 1, 0, 'qint32'), qwasm.fromIntRepr([5], [], 0.1, 3, 'quint8'),
       qwasm.fromIntRepr([], [0, 3], 0.1, 3, 'quint8'), qwasm.fromIntReprPerChannel([1, 2, 3, 4], [2, 2], [0.1, 0.2], [0, 1], 0, 'qint8')],
   };
-  fixtures.extra.push(qwasm.packLinear(fixtures.w43), qwasm.packConv2d(fixtures.wconv), qwasm.packMatMul(fixtures.w43.transpose(0, 1).contiguous()));
+  // (the transposed copy is disposed at once: left to the garbage collector, its finalizer would free it during a case)
+  const w34 = fixtures.w43.transpose(0, 1).contiguous();
+  fixtures.extra.push(qwasm.packLinear(fixtures.w43), qwasm.packConv2d(fixtures.wconv), qwasm.packMatMul(w34));
+  w34.dispose();
 });
 
 after(() => {
@@ -200,6 +203,16 @@ test('the table covers every public function of qwasm and qwasm/reference, and e
     if (name !== 'constructor' && !TABLE[`QTensor#${name}`] && typeof name === 'string') missing.push(`QTensor#${name}`);
   }
   assert.deepEqual(missing, [], 'public functions without hostile-argument cases');
+});
+
+test('backendInfo: the documented fields only, each of its type (threads and relaxed SIMD included)', () => {
+  const info = qwasm.backendInfo();
+  const types = { isa: 'string', simd: 'boolean', source: 'string', threads: 'number', relaxed: 'string', threadsFallback: 'string', relaxedFallback: 'string' };
+  for (const [key, v] of Object.entries(info)) assert.equal(typeof v, types[key], `backendInfo().${key} = ${show(v)}`);
+  assert.ok(['wasmsimd', 'wasmrelaxed', 'scalar'].includes(info.isa), info.isa);
+  assert.ok(Number.isInteger(info.threads) && info.threads >= 1 && info.threads <= 64, `threads ${info.threads}`);
+  assert.ok(info.relaxed === undefined || ['usdot', 'sdot'].includes(info.relaxed), info.relaxed);
+  assert.equal(info.isa === 'wasmrelaxed', info.relaxed !== undefined);
 });
 
 test('hostile arguments: every call works or throws a named error, and gives back its wasm memory', async () => {

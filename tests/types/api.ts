@@ -122,7 +122,14 @@ await init({ wasmBinary: new Uint8Array(8) });
 await init({ wasmBinary: new WebAssembly.Module(new Uint8Array(8)) });
 const initOptions: InitOptions = {};
 await init(initOptions);
-assertType<Equal<typeof info.isa, 'wasmsimd' | 'scalar'>>(true);
+await init({ numThreads: 2, relaxedSimd: 'auto' });
+await init({ numThreads: 0, relaxedSimd: false, wasmPaths: { simdThreads: '/a/t.wasm', relaxedThreads: '/a/r.wasm' } });
+// @ts-expect-error relaxedSimd takes true, false or 'auto'
+await init({ relaxedSimd: 'yes' });
+assertType<Equal<typeof info.isa, 'wasmsimd' | 'wasmrelaxed' | 'scalar'>>(true);
+assertType<Equal<typeof info.threads, number>>(true);
+assertType<Equal<typeof info.relaxed, 'usdot' | 'sdot' | undefined>>(true);
+assertType<Equal<typeof info.threadsFallback, string | undefined>>(true);
 assertType<Equal<typeof info.simd, boolean>>(true);
 assertType<Equal<typeof info.source, string>>(true);
 assertType<Equal<ReturnType<typeof init>, Promise<BackendInfo>>>(true);

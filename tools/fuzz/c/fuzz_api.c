@@ -5,8 +5,10 @@
  * from the *_size functions, or computed from the geometry in 64 bits), so any out-of-bounds access, overflow or
  * undefined behaviour the sanitizers see is the library's. Where a size function says a geometry is invalid or too
  * large (0), the entry point is called with 16-byte buffers and must refuse it: returning QW_OK there is a failure
- * (abort). Buffers the harness would not allocate (past CAP bytes) are skipped, not called. */
+ * (abort). Buffers the harness would not allocate (past CAP bytes) are skipped, not called. A setup byte first picks
+ * the input's thread count (1-4) and, in the relaxed build, the relaxed kernels' semantics. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +160,8 @@ static void read_conv_shape(struct input* in, qw_conv2d_shape* s) {
     s->groups = 1 + (uint32_t)s->groups % 4;
     s->in_c = s->in_c * s->groups;
     s->out_c = s->groups * (1 + (uint32_t)s->out_c % 6);
+    const uint8_t depthwise = u8(in);
+    if (depthwise < 96) s->in_c = s->out_c = s->groups = 2 + depthwise % 24; /* the depthwise pair-row kernels */
   }
 }
 
@@ -418,9 +422,47 @@ static void histogram(struct input* in) {
   qw_histogram_search(bins, hist, lo, hi, u8(in) & 1 ? 256.0 : (double)real(in), &new_lo, &new_hi, workspace);
 }
 
+/* ---- threads and kernel tables ----------------------------------------------------------------------------------- */
+
+static void* worker(void* arg) {
+  qw_thread_main((size_t)arg);
+  return NULL;
+}
+
+/* One pthread worker for the whole run (run.sh builds the pool with QW_THREADS=1): inputs on 2 threads share their
+ * tiles with it; on 3 or 4 the caller takes the absent workers' tiles, and workspaces still have their slices. */
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, worker, (void*)1) != 0) abort();
+  pthread_detach(thread);
+  return 0;
+}
+
+/* The setup byte of an input: its thread count and (relaxed build) the relaxed dot's semantics; sometimes the
+ * thread and relaxed entry points with hostile arguments first, which must be refused (or return at once). */
+static void setup(struct input* in) {
+  const uint8_t b = u8(in);
+  if (b & 0x80) {
+    const size_t hostile = size(in);
+    if (hostile == 0 || hostile > 64) must_refuse(qw_threadpool_set_threads(hostile), "qw_threadpool_set_threads");
+    qw_thread_main(b & 0x40 ? 0 : hostile < 64 ? 64 : hostile); /* not a worker slot: returns at once */
+    const int32_t semantics = i32(in);
+    if (semantics != QW_RELAXED_USDOT && semantics != QW_RELAXED_SDOT) {
+      must_refuse(qw_use_relaxed_simd((qw_relaxed_semantics)semantics), "qw_use_relaxed_simd");
+    }
+  }
+  if (qw_threadpool_set_threads(1 + b % 4) != QW_OK) abort();
+#if QW_RELAXED
+  if (qw_use_relaxed_simd(b & 4 ? QW_RELAXED_SDOT : QW_RELAXED_USDOT) != QW_OK) abort();
+#else
+  must_refuse(qw_use_relaxed_simd(b & 4 ? QW_RELAXED_SDOT : QW_RELAXED_USDOT), "qw_use_relaxed_simd");
+#endif
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t n) {
   struct input in = {data, n};
   nbuffers = 0;
+  setup(&in);
   static void (*const cases[])(struct input*) = {quantize, qparams, conv2d, conv2d_f32, gemm, pooling, copy_strided,
                                                  elementwise, float_ops, histogram};
   cases[u8(&in) % (sizeof cases / sizeof cases[0])](&in);

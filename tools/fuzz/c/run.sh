@@ -2,26 +2,32 @@
 # The libFuzzer harness over qwasm's C entry points (tools/fuzz/c/fuzz_api.c), built natively with clang-14's
 # -fsanitize=fuzzer,address,undefined (Debian: clang-14 and libclang-rt-14-dev, in tools/setup.sh) against the
 # library's sources, and run for a time budget:
-#   bash tools/fuzz/c/run.sh [seconds=60] [scalar|simd|both=both]
+#   bash tools/fuzz/c/run.sh [seconds=60] [scalar|simd|relaxed|all=all]   (seconds per build)
 # The scalar build compiles the scalar kernels; the SIMD build the wasm SIMD128 kernels through SIMDe (as the native
-# C tests do). The corpus grows in build/fuzz/c/corpus-<variant>; a crash leaves its input in build/fuzz/c/ and fails.
+# C tests do); the relaxed build adds the relaxed-SIMD GEMM kernels (their dot product emulated per exact semantics,
+# as in the native tests), switched on per input. Every build has the thread pool, with one pthread worker: each input
+# runs on 1 to 4 threads (workspaces have a slice per thread). The corpus grows in build/fuzz/c/corpus-<variant>; a crash leaves its input in build/fuzz/c/ and fails.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 seconds=${1:-60}
-variants=${2:-both}
-[[ $variants == both ]] && variants="scalar simd"
+variants=${2:-all}
+[[ $variants == all || $variants == both ]] && variants="scalar simd relaxed"
 out=build/fuzz/c
 mkdir -p "$out"
 simde=$(dirname "$(dirname "$(find /usr/include -path '*simde/wasm/simd128.h' -print -quit)")")
-mapfile -t scalar_sources < <(find src -name '*.c' ! -name '*-wasmsimd.c' | sort)
+mapfile -t scalar_sources < <(find src -name '*.c' ! -name '*-wasmsimd.c' ! -name '*-wasmrelaxed.c' | sort)
 mapfile -t simd_sources < <(find src -name '*-wasmsimd.c' | sort)
+mapfile -t relaxed_sources < <(find src -name '*-wasmrelaxed.c' | sort)
 flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-  -ffp-contract=off -Isrc/include -Isrc -Wall -Wextra -Werror -Wno-unused-parameter)
+  -ffp-contract=off -Isrc/include -Isrc -Wall -Wextra -Werror -Wno-unused-parameter -DQW_THREADS=1 -pthread)
 for variant in $variants; do
   exe=$out/fuzz_api_$variant
   if [[ $variant == simd ]]; then
     sources=("${scalar_sources[@]}" "${simd_sources[@]}")
     extra=(-DQW_SIMD=1 -msse4.1 -I"$simde")
+  elif [[ $variant == relaxed ]]; then
+    sources=("${scalar_sources[@]}" "${simd_sources[@]}" "${relaxed_sources[@]}")
+    extra=(-DQW_SIMD=1 -DQW_RELAXED=1 -msse4.1 -I"$simde")
   else
     sources=("${scalar_sources[@]}")
     extra=(-DQW_SIMD=0)

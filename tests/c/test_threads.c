@@ -1,0 +1,341 @@
+/* The thread pool (src/threadpool.h) with pthreads standing in for the wasm workers: every parallel
+ * driver (GEMM rows and columns, convolution as GEMM with and without im2col, grouped, depthwise, max and
+ * average pooling, QLinearAdd) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
+ * sums equal plain-loop references (so the comparison is not of the code with itself only). Buffers are
+ * allocated with their exact sizes, so AddressSanitizer catches a tile that writes outside its own part. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "check.h"
+#include "config.h"
+#include "qwasm.h"
+#include "threadpool.h"
+
+#define WORKERS 3 /* pthreads; a pool of T threads uses the first T - 1 */
+
+static void* worker(void* arg) {
+  qw_thread_main((size_t)arg);
+  return NULL;
+}
+
+static int32_t value_of(uint8_t byte, int is_signed) {
+  return is_signed ? (int32_t)(int8_t)byte : (int32_t)byte;
+}
+
+static uint8_t* random_bytes(size_t n) {
+  uint8_t* p = exact_alloc(n);
+  for (size_t i = 0; i < n; i++) {
+    p[i] = (uint8_t)rng_u32();
+  }
+  return p;
+}
+
+/* ---- the pool ---------------------------------------------------------------------------------- */
+
+#define POOL_RANGE 997
+static unsigned char ran_by[POOL_RANGE];
+static _Atomic int ran_count[POOL_RANGE];
+
+static void record_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)context;
+  for (size_t i = start; i < start + count; i++) {
+    volatile uint64_t spin = 0;
+    for (int j = 0; j < 20000; j++) {
+      spin += (uint64_t)j; /* long enough for every worker to claim tiles */
+    }
+    ran_by[i] = (unsigned char)thread;
+    ran_count[i]++;
+  }
+}
+
+static void test_pool(void) {
+  for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+    CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+    for (size_t tile = 1; tile <= 10; tile += 9) {
+      memset(ran_by, 0xFF, sizeof ran_by);
+      for (size_t i = 0; i < POOL_RANGE; i++) ran_count[i] = 0;
+      qw_parallelize(record_task, NULL, POOL_RANGE, tile);
+      int used[WORKERS + 1] = {0}, once = 1;
+      for (size_t i = 0; i < POOL_RANGE; i++) {
+        once &= ran_count[i] == 1;
+        if (ran_by[i] < threads) used[ran_by[i]] = 1;
+      }
+      int distinct = 0;
+      for (size_t t = 0; t < WORKERS + 1; t++) distinct += used[t];
+      CHECK(once, "%zu threads, tile %zu: an element ran other than once", threads, tile);
+      CHECK(distinct >= (threads > 1 ? 2 : 1) && distinct <= (int)threads,
+            "%zu threads, tile %zu: tiles ran on %d threads", threads, tile, distinct);
+    }
+  }
+}
+
+/* ---- GEMM --------------------------------------------------------------------------------------- */
+
+/* Runs qw_gemm with `threads` threads into a fresh buffer (int32 sums, or uint8 through fp32 requantization). */
+static void* run_gemm(size_t threads, size_t m, size_t n, size_t k, const uint8_t* a, int32_t a_zp, const void* packed,
+                      const void* blob, size_t out_bytes) {
+  CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads %zu", threads);
+  void* ws = exact_alloc(qw_gemm_workspace_size(n, k));
+  uint8_t* y = exact_alloc(m * n * out_bytes);
+  memset(y, 0x5A, m * n * out_bytes);
+  const qw_status st = qw_gemm(m, n, k, a, k, QW_QUINT8, a_zp, packed, blob, y, n * out_bytes, ws);
+  CHECK(st == QW_OK, "qw_gemm status %d", st);
+  free(ws);
+  return y;
+}
+
+static void test_gemm(void) {
+  static const size_t shapes[][3] = {{1, 1000, 300}, {1, 17, 4000}, {3, 260, 200}, {5, 64, 512}, {17, 33, 77},
+                                     {64, 100, 150}, {200, 8, 300}, {333, 97, 40}, {1000, 24, 20}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    const size_t m = shapes[c][0], n = shapes[c][1], k = shapes[c][2];
+    uint8_t* a = random_bytes(m * k);
+    uint8_t* w = random_bytes(n * k);
+    int32_t* w_zp = exact_alloc(n * sizeof(int32_t));
+    int32_t* bias = exact_alloc(n * sizeof(int32_t));
+    double* w_scales = exact_alloc(n * sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+      w_zp[j] = (int32_t)(rng_u32() % 256) - 128;
+      bias[j] = (int32_t)(rng_u32() % 20001) - 10000;
+      w_scales[j] = 0.001 + (double)(rng_u32() % 1000) * 1e-5;
+    }
+    const int32_t a_zp = (int32_t)(rng_u32() % 256);
+    void* packed = exact_alloc(qw_gemm_pack_size(n, k));
+    CHECK(qw_gemm_pack(n, k, w, QW_QINT8, k, 1, w_zp, n, packed) == QW_OK, "pack");
+    void* sums = exact_alloc(qw_requantization_size(n));
+    void* bytes = exact_alloc(qw_requantization_size(n));
+    const double one = 1.0;
+    CHECK(qw_requantization_init(sums, n, QW_REQUANT_NONE, 1.0, &one, 1, w_zp, QW_QINT8, NULL, bias, 1.0, 0, QW_QINT32,
+                                 -INFINITY, INFINITY, 0) == QW_OK, "blob");
+    CHECK(qw_requantization_init(bytes, n, QW_REQUANT_ONNX, 0.02, w_scales, n, w_zp, QW_QINT8, NULL, bias, 0.5, 128,
+                                 QW_QUINT8, -INFINITY, INFINITY, 1) == QW_OK, "blob");
+    int32_t* ref = run_gemm(1, m, n, k, a, a_zp, packed, sums, 4);
+    uint8_t* ref8 = run_gemm(1, m, n, k, a, a_zp, packed, bytes, 1);
+    int bad = 0;
+    for (size_t r = 0; r < m; r++) {
+      for (size_t j = 0; j < n; j++) {
+        int32_t sum = bias[j];
+        for (size_t kk = 0; kk < k; kk++) {
+          sum += (a[r * k + kk] - a_zp) * (value_of(w[j * k + kk], 1) - w_zp[j]);
+        }
+        bad += ref[r * n + j] != sum;
+      }
+    }
+    CHECK(bad == 0, "gemm %zux%zux%zu, one thread: %d sums differ from the plain loop", m, n, k, bad);
+    for (size_t threads = 2; threads <= WORKERS + 1; threads++) {
+      int32_t* y = run_gemm(threads, m, n, k, a, a_zp, packed, sums, 4);
+      uint8_t* y8 = run_gemm(threads, m, n, k, a, a_zp, packed, bytes, 1);
+      CHECK(memcmp(y, ref, m * n * 4) == 0, "gemm %zux%zux%zu int32, %zu threads differ from one", m, n, k, threads);
+      CHECK(memcmp(y8, ref8, m * n) == 0, "gemm %zux%zux%zu uint8, %zu threads differ from one", m, n, k, threads);
+      free(y);
+      free(y8);
+    }
+    free(a), free(w), free(w_zp), free(bias), free(w_scales), free(packed), free(sums), free(bytes), free(ref), free(ref8);
+  }
+}
+
+/* ---- convolution -------------------------------------------------------------------------------- */
+
+static int32_t* run_conv(size_t threads, const qw_conv2d_shape* s, const uint8_t* x, int32_t x_zp, const void* packed,
+                         const void* blob, size_t out_elems) {
+  CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+  void* ws = exact_alloc(qw_conv2d_workspace_size(s));
+  int32_t* y = exact_alloc(out_elems * 4);
+  const qw_status st = qw_conv2d(s, x, QW_QUINT8, x_zp, packed, blob, y, ws);
+  CHECK(st == QW_OK, "qw_conv2d status %d", st);
+  free(ws);
+  return y;
+}
+
+static void test_conv(void) {
+  /* batch, h, w, in_c, out_c, kernel, stride, pad, dilation, groups */
+  static const int32_t shapes[][10] = {
+      {1, 20, 20, 64, 96, 1, 1, 0, 1, 1},  {2, 9, 11, 24, 40, 1, 1, 0, 1, 1},  {1, 15, 17, 16, 24, 3, 1, 1, 1, 1},
+      {1, 33, 33, 3, 32, 3, 2, 1, 1, 1},   {1, 7, 7, 64, 200, 3, 1, 1, 1, 1},  {1, 14, 13, 16, 16, 3, 1, 1, 1, 4},
+      {2, 18, 18, 40, 40, 3, 1, 1, 1, 40}, {1, 19, 21, 48, 48, 3, 2, 1, 1, 48}, {1, 12, 12, 24, 24, 5, 1, 4, 2, 24},
+      {1, 7, 7, 960, 960, 3, 1, 1, 1, 960}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    const int32_t* v = shapes[c];
+    const qw_conv2d_shape s = {v[0], v[1], v[2], v[3], v[4], v[5], v[5], v[6], v[6], v[7], v[7], v[7], v[7], v[8], v[8], v[9]};
+    int32_t oh, ow;
+    CHECK(qw_conv2d_output_size(&s, &oh, &ow) == QW_OK, "output size");
+    const size_t cin_g = (size_t)(s.in_c / s.groups), cout_g = (size_t)(s.out_c / s.groups);
+    const size_t taps = (size_t)s.kernel_h * s.kernel_w;
+    const size_t x_elems = (size_t)s.batch * s.in_h * s.in_w * s.in_c;
+    const size_t out_elems = (size_t)s.batch * oh * ow * s.out_c;
+    uint8_t* x = random_bytes(x_elems);
+    uint8_t* w = random_bytes((size_t)s.out_c * cin_g * taps);
+    int32_t* w_zp = exact_alloc((size_t)s.out_c * sizeof(int32_t));
+    int32_t* bias = exact_alloc((size_t)s.out_c * sizeof(int32_t));
+    for (int32_t j = 0; j < s.out_c; j++) {
+      w_zp[j] = (int32_t)(rng_u32() % 256) - 128;
+      bias[j] = (int32_t)(rng_u32() % 20001) - 10000;
+    }
+    const int32_t x_zp = (int32_t)(rng_u32() % 256);
+    CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+    void* packed = exact_alloc(qw_conv2d_pack_size(&s));
+    CHECK(qw_conv2d_pack(&s, w, QW_QINT8, w_zp, (size_t)s.out_c, packed) == QW_OK, "pack");
+    void* blob = exact_alloc(qw_requantization_size((size_t)s.out_c));
+    const double one = 1.0;
+    CHECK(qw_requantization_init(blob, (size_t)s.out_c, QW_REQUANT_NONE, 1.0, &one, 1, w_zp, QW_QINT8, NULL, bias, 1.0,
+                                 0, QW_QINT32, -INFINITY, INFINITY, 0) == QW_OK, "blob");
+    int32_t* ref = run_conv(1, &s, x, x_zp, packed, blob, out_elems);
+    int bad = 0;
+    for (int32_t b = 0; b < s.batch; b++) {
+      for (int32_t oy = 0; oy < oh; oy++) {
+        for (int32_t ox = 0; ox < ow; ox++) {
+          for (int32_t co = 0; co < s.out_c; co++) {
+            const int32_t g = co / (int32_t)cout_g;
+            int32_t sum = bias[co];
+            for (int32_t ci = 0; ci < (int32_t)cin_g; ci++) {
+              for (int32_t ky = 0; ky < s.kernel_h; ky++) {
+                for (int32_t kx = 0; kx < s.kernel_w; kx++) {
+                  const int32_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+                  const int32_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
+                  const int32_t xv = iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w
+                                         ? x_zp
+                                         : x[(((size_t)b * s.in_h + iy) * s.in_w + ix) * s.in_c + g * cin_g + ci];
+                  const int32_t wv = value_of(w[(((size_t)co * cin_g + ci) * s.kernel_h + ky) * s.kernel_w + kx], 1);
+                  sum += (xv - x_zp) * (wv - w_zp[co]);
+                }
+              }
+            }
+            bad += ref[(((size_t)b * oh + oy) * ow + ox) * s.out_c + co] != sum;
+          }
+        }
+      }
+    }
+    CHECK(bad == 0, "conv case %zu, one thread: %d sums differ from the plain loop", c, bad);
+    for (size_t threads = 2; threads <= WORKERS + 1; threads++) {
+      int32_t* y = run_conv(threads, &s, x, x_zp, packed, blob, out_elems);
+      CHECK(memcmp(y, ref, out_elems * 4) == 0, "conv case %zu: %zu threads differ from one", c, threads);
+      free(y);
+    }
+    free(x), free(w), free(w_zp), free(bias), free(packed), free(blob), free(ref);
+  }
+}
+
+/* ---- pooling and add ---------------------------------------------------------------------------- */
+
+static void test_pooling(void) {
+  /* batch, h, w, channels, out_h, out_w, kernel, stride, pad */
+  static const int32_t shapes[][9] = {{1, 112, 112, 24, 56, 56, 3, 2, 1}, {2, 7, 7, 1280, 1, 1, 7, 7, 0},
+                                      {1, 1, 1, 1280, 1, 1, 1, 1, 0}, {3, 15, 9, 17, 7, 4, 3, 2, 0}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    const int32_t* v = shapes[c];
+    const qw_pool2d_shape s = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[6], v[7], v[7], v[8], v[8], 1, 1};
+    const size_t x_elems = (size_t)s.batch * s.in_h * s.in_w * s.channels;
+    const size_t y_elems = (size_t)s.batch * s.out_h * s.out_w * s.channels;
+    uint8_t* x = random_bytes(x_elems);
+    uint8_t* ref_max = NULL;
+    uint8_t* ref_avg[4] = {NULL, NULL, NULL, NULL};
+    for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+      CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+      void* ws = exact_alloc(qw_max_pool2d_workspace_size(&s));
+      uint8_t* y = exact_alloc(y_elems);
+      CHECK(qw_max_pool2d(&s, x, QW_QUINT8, y, ws, 0) == QW_OK, "max pool");
+      if (threads == 1) {
+        ref_max = y;
+        int bad = 0; /* the plain loop */
+        for (int32_t b = 0; b < s.batch; b++)
+          for (int32_t oy = 0; oy < s.out_h; oy++)
+            for (int32_t ox = 0; ox < s.out_w; ox++)
+              for (int32_t ch = 0; ch < s.channels; ch++) {
+                int32_t m = -1;
+                for (int32_t ky = 0; ky < s.kernel_h; ky++)
+                  for (int32_t kx = 0; kx < s.kernel_w; kx++) {
+                    const int32_t iy = oy * s.stride_h - s.pad_top + ky, ix = ox * s.stride_w - s.pad_left + kx;
+                    if (iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w) {
+                      const int32_t xv = x[(((size_t)b * s.in_h + iy) * s.in_w + ix) * s.channels + ch];
+                      m = xv > m ? xv : m;
+                    }
+                  }
+                bad += y[(((size_t)b * s.out_h + oy) * s.out_w + ox) * s.channels + ch] != m;
+              }
+        CHECK(bad == 0, "max pool case %zu, one thread: %d outputs differ from the plain loop", c, bad);
+      } else {
+        CHECK(memcmp(y, ref_max, y_elems) == 0, "max pool case %zu: %zu threads differ from one", c, threads);
+        free(y);
+      }
+      free(ws);
+      /* the FBGEMM forms round channels below vector_channels (16) as their vector loops: tiles split channels */
+      const int forms[4] = {QW_AVG_POOL_QNNPACK, QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST,
+                            QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM, QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM};
+      for (int f = 0; f < 4; f++) {
+        uint8_t* avg = exact_alloc(y_elems);
+        CHECK(qw_avg_pool2d(&s, x, QW_QUINT8, 0.1f, 3, avg, forms[f], 1, 0, 16) == QW_OK, "avg pool");
+        if (threads == 1) {
+          ref_avg[f] = avg;
+        } else {
+          CHECK(memcmp(avg, ref_avg[f], y_elems) == 0, "avg pool case %zu form %d: %zu threads differ", c, forms[f],
+                threads);
+          free(avg);
+        }
+      }
+    }
+    free(x), free(ref_max);
+    for (int f = 0; f < 4; f++) free(ref_avg[f]);
+  }
+}
+
+static void test_add(void) {
+  const size_t n = 200003;
+  uint8_t* a = random_bytes(n);
+  uint8_t* b = random_bytes(n);
+  uint8_t* ref = exact_alloc(n);
+  uint8_t* y = exact_alloc(n);
+  CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+  CHECK(qw_add_onnx(n, a, NULL, 0.03f, 120, b, NULL, 0.02f, 130, QW_QUINT8, ref, 0.04f, 125) == QW_OK, "add");
+  for (size_t threads = 2; threads <= WORKERS + 1; threads++) {
+    CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+    CHECK(qw_add_onnx(n, a, NULL, 0.03f, 120, b, NULL, 0.02f, 130, QW_QUINT8, y, 0.04f, 125) == QW_OK, "add");
+    CHECK(memcmp(y, ref, n) == 0, "add_onnx: %zu threads differ from one", threads);
+  }
+  free(a), free(b), free(ref), free(y);
+}
+
+/* Workspaces have a slice per thread: a size that fits one thread's slice but not 64 of them is refused (0) by the
+ * size function, in 64 bits, and the entry point refuses the call (here with an empty batch: no buffer is read). */
+static void test_workspace_limits(void) {
+  static uint8_t dummy[64] __attribute__((aligned(16)));
+  const qw_pool2d_shape pool = {.batch = 0, .in_h = 1 << 13, .in_w = 1 << 12, .channels = 1, .out_h = 1, .out_w = 1,
+                                .kernel_h = 1 << 13, .kernel_w = 1 << 12, .stride_h = 1, .stride_w = 1,
+                                .dilation_h = 1, .dilation_w = 1}; /* 2^25 taps: 256 MiB of pointers per thread */
+  qw_conv2d_shape depthwise = {.batch = 0, .in_h = 1, .in_w = 1 << 14, .in_c = 256, .out_c = 256, .kernel_h = 1,
+                               .kernel_w = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
+                               .groups = 256}; /* 32 MiB of pair and accumulator rows per thread */
+  for (size_t threads = 1; threads <= 64; threads += 63) {
+    CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+    const int fits = threads == 1;
+    CHECK((qw_gemm_workspace_size((size_t)1 << 24, 16) != 0) == fits, "gemm workspace on %zu threads", threads);
+    CHECK((qw_max_pool2d_workspace_size(&pool) != 0) == fits, "max pool workspace on %zu threads", threads);
+    CHECK((qw_max_pool2d(&pool, dummy, QW_QUINT8, dummy, dummy, 0) == QW_OK) == fits, "max pool on %zu threads", threads);
+    CHECK((qw_conv2d_workspace_size(&depthwise) != 0) == fits, "depthwise workspace on %zu threads", threads);
+  }
+  /* pair rows of 2^16 columns x 2^16 channels (16 GiB): refused on one thread too, and by qw_conv2d */
+  depthwise.in_w = depthwise.in_c = depthwise.out_c = depthwise.groups = 1 << 16;
+  CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+  CHECK(qw_conv2d_pack_size(&depthwise) != 0 && qw_conv2d_workspace_size(&depthwise) == 0, "16 GiB depthwise workspace");
+  CHECK(qw_conv2d(&depthwise, dummy, QW_QUINT8, 0, dummy, dummy, dummy, dummy) == QW_INVALID_ARGUMENT, "depthwise refused");
+}
+
+int main(void) {
+  CHECK(qw_threadpool_set_threads(0) == QW_INVALID_ARGUMENT, "0 threads accepted");
+  CHECK(qw_threadpool_set_threads(QW_MAX_THREADS + 1) == QW_INVALID_ARGUMENT, "too many threads accepted");
+  pthread_t workers[WORKERS];
+  for (size_t i = 0; i < WORKERS; i++) {
+    pthread_create(&workers[i], NULL, worker, (void*)(i + 1));
+  }
+  test_pool();
+  test_gemm();
+  test_conv();
+  test_pooling();
+  test_add();
+  test_workspace_limits();
+  qw_threadpool_shutdown();
+  for (size_t i = 0; i < WORKERS; i++) {
+    pthread_join(workers[i], NULL);
+  }
+  return check_summary("test_threads");
+}

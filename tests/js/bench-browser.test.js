@@ -1,0 +1,37 @@
+// npm run bench:browser (tools/bench/browser.mjs) as a user runs it, cut to one short round of one case on one
+// thread: every runtime loads in its own worker of the one Chromium page (qwasm SIMD128 and relaxed, onnxruntime-web,
+// XNNPACK through LiteRT.js on the int8 TFLite file tflite.mjs writes) and gives onnxruntime-web's bytes. No time is
+// checked (the machine is shared); that the script runs and its outputs agree is.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+test('bench:browser runs qwasm, onnxruntime-web and XNNPACK in one page, with identical outputs', {
+  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'qwasm-bench-browser-'));
+  try {
+    const json = join(dir, 'result.json');
+    await promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64', '--no-model',
+      '--threads', '1', '--rounds', '1', '--batch-ms', '5', '--json', json], { cwd: ROOT, timeout: 180000 });
+    const result = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(result.isolated, true, 'the bench page is cross-origin isolated');
+    assert.equal(result.reference, 'ORT-web 1T');
+    assert.deepEqual(result.rows.map((r) => r.name), ['gemm 196x576x64']);
+    const results = result.rows[0].results;
+    assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'XNNPACK 1T', 'qwasm 1T', 'qwasm 1T relaxed']);
+    for (const [label, r] of Object.entries(results)) {
+      assert.ok(r.ms > 0 && r.gops > 0, `${label}: no time`);
+      assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
+    }
+    assert.equal(result.infos['qwasm 1T'].isa, 'wasmsimd');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
