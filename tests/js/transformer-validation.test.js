@@ -68,3 +68,16 @@ test('attributes of the wrong type or value', async () => {
   await rejectsAtLoad({ inputs: { x: ['float32', [2]] }, nodes: [['Cast', ['x'], ['y'], { to: 11 }]], outputs: { y: ['float32', [2]] } },
     qwasm.UnsupportedError, /^Cast node "Cast_0": cast to type 11 is not supported/);
 });
+
+test('a Transpose whose perm is not a permutation is not folded into the MatMul around it: the Transpose names it (fuzzer case: memory written past the product)', async () => {
+  for (const [where, nodes] of [
+    ['after', [['MatMul', ['a', 'b'], ['m']], ['Transpose', ['m'], ['y'], { perm: [0, 0, 1, 3] }]]],
+    ['before', [['Transpose', ['a'], ['t'], { perm: [0, 2, 2, 1] }], ['MatMul', ['t', 'b'], ['y']]]],
+  ]) {
+    const spec = { inputs: { a: ['float32', [1, 4, 8, 8]], b: ['float32', [1, 4, 8, 8]] }, nodes, outputs: { y: ['float32', [1, 4, 8, 8]] } };
+    const before = live();
+    await rejectsAtRun(spec, { a: new Float32Array(256).fill(0.5), b: new Float32Array(256).fill(0.25) }, qwasm.ModelFormatError,
+      /^Transpose node "Transpose_\d": perm \[0,\d,\d,\d\] is not a permutation of the 4 dimensions/);
+    assert.equal(live(), before, `${where}: the run's memory is back after dispose()`);
+  }
+});

@@ -119,9 +119,13 @@ function maskIndex(mask, batch) {
 // ---- matrix products ---------------------------------------------------------------------------------
 
 /** An operand as the product sees it: the stored tensor's dims and element strides after `perm` (a strided view). */
+function checkPerm(w, perm, dims, name) {
+  if (perm.length !== dims.length || [...perm].sort((x, y) => x - y).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
+}
+
 function viewOf(w, dims, perm, name) {
   if (!perm) return { dims, strides: contiguousStrides(dims) };
-  if (perm.length !== dims.length || [...perm].sort((x, y) => x - y).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
+  checkPerm(w, perm, dims, name);
   const strides = contiguousStrides(dims);
   return { dims: perm.map((p) => dims[p]), strides: perm.map((p) => strides[p]) };
 }
@@ -172,7 +176,7 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
   const Y = { dims: outDims, strides: contiguousStrides(outDims) };
   let stored = outDims;
   if (permY) {
-    if (permY.length !== outDims.length) throw new ModelFormatError(`${w}: qwasm_perm_y [${permY}] does not fit the output [${outDims}]`);
+    checkPerm(w, permY, outDims, 'the output');
     stored = permY.map((p) => outDims[p]);
     const strides = contiguousStrides(stored);
     permY.forEach((p, i) => { Y.strides[p] = strides[i]; });

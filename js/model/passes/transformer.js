@@ -366,6 +366,9 @@ const NEUTRAL_RULES = [
  * product writes the heads back interleaved). operators/transformer.js falls back to a copy where the strides do
  * not allow it, and keeps MLAS's summation order either way.
  */
+/** A Transpose's perm that may be folded (anything else stays a Transpose, which names the problem when it runs). */
+const isPermutation = (perm) => Array.isArray(perm) && perm.every((p, i) => Number.isInteger(p) && p >= 0 && p < perm.length && perm.indexOf(p) === i);
+
 const LAYOUT_RULES = [
   {
     ops: ['MatMul', `${MS}:FusedMatMul`],
@@ -375,7 +378,7 @@ const LAYOUT_RULES = [
       const consumed = [];
       ['a', 'b'].forEach((side, i) => {
         const t = g.producer(mm.inputs[i]);
-        if (!is(t, 'Transpose') || !t.attributes.perm || mm.inputs[0] === mm.inputs[1] || attributes[`qwasm_perm_${side}`]) return;
+        if (!is(t, 'Transpose') || !isPermutation(t.attributes.perm) || mm.inputs[0] === mm.inputs[1] || attributes[`qwasm_perm_${side}`]) return;
         if (g.edges(t) !== 1 || g.isGraphOutput(t.outputs[0])) return;
         attributes[`qwasm_perm_${side}`] = t.attributes.perm.slice();
         inputs[i] = t.inputs[0];
@@ -383,7 +386,7 @@ const LAYOUT_RULES = [
       });
       let outputs = mm.outputs;
       const next = g.edges(mm) === 1 && !g.isGraphOutput(mm.outputs[0]) ? g.child(mm) : null;
-      if (is(next, 'Transpose') && next.attributes.perm && !attributes.qwasm_perm_y) {
+      if (is(next, 'Transpose') && isPermutation(next.attributes.perm) && !attributes.qwasm_perm_y) {
         attributes.qwasm_perm_y = next.attributes.perm.slice();
         outputs = next.outputs.slice();
         consumed.push(next);
