@@ -44,6 +44,9 @@ if [[ ! -f build/models/mobilenet_v2_float.onnx || tools/bench/mobilenet_v2.py -
   /usr/bin/python3 tools/bench/mobilenet_v2.py build/models/ 2>&1 | tail -1
 fi
 
+echo "== the pretrained MiniLM (tools/pretrained/make.sh: generated once into build/models/pretrained)"
+bash tools/pretrained/make.sh
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
