@@ -16,6 +16,7 @@ const TYPES = {
   '.onnx': 'application/octet-stream',
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** Starts serving root; resolves to { server, url } once listening (port 0 = any free port). */
@@ -28,15 +29,18 @@ export function serve(root, port = 0, host = '127.0.0.1') {
       res.writeHead(403).end('forbidden');
       return;
     }
+    let size;
     try {
       if (statSync(file).isDirectory()) file = join(file, 'index.html');
-      statSync(file);
+      size = statSync(file).size;
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}`);
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
-    createReadStream(file).pipe(res);
+    // content-length: the page shows a file's size from a HEAD request before it downloads it
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': size, 'cache-control': 'no-store' });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, host, () => ok({ server, url: `http://${host}:${server.address().port}/` })));
 }

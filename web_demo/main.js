@@ -5,6 +5,7 @@ import * as qwasm from './qwasm/js/index.js';
 import * as explorer from './explorer.js';
 import * as modelView from './model-view.js';
 import * as ptqView from './ptq-view.js';
+import * as similarityView from './similarity-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -36,6 +37,7 @@ async function start() {
   explorer.mount($('#explorer'), context);
   await modelView.mount($('#model'), context);
   ptqView.mount($('#ptq'), context);
+  similarityView.mount($('#similarity'), context);
   window.qwasmDemo = { ready: true, qwasm, show };
 }
 
