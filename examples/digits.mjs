@@ -1,10 +1,11 @@
 import * as qwasm from 'qwasm';
+import { digits } from 'qwasm/models'; // the URLs of the models the package ships
 import { readFileSync } from 'node:fs';
 
 await qwasm.init();
 // The bundled model: a small CNN trained on scikit-learn's 8x8 digits, quantized by PyTorch (qnnpack).
-const model = await qwasm.loadModel(new URL('../models/digits.onnx', import.meta.url));
-const { test_images: images } = JSON.parse(readFileSync(new URL('../models/digits.json', import.meta.url), 'utf8'));
+const model = await qwasm.loadModel(digits.model);
+const { test_images: images } = JSON.parse(readFileSync(digits.samples, 'utf8'));
 console.log('semantics', model.semantics);
 console.log(model.layers.map((l) => l.opType).join(' -> '));
 

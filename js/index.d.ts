@@ -1,6 +1,23 @@
 // Type declarations for qwasm's public API (js/index.js and the modules it re-exports).
 // Hand-written: keep in step with js/*.js. Checked by tests/types/api.ts (npx tsc -p tests/types/tsconfig.json).
 
+// ---- what the host's libs may lack ------------------------------------------------------------
+
+declare global {
+  // Symbol.dispose (for `using`) is declared by lib esnext.disposable and @types/node, not by the ES2022 + DOM
+  // libs a browser project starts from; declared here the same way, so QTensor[Symbol.dispose] type-checks there.
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
+/**
+ * WebAssembly.Module where the program's libs declare it (lib.dom does; a Node program with only ES and @types/node
+ * libs has no WebAssembly types), otherwise never. (`& object`: lib.dom's WebAssembly.Module is an empty interface
+ * that would otherwise admit strings.)
+ */
+type CompiledWasmModule = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: never[]) => infer M } } ? M & object : never;
+
 // ---- basic types -----------------------------------------------------------------------------
 
 /** A quantized element type, with PyTorch's names: quint8 [0, 255], qint8 [-128, 127], qint32 [-2^31, 2^31 - 1]. */
@@ -16,16 +33,17 @@ export type Rounding = 'torch' | 'onnx' | 'fbgemm';
 
 /**
  * A semantics profile (js/semantics.js): which reference each operation reproduces. 'pytorch-qnnpack' (PyTorch's
- * qnnpack engine, as Debian's 1.13 computes it), 'pytorch-fbgemm' (PyTorch 2.x's fbgemm engine on x86),
+ * qnnpack engine, as Debian's 1.13 computes it), 'pytorch2-qnnpack' (that engine in PyTorch 2.x's x86 builds, FBGEMM's
+ * quantize inside), 'pytorch-fbgemm' (PyTorch 2.x's fbgemm engine on x86),
  * 'pytorch-x86' (its x86 engine: oneDNN for convolutions with symmetric weights), 'onnx' (the ONNX specification
  * and ONNX Runtime),
  * 'tflite' (TensorFlow Lite's integer kernels; of its forms only the fixed-point requantization has kernels yet,
  * the others throw UnsupportedError).
  */
-export type Semantics = 'pytorch-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
+export type Semantics = 'pytorch-qnnpack' | 'pytorch2-qnnpack' | 'pytorch-fbgemm' | 'pytorch-x86' | 'onnx' | 'tflite';
 
 /** The families of operations a profile fixes a form for. */
-export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu';
+export type SemanticsFamily = 'rounding' | 'requantization' | 'add' | 'mul' | 'pooling' | 'sigmoid' | 'hardswish' | 'leakyRelu' | 'dynamic';
 
 /** What a form of a family computes, and whether qwasm lacks its kernel. */
 export interface SemanticsForm {
@@ -101,11 +119,8 @@ export interface InitOptions {
    * is appended, or the URL of each build. Default: ../dist/ next to js/, resolved from import.meta.url.
    */
   wasmPaths?: string | URL | { simd?: string | URL; scalar?: string | URL };
-  /**
-   * The wasm binary itself (bytes or a compiled module); used instead of wasmPaths when given.
-   * (`& object`: lib.dom's WebAssembly.Module is an empty interface that would otherwise admit strings.)
-   */
-  wasmBinary?: ArrayBuffer | ArrayBufferView | (WebAssembly.Module & object);
+  /** The wasm binary itself (bytes or a compiled WebAssembly.Module); used instead of wasmPaths when given. */
+  wasmBinary?: ArrayBuffer | ArrayBufferView | CompiledWasmModule;
 }
 
 /** Which build runs. */
@@ -466,6 +481,7 @@ export type RequantMode = keyof typeof REQUANT_MODES;
 /** The requantization form of each profile. */
 export interface SemanticsRequantMode {
   'pytorch-qnnpack': 'qnnpack';
+  'pytorch2-qnnpack': 'qnnpack';
   'pytorch-fbgemm': 'fbgemm';
   /** linear / matmul: 'fbgemm'; conv2d: 'onednn' for symmetric weights and groups <= 100, else 'fbgemm'. */
   'pytorch-x86': 'fbgemm' | 'onednn';
@@ -802,6 +818,31 @@ export interface DynamicQuantizeResult {
  */
 export function dynamicQuantizeLinear(data: NumberArray, shape?: readonly number[]): DynamicQuantizeResult;
 
+/** Result of dynamicLinear: the float output and the qparams the input was quantized with (null for 'onnx'). */
+export interface DynamicLinearResult {
+  data: Float32Array;
+  shape: number[];
+  scale: number | null;
+  zeroPoint: number | null;
+}
+
+/**
+ * Dynamic quantized linear (torch.ao.nn.quantized.dynamic.Linear, quantize_dynamic's layer; com.microsoft
+ * DynamicQuantizeMatMul): float x [..., inFeatures] quantized per call with qparams from its own range, times the
+ * packed int8 weights, plus their float bias, as float. Forms (semantics family 'dynamic', or mode): 'qnnpack'
+ * (PyTorch's qnnpack engine: [0, 255], (float)acc * (x_s * w_s) + bias), 'fbgemm' (PyTorch 2.x's fbgemm / x86
+ * engines: [0, 127] with reduceRange (default true, as the module), fma((float)acc, x_s * w_s, bias)), 'onnx'
+ * (ONNX Runtime's DynamicQuantizeMatMul; pack its weights with mode 'none', as mode 'onnx' takes int32 biases only).
+ * Throws a TypeError for bad weights or an int32 bias; a RangeError for a
+ * shape that does not end in inFeatures or non-finite x.
+ */
+export function dynamicLinear(
+  x: NumberArray,
+  shape: readonly number[],
+  weights: PackedLinear,
+  options?: SemanticsOptions & { mode?: 'qnnpack' | 'fbgemm' | 'onnx'; relu?: boolean; reduceRange?: boolean; rounding?: Rounding },
+): DynamicLinearResult;
+
 /**
  * ONNX MatMulInteger: the exact int32 sums of (a - a_zp)(b - b_zp) as a qint32 tensor (scale 1);
  * matmul(a, b, { mode: 'none' }).
@@ -831,7 +872,7 @@ export interface AddOptions extends ElementwiseOutputOptions {
    * 2.x's x86 builds, whose scalar tail adds the zero point before rounding. 'onnx': com.microsoft QLinearAdd as
    * ONNX Runtime computes it ((a_s (a - za) + b_s (b - zb)) / y_s, clamped, + y_z, rounded half to even; no relu).
    */
-  mode?: 'qnnpack' | 'float' | 'fbgemm' | 'onnx';
+  mode?: 'qnnpack' | 'qnnpack2' | 'float' | 'fbgemm' | 'onnx';
 }
 
 /**
@@ -931,10 +972,11 @@ export function leakyRelu<D extends ActivationDtype>(
 
 /**
  * Which PyTorch engine's pooling kernels to reproduce: 'qnnpack' (default; QNNPACK for quint8 where PyTorch's qnnpack
- * engine takes it), 'generic' (PyTorch 1.13's other engines) or 'fbgemm' (PyTorch 2.x's x86 builds: the generic
- * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding).
+ * engine takes it), 'generic' (PyTorch 1.13's other engines), 'fbgemm' (PyTorch 2.x's x86 builds: the generic
+ * kernels, whose channels-last scalar loop, taken when C == 1 or H * W == 1, adds the zero point before rounding) or
+ * 'qnnpack2' (PyTorch 2.x's qnnpack engine in x86 builds: 'qnnpack' where QNNPACK runs, 'fbgemm' elsewhere).
  */
-export type PoolMode = 'qnnpack' | 'generic' | 'fbgemm' | 'onnx';
+export type PoolMode = 'qnnpack' | 'qnnpack2' | 'generic' | 'fbgemm' | 'onnx';
 
 /** Options of maxPool2d. */
 export interface MaxPool2dOptions extends SemanticsOptions {
@@ -971,6 +1013,11 @@ export interface AvgPool2dOptions extends SemanticsOptions {
   divisorOverride?: number | null;
   /** Default 'qnnpack'. */
   mode?: PoolMode;
+  /**
+   * PyTorch's ATen dispatch level (torch.backends.cpu.get_cpu_capability(), lower case): which channels its
+   * channels-last vector loops round (form 'fbgemm'). Default 'avx512'.
+   */
+  cpuCapability?: 'avx512' | 'avx2' | 'default';
 }
 
 /**
@@ -1002,7 +1049,7 @@ export function avgPool2d<D extends ActivationDtype>(x: QTensor<D>, options: Avg
 export function adaptiveAvgPool2d<D extends ActivationDtype>(
   x: QTensor<D>,
   outputSize: IntPair,
-  options?: SemanticsOptions & { mode?: PoolMode },
+  options?: SemanticsOptions & { mode?: PoolMode; cpuCapability?: 'avx512' | 'avx2' | 'default' },
 ): QTensor<D>;
 
 /**
@@ -1524,11 +1571,19 @@ export interface QuantizeStaticResult {
  * with the qconfig's activation observers on every tensor PyTorch would observe (fusing Conv/Gemm/MatMul/Add
  * with a following Relu/Clip), quantizes the weights with its weight observer, writes a QDQ ONNX file and
  * loads it. batchSize: samples per observer call (torch's calibration batch size; HistogramObserver depends on it).
+ * onProgress: called after every sample of the calibration pass ('calibrate') and of the SQNR pass ('measure').
  */
 export function quantizeStatic(
   source: Uint8Array | ArrayBuffer | string | URL,
   calibration: Iterable<Record<string, ModelFeed>>,
-  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number },
+  options?: { qconfig?: QConfigBackend | QConfig; batchSize?: number; onProgress?: (progress: QuantizeStaticProgress) => void },
 ): Promise<QuantizeStaticResult>;
+
+/** What quantizeStatic's onProgress receives: `done` of `total` samples of a pass. */
+export interface QuantizeStaticProgress {
+  readonly stage: 'calibrate' | 'measure';
+  readonly done: number;
+  readonly total: number;
+}
 
 export {};

@@ -27,6 +27,7 @@ export {
   conv2d,
   matmul,
   dynamicQuantizeLinear,
+  dynamicLinear,
   matmulInteger,
   convInteger,
 } from './ops/linear.js';

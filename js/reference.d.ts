@@ -21,6 +21,11 @@ export function quantizeTorch(x: number, scale: number, zeroPoint: number, qmin:
 export function quantizeOnnx(x: number, scale: number, zeroPoint: number, qmin: number, qmax: number): number;
 /** scale * (float)(q - zp), the subtraction wrapping in int32. */
 export function dequantize(q: number, scale: number, zeroPoint: number): number;
+/**
+ * ATen's ChooseQuantizationParams as PyTorch's dynamic linear picks its input's qparams: the range widened to 0 over
+ * [qmin, qmax] (default [0, 255]; [0, 127] with reduce_range), double arithmetic, the scale at least 6.1e-5.
+ */
+export function chooseQParamsDynamic(min: number, max: number, qmin?: number, qmax?: number): { scale: number; zeroPoint: number };
 /** PyTorch's per-channel dequantize with a float64 channel scale. */
 export function dequantizePerChannel(q: number, scale: number, zeroPoint: number): number;
 

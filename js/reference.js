@@ -104,6 +104,36 @@ export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
   return clampedFloatToInt32(clamp(t, f32(qmin), f32(qmax)));
 }
 
+/**
+ * ATen's quant_utils::ChooseQuantizationParams, as PyTorch's dynamic linear quantizes its float input per call: the
+ * range [min(x, 0), max(x, 0)] over [qmin, qmax] ([0, 255], or [0, 127] with reduce_range) in double arithmetic; a
+ * scale that is 0 or whose reciprocal overflows becomes 0.1, one below 6.1e-5 is raised to it (the range widened
+ * with it); the zero point from whichever end gives the smaller error, rounded half to even. Returns the float32
+ * scale and the zero point.
+ */
+export function chooseQParamsDynamic(min, max, qmin = 0, qmax = 255) {
+  const SMALL = 6.1e-5;
+  let lo = Math.min(f32(min), 0);
+  let hi = Math.max(f32(max), 0);
+  let scale = (hi - lo) / (qmax - qmin);
+  if (f32(scale) === 0 || !Number.isFinite(f32(1 / f32(scale)))) scale = 0.1;
+  if (scale < SMALL) {
+    const org = scale;
+    scale = SMALL;
+    if (lo === 0) hi = f32(SMALL * (qmax - qmin));
+    else if (hi === 0) lo = f32(-SMALL * (qmax - qmin));
+    else {
+      const amp = f32(SMALL / org);
+      lo = f32(lo * amp);
+      hi = f32(hi * amp);
+    }
+  }
+  const fromMin = qmin - lo / scale;
+  const fromMax = qmax - hi / scale;
+  const zp = Math.abs(qmin) - Math.abs(lo / scale) < Math.abs(qmax) - Math.abs(hi / scale) ? fromMin : fromMax;
+  return { scale: f32(scale), zeroPoint: zp < qmin ? qmin : zp > qmax ? qmax : roundHalfEven(zp) };
+}
+
 /** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
 export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
   const r = roundHalfEven(f32(f32(x) / f32(scale)));

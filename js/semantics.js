@@ -5,6 +5,7 @@
 //   add, mul        elementwise add / mul of quantized tensors
 //   pooling         average / max / adaptive pooling and mean
 //   sigmoid, hardswish, leakyRelu   the table-driven activations
+//   dynamic         dynamic linear: the float input quantized per call, int8 weights, float output
 // Every operator takes { semantics } (a profile name) and, where it always had one, `mode` / `rounding` to
 // override its own family's form. Model, quantizeStatic and the demo use the same profiles.
 // Adding a profile: one entry in PROFILES (and its tests). Adding a form: one entry in FORMS, a kernel, tests.
@@ -31,6 +32,7 @@ export const FORMS = deepFreeze({
     qnnpack: { does: 'same shapes: QNNPACK (quint8) / XNNPACK (qint8) fixed point; broadcasting: dequantize, add, quantize' },
     float: { does: "dequantize, add in float32 (AVX2 FMA blocks of 64), quantize: PyTorch 1.13's x86 / fbgemm / onednn kernel" },
     fbgemm: { does: "the float kernel in PyTorch 2.x's x86 builds: its scalar tail adds the zero point before rounding" },
+    qnnpack2: { does: "PyTorch 2.x's qnnpack engine in x86 builds: same shapes as 'qnnpack' (fixed point), broadcasting by the 'fbgemm' float kernel" },
     onnx: { does: 'com.microsoft QLinearAdd as ONNX Runtime computes it (MLAS)' },
     tflite: { does: "TFLite's fixed-point add (left shift 20, per-input Q31 multipliers)", missing: true },
   },
@@ -42,7 +44,8 @@ export const FORMS = deepFreeze({
   pooling: {
     qnnpack: { does: "PyTorch's qnnpack engine: QNNPACK's average / global pooling for quint8 without ceil_mode, max pooling clamped to the edge; generic kernels elsewhere" },
     generic: { does: "PyTorch 1.13's generic quantized pooling kernels" },
-    fbgemm: { does: "the generic kernels in PyTorch 2.x's x86 builds: their channels-last scalar loops add the zero point before rounding" },
+    fbgemm: { does: "the generic kernels in PyTorch 2.x's x86 builds: their channels-last scalar loops add the zero point before rounding, their vector loops take whole vectors of channels (cpuCapability)" },
+    qnnpack2: { does: "PyTorch 2.x's qnnpack engine in x86 builds: QNNPACK's kernels where 'qnnpack' takes them, the 'fbgemm' generic kernels elsewhere" },
     onnx: { does: "ONNX Runtime's QLinearAveragePool / QLinearGlobalAveragePool and MaxPool" },
     tflite: { does: "TFLite's integer average pooling (rounded integer division)", missing: true },
   },
@@ -57,6 +60,12 @@ export const FORMS = deepFreeze({
     fbgemm: { does: "PyTorch 2.x's generic kernel on x86 (quint8 or qint8, vector blocks of 64)" },
     onnx: { does: 'ONNX has no quantized HardSwish (QDQ graphs run it in float)', missing: true },
     tflite: { does: "TFLite's int8 hard_swish", missing: true },
+  },
+  dynamic: {
+    qnnpack: { does: "PyTorch's qnnpack engine (quantize_dynamic's Linear): the input's qparams by ATen's ChooseQuantizationParams over [0, 255] (reduce_range ignored), quantized by the profile's rounding, exact int32 sums, (float)acc * (x_s * w_s) + bias with two roundings" },
+    fbgemm: { does: "PyTorch 2.x's fbgemm / x86 engines: ChooseQuantizationParams over [0, 127] (the module's reduce_range), FBGEMM's quantize, exact sums, fma((float)acc, x_s * w_s, bias)" },
+    onnx: { does: "com.microsoft DynamicQuantizeMatMul as ONNX Runtime computes it: uint8 over [min(x, 0), max(x, 0)], x / s, (float)acc * (x_s * w_s) + bias" },
+    tflite: { does: "TFLite's dynamic-range fully connected", missing: true },
   },
   leakyRelu: {
     generic: { does: "PyTorch 1.13's generic kernel (AVX2 blocks of 64 dequantized with FMA), every engine" },
@@ -74,27 +83,32 @@ export const PROFILES = deepFreeze({
   'pytorch-qnnpack': {
     reference: "PyTorch's qnnpack engine (torch.backends.quantized.engine = 'qnnpack'), as Debian's PyTorch 1.13 (built without FBGEMM) computes it",
     rounding: 'torch', requantization: 'qnnpack', add: 'qnnpack', mul: 'pytorch', pooling: 'qnnpack',
-    sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'generic',
+    sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'generic', dynamic: 'qnnpack',
+  },
+  'pytorch2-qnnpack': {
+    reference: "PyTorch's qnnpack engine in an x86 build with FBGEMM (every PyPI wheel; checked against torch 2.13): QNNPACK's kernels, but quantize and the generic kernels' scalar code round as FBGEMM does",
+    rounding: 'fbgemm', requantization: 'qnnpack', add: 'qnnpack2', mul: 'pytorch', pooling: 'qnnpack2',
+    sigmoid: 'qnnpack', hardswish: 'qnnpack', leakyRelu: 'fbgemm', dynamic: 'qnnpack',
   },
   'pytorch-fbgemm': {
     reference: "PyTorch 2.x's fbgemm engine on x86 (torch.backends.quantized.engine = 'fbgemm'; checked against torch 2.13 from PyPI)",
     rounding: 'fbgemm', requantization: 'fbgemm', add: 'fbgemm', mul: 'pytorch', pooling: 'fbgemm',
-    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm',
+    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm', dynamic: 'fbgemm',
   },
   'pytorch-x86': {
     reference: "PyTorch 2.x's x86 engine, the default on x86 (engine = 'x86'): the fbgemm engine's kernels, but convolutions with symmetric weights through oneDNN (AVX512-VNNI hosts; checked against torch 2.13)",
     rounding: 'fbgemm', requantization: 'x86', add: 'fbgemm', mul: 'pytorch', pooling: 'fbgemm',
-    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm',
+    sigmoid: 'fbgemm', hardswish: 'fbgemm', leakyRelu: 'fbgemm', dynamic: 'fbgemm',
   },
   onnx: {
     reference: 'the ONNX specification, and ONNX Runtime (onnxruntime-web) for its com.microsoft operators',
     rounding: 'onnx', requantization: 'onnx', add: 'onnx', mul: 'onnx', pooling: 'onnx',
-    sigmoid: 'onnx', hardswish: 'onnx', leakyRelu: 'onnx',
+    sigmoid: 'onnx', hardswish: 'onnx', leakyRelu: 'onnx', dynamic: 'onnx',
   },
   tflite: {
     reference: 'TensorFlow Lite integer-only kernels (fixed-point multipliers, no float at run time)',
     rounding: 'tflite', requantization: 'fixedpoint', add: 'tflite', mul: 'tflite', pooling: 'tflite',
-    sigmoid: 'tflite', hardswish: 'tflite', leakyRelu: 'tflite',
+    sigmoid: 'tflite', hardswish: 'tflite', leakyRelu: 'tflite', dynamic: 'tflite',
   },
 });
 

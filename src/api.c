@@ -4,24 +4,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "qwasm.h"
-
-static const int32_t dtype_min[3] = {0, -128, INT32_MIN};
-static const int32_t dtype_max[3] = {255, 127, INT32_MAX};
-static const size_t dtype_size[3] = {1, 1, 4};
-
-static int valid_dtype(qw_dtype dtype) {
-  return (unsigned)dtype <= QW_QINT32;
-}
-
-/* A usable scale: finite, > 0, with a finite float reciprocal (the torch rule multiplies by it). */
-static int valid_scale(float scale) {
-  return isfinite(scale) && scale > 0.0f && isfinite(1.0f / scale);
-}
-
-static int valid_qparams(qw_dtype dtype, float scale, int32_t zero_point) {
-  return valid_scale(scale) && zero_point >= dtype_min[dtype] && zero_point <= dtype_max[dtype];
-}
+#include "qtypes.h"
 
 void* qw_alloc(size_t size) {
   if (size == 0) {
@@ -41,37 +24,39 @@ const char* qw_isa(void) {
 
 qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
                       int32_t zero_point) {
-  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
-  if (!valid_qparams(dtype, scale, zero_point)) {
+  if (!qw_qparams_valid(dtype, scale, zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   struct qw_quantize_params params;
-  qw_quantize_params_init(&params, scale, zero_point, dtype_min[dtype], dtype_max[dtype]);
-  qw_kernels()->quantize[rounding][dtype](n, x, y, &params);
+  qw_quantize_params_init(&params, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
+  if (n != 0) {
+    qw_kernels()->quantize[rounding][dtype](n, x, y, &params);
+  }
   return QW_OK;
 }
 
 qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y, qw_dtype dtype,
                                   qw_rounding rounding, const float* scales, const int32_t* zero_points) {
-  if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || !valid_dtype(dtype) ||
+  if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || !qw_dtype_valid(dtype) ||
       (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {
-    if (!valid_qparams(dtype, scales[c], zero_points[c])) {
+    if (!qw_qparams_valid(dtype, scales[c], zero_points[c])) {
       return QW_INVALID_QPARAMS;
     }
   }
   /* PyTorch's per-channel quantize goes through quantize_val: FBGEMM's scalar rule on x86 builds. */
   const qw_rounding rule = rounding == QW_ROUND_FBGEMM ? QW_ROUND_FBGEMM_SCALAR : rounding;
   const qw_quantize_ukernel ukernel = qw_kernels()->quantize[rule][dtype];
-  const size_t size = dtype_size[dtype];
-  for (size_t o = 0; o < outer; o++) {
+  const size_t size = qw_dtype_size(dtype);
+  for (size_t o = 0; o < outer && inner != 0; o++) {
     for (size_t c = 0; c < channels; c++) {
       struct qw_quantize_params params;
-      qw_quantize_params_init(&params, scales[c], zero_points[c], dtype_min[dtype], dtype_max[dtype]);
+      qw_quantize_params_init(&params, scales[c], zero_points[c], qw_dtype_min(dtype), qw_dtype_max(dtype));
       const size_t offset = (o * channels + c) * inner;
       ukernel(inner, x + offset, (char*)y + offset * size, &params);
     }
@@ -80,30 +65,32 @@ qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, c
 }
 
 qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float scale, int32_t zero_point) {
-  if ((n != 0 && (q == NULL || y == NULL)) || !valid_dtype(dtype)) {
+  if ((n != 0 && (q == NULL || y == NULL)) || !qw_dtype_valid(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  if (!valid_qparams(dtype, scale, zero_point)) {
+  if (!qw_qparams_valid(dtype, scale, zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   const struct qw_dequantize_params params = {scale, zero_point};
-  qw_kernels()->dequantize[dtype](n, q, y, &params);
+  if (n != 0) {
+    qw_kernels()->dequantize[dtype](n, q, y, &params);
+  }
   return QW_OK;
 }
 
 qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner, const void* q, float* y,
                                     qw_dtype dtype, const double* scales, const int32_t* zero_points) {
-  if (q == NULL || y == NULL || scales == NULL || zero_points == NULL || !valid_dtype(dtype)) {
+  if (q == NULL || y == NULL || scales == NULL || zero_points == NULL || !qw_dtype_valid(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {
-    if (!valid_qparams(dtype, (float)scales[c], zero_points[c]) || !isfinite(scales[c])) {
+    if (!qw_qparams_valid(dtype, (float)scales[c], zero_points[c]) || !isfinite(scales[c])) {
       return QW_INVALID_QPARAMS;
     }
   }
   const qw_dequantize_f64_ukernel ukernel = qw_kernels()->dequantize_f64scale[dtype];
-  const size_t size = dtype_size[dtype];
-  for (size_t o = 0; o < outer; o++) {
+  const size_t size = qw_dtype_size(dtype);
+  for (size_t o = 0; o < outer && inner != 0; o++) {
     for (size_t c = 0; c < channels; c++) {
       const struct qw_dequantize_f64_params params = {scales[c], (float)zero_points[c]};
       const size_t offset = (o * channels + c) * inner;
@@ -115,28 +102,28 @@ qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner,
 
 qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
                         qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding) {
-  if ((n != 0 && (x == NULL || y == NULL)) || !valid_dtype(x_dtype) || !valid_dtype(y_dtype) ||
+  if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(x_dtype) || !qw_dtype_valid(y_dtype) ||
       (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
     return QW_INVALID_ARGUMENT;
   }
-  if (!valid_qparams(x_dtype, x_scale, x_zero_point) || !valid_qparams(y_dtype, y_scale, y_zero_point)) {
+  if (!qw_qparams_valid(x_dtype, x_scale, x_zero_point) || !qw_qparams_valid(y_dtype, y_scale, y_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   /* In place is allowed only when the element sizes match: each block is read before written. */
-  if (x == y && dtype_size[x_dtype] != dtype_size[y_dtype]) {
+  if (x == y && qw_dtype_size(x_dtype) != qw_dtype_size(y_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
   const struct qw_kernels* kernels = qw_kernels();
   const struct qw_dequantize_params dq = {x_scale, x_zero_point};
   struct qw_quantize_params qp;
-  qw_quantize_params_init(&qp, y_scale, y_zero_point, dtype_min[y_dtype], dtype_max[y_dtype]);
+  qw_quantize_params_init(&qp, y_scale, y_zero_point, qw_dtype_min(y_dtype), qw_dtype_max(y_dtype));
   /* Through a float block on the stack: the same float the two separate calls would produce. */
   enum { BLOCK = 256 };
   float block[BLOCK];
   for (size_t i = 0; i < n; i += BLOCK) {
     const size_t len = n - i < BLOCK ? n - i : BLOCK;
-    kernels->dequantize[x_dtype](len, (const char*)x + i * dtype_size[x_dtype], block, &dq);
-    kernels->quantize[rounding][y_dtype](len, block, (char*)y + i * dtype_size[y_dtype], &qp);
+    kernels->dequantize[x_dtype](len, (const char*)x + i * qw_dtype_size(x_dtype), block, &dq);
+    kernels->quantize[rounding][y_dtype](len, block, (char*)y + i * qw_dtype_size(y_dtype), &qp);
   }
   return QW_OK;
 }

@@ -2,6 +2,30 @@
 
 #include "qwasm.h"
 
+/* The layouts both builds use (the wasmsimd kernels read the scalar build's packing): weights packed by
+ * either are the same bytes. Another tile is a config with its own layout and kernels. */
+#define GEMM_X16C2_NR8_KR4                                                                   \
+  .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X16_C2, .a_element_size = 2, .w_element_size = 2, \
+  .pack_w = qw_pack_x16c2_gemm_weights
+#define DWCONV_X16PAIRS_CR8_TR2 \
+  .cr = 8, .tr = 2, .packing = QW_DWCONV_PACKING_X16_PAIRS, .pack = qw_pack_x16pairs_dwconv_weights
+#define F32_GEMM_MR4_NR8 .mr = 4, .nr = 8, .pack = qw_pack_f32_gemm_weights
+
+#ifdef NDEBUG
+const int qw_kernel_asserts = 0;
+#else
+const int qw_kernel_asserts = 1;
+#endif
+
+/* The output stages every build runs as scalar code: fixedpoint and oneDNN cost per output and their
+ * per-channel parameters have no wasm SIMD counterpart; 'none' is a copy. */
+#define SCALAR_ONLY_OUTPUT_STAGES                                                                              \
+  [QW_REQUANT_KERNEL_FIXEDPOINT] = {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar,                         \
+                                    qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},                        \
+  [QW_REQUANT_KERNEL_ONEDNN] = {qw_qs32_qu8_requantize_onednn_ukernel__scalar,                                 \
+                                qw_qs32_qs8_requantize_onednn_ukernel__scalar},                                \
+  [QW_REQUANT_KERNEL_NONE] = {qw_qs32_qs32_requantize_none_ukernel__scalar, qw_qs32_qs32_requantize_none_ukernel__scalar}
+
 const struct qw_kernels qw_scalar_kernels = {
     .isa = "scalar",
     .quantize = {
@@ -21,18 +45,27 @@ const struct qw_kernels qw_scalar_kernels = {
     .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__scalar,
                             qw_qs8_f32_dequantize_f64scale_ukernel__scalar,
                             qw_qs32_f32_dequantize_f64scale_ukernel__scalar},
-    .gemm = {qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar,
-             qw_qs16_gemm_ukernel_4x8c2__scalar},
-    .gemm_pack_a = {qw_qu8_gemm_pack_a_ukernel__scalar, qw_qs8_gemm_pack_a_ukernel__scalar},
-    .requantize = {{qw_qs32_qu8_requantize_fp32_ukernel__scalar, qw_qs32_qs8_requantize_fp32_ukernel__scalar},
-                   {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},
-                   {qw_qs32_qu8_requantize_onednn_ukernel__scalar, qw_qs32_qs8_requantize_onednn_ukernel__scalar}},
-    .dwconv = {qw_qu8_dwconv_ukernel__scalar, qw_qs8_dwconv_ukernel__scalar},
+    .gemm = {
+        .mr = 4,
+        GEMM_X16C2_NR8_KR4,
+        .gemm = {qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar,
+                 qw_qs16_gemm_ukernel_4x8c2__scalar, qw_qs16_gemm_ukernel_4x8c2__scalar},
+        .pack_a = {qw_qu8_gemm_pack_a_ukernel__scalar, qw_qs8_gemm_pack_a_ukernel__scalar},
+    },
+    .requantize = {
+        [QW_REQUANT_KERNEL_FP32] = {qw_qs32_qu8_requantize_fp32_ukernel__scalar,
+                                    qw_qs32_qs8_requantize_fp32_ukernel__scalar},
+        SCALAR_ONLY_OUTPUT_STAGES,
+    },
+    .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
+               .ukernel = {qw_qu8_dwconv_ukernel_c8t2__scalar, qw_qs8_dwconv_ukernel_c8t2__scalar}},
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
     .transpose_x8 = qw_x8_transpose_ukernel__scalar,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
-    .f32_gemm = {qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar,
-                 qw_f32_gemm_ukernel_4x8__scalar},
+    .lut = qw_u8_lut_ukernel__scalar,
+    .f32_gemm = {F32_GEMM_MR4_NR8,
+                 .gemm = {qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar,
+                          qw_f32_gemm_ukernel_4x8__scalar, qw_f32_gemm_ukernel_4x8__scalar}},
     .f32_dwconv = qw_f32_dwconv_ukernel__scalar,
     .f32_relu = qw_f32_relu_ukernel__scalar,
     .f32_vunary = {qw_f32_vexp_ukernel__scalar, qw_f32_verf_ukernel__scalar, qw_f32_vtanh_ukernel__scalar,
@@ -68,18 +101,27 @@ static const struct qw_kernels wasmsimd_kernels = {
     .dequantize_f64scale = {qw_qu8_f32_dequantize_f64scale_ukernel__wasmsimd,
                             qw_qs8_f32_dequantize_f64scale_ukernel__wasmsimd,
                             qw_qs32_f32_dequantize_f64scale_ukernel__wasmsimd},
-    .gemm = {qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2,
-             qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
-    .gemm_pack_a = {qw_qu8_gemm_pack_a_ukernel__wasmsimd, qw_qs8_gemm_pack_a_ukernel__wasmsimd},
-    .requantize = {{qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd, qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd},
-                   {qw_qs32_qu8_requantize_fixedpoint_ukernel__scalar, qw_qs32_qs8_requantize_fixedpoint_ukernel__scalar},
-                   {qw_qs32_qu8_requantize_onednn_ukernel__scalar, qw_qs32_qs8_requantize_onednn_ukernel__scalar}},
-    .dwconv = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2},
+    .gemm = {
+        .mr = 4,
+        GEMM_X16C2_NR8_KR4,
+        .gemm = {qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2,
+                 qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
+        .pack_a = {qw_qu8_gemm_pack_a_ukernel__wasmsimd, qw_qs8_gemm_pack_a_ukernel__wasmsimd},
+    },
+    .requantize = {
+        [QW_REQUANT_KERNEL_FP32] = {qw_qs32_qu8_requantize_fp32_ukernel__wasmsimd,
+                                    qw_qs32_qs8_requantize_fp32_ukernel__wasmsimd},
+        SCALAR_ONLY_OUTPUT_STAGES,
+    },
+    .dwconv = {DWCONV_X16PAIRS_CR8_TR2,
+               .ukernel = {qw_qu8_dwconv_ukernel_c8__wasmsimd_dot16x2, qw_qs8_dwconv_ukernel_c8__wasmsimd_dot16x2}},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
-    .f32_gemm = {qw_f32_gemm_ukernel_1x8__wasmsimd, qw_f32_gemm_ukernel_2x8__wasmsimd, qw_f32_gemm_ukernel_4x8__wasmsimd,
-                 qw_f32_gemm_ukernel_4x8__wasmsimd},
+    .lut = qw_u8_lut_ukernel__scalar,
+    .f32_gemm = {F32_GEMM_MR4_NR8,
+                 .gemm = {qw_f32_gemm_ukernel_1x8__wasmsimd, qw_f32_gemm_ukernel_2x8__wasmsimd,
+                          qw_f32_gemm_ukernel_4x8__wasmsimd, qw_f32_gemm_ukernel_4x8__wasmsimd}},
     .f32_dwconv = qw_f32_dwconv_ukernel_16__wasmsimd,
     .f32_relu = qw_f32_relu_ukernel_16__wasmsimd,
     .f32_vunary = {qw_f32_vexp_ukernel_4__wasmsimd, qw_f32_verf_ukernel_4__wasmsimd, qw_f32_vtanh_ukernel_4__wasmsimd,

@@ -1,4 +1,7 @@
-/* The kernel table: the single place where a build's kernels are chosen. */
+/* The kernel table: the single place where a build's kernels, and the layouts they need, are chosen.
+ * The GEMM, depthwise and float GEMM entries are configurations (gemm/gemm.h, dwconv/dwconv.h,
+ * f32/gemm.h): tile sizes and packing functions travel with their kernels, and the drivers read them
+ * from here, so a kernel with another tile is one entry in src/config.c. */
 #ifndef QWASM_CONFIG_H
 #define QWASM_CONFIG_H
 
@@ -24,15 +27,15 @@ struct qw_kernels {
   qw_quantize_ukernel quantize[4][3]; /* [qw_rounding][qw_dtype] */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
-  qw_gemm_ukernel gemm[4];                           /* [rows - 1]: a kernel for 1..4 rows */
-  qw_gemm_pack_a_ukernel gemm_pack_a[2];             /* [activations signed] */
-  qw_requantization_ukernel requantize[3][2];        /* [fp32, fixedpoint, onednn][output signed] */
-  qw_dwconv_ukernel dwconv[2];                       /* [activations signed] */
+  struct qw_gemm_config gemm;                        /* int8 GEMM: layout, packing, kernels for 1..mr rows */
+  qw_requantization_ukernel requantize[4][2];        /* [QW_REQUANT_KERNEL_* but F32][output signed] */
+  struct qw_dwconv_config dwconv;                    /* depthwise convolution: layout, packing, kernels */
   qw_maxpool_ukernel maxpool[2];                     /* [signed] */
   qw_x8_transpose_ukernel transpose_x8;
   qw_vadd_onnx_ukernel vadd_onnx[2];                 /* [signed] */
-  qw_f32_gemm_ukernel f32_gemm[4];                   /* [rows - 1]: float GEMM for 1..4 rows */
-  qw_f32_dwconv_ukernel f32_dwconv;                  /* float depthwise convolution, one output channel */
+  qw_u8_lut_ukernel lut;                             /* 8-bit table lookup (unary ops) */
+  struct qw_f32_gemm_config f32_gemm;                /* float GEMM: tile, packing, kernels for 1..mr rows */
+  qw_f32_dwconv_ukernel f32_dwconv;                  /* float depthwise convolution over the f32_gemm packing */
   qw_f32_relu_ukernel f32_relu;                      /* float ReLU (a float Conv's fused Relu) */
   /* Transformers' float operators, onnxruntime's arithmetic (src/f32/mlas.h): */
   qw_f32_vunary_ukernel f32_vunary[4];               /* [qw_f32_unary_op]: exp, erf, tanh, sqrt */
@@ -49,5 +52,9 @@ const struct qw_kernels* qw_kernels(void);
 
 /* The scalar baseline, always compiled: tests compare the selected kernels against it. */
 extern const struct qw_kernels qw_scalar_kernels;
+
+/* 1 when the kernels' contract asserts are compiled in (the native Debug test build), 0 under NDEBUG
+ * (the release wasm). */
+extern const int qw_kernel_asserts;
 
 #endif /* QWASM_CONFIG_H */

@@ -4,7 +4,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "qwasm.h"
+#include "qtypes.h"
 
 /* Python's floor division by 2. */
 static int64_t floor_half(int64_t a) {
@@ -13,7 +13,7 @@ static int64_t floor_half(int64_t a) {
 
 qw_status qw_quant_range(qw_dtype dtype, int reduce_range, int has_custom_range, int32_t quant_min, int32_t quant_max,
                          int32_t* qmin, int32_t* qmax) {
-  if (qmin == NULL || qmax == NULL || (unsigned)dtype > QW_QINT32) {
+  if (qmin == NULL || qmax == NULL || !qw_dtype_valid(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
   if (has_custom_range) {
@@ -28,20 +28,10 @@ qw_status qw_quant_range(qw_dtype dtype, int reduce_range, int has_custom_range,
     *qmax = reduce_range ? (int32_t)floor_half(quant_max) : quant_max;
     return QW_OK;
   }
-  switch (dtype) {
-    case QW_QUINT8:
-      *qmin = 0;
-      *qmax = reduce_range ? 127 : 255;
-      break;
-    case QW_QINT8:
-      *qmin = reduce_range ? -64 : -128;
-      *qmax = reduce_range ? 63 : 127;
-      break;
-    case QW_QINT32:
-      *qmin = INT32_MIN;
-      *qmax = INT32_MAX;
-      break;
-  }
+  /* reduce_range drops one bit of an 8-bit range (quint8 [0, 127], qint8 [-64, 63]); qint32 ignores it. */
+  const int halve = reduce_range && dtype != QW_QINT32;
+  *qmin = halve ? qw_dtype_min(dtype) / 2 : qw_dtype_min(dtype);
+  *qmax = halve ? qw_dtype_max(dtype) / 2 : qw_dtype_max(dtype);
   return QW_OK;
 }
 
@@ -64,7 +54,7 @@ static int32_t float_to_int32_x86(float v) {
 
 qw_status qw_choose_qparams(float min_val, float max_val, qw_dtype dtype, qw_qscheme qscheme, int32_t qmin,
                             int32_t qmax, int has_custom_range, float eps, float* scale, int32_t* zero_point) {
-  if (scale == NULL || zero_point == NULL || (unsigned)dtype > QW_QINT32 ||
+  if (scale == NULL || zero_point == NULL || !qw_dtype_valid(dtype) ||
       (unsigned)qscheme > QW_PER_CHANNEL_SYMMETRIC || qmin >= qmax || !(eps >= 0.0f) || isinf(eps)) {
     return QW_INVALID_ARGUMENT;
   }

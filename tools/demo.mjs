@@ -2,17 +2,19 @@
 //
 //   node tools/demo.mjs [--port 8080] [--no-serve]
 //
-// The page imports qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative layout
-// as the npm package), protobufjs's browser build from web_demo/vendor/, the demo model from
+// The page and its workers import qwasm from web_demo/qwasm/ (a copy of js/ and dist/*.wasm, the same relative
+// layout as the npm package), protobufjs's browser build from web_demo/vendor/ (as an ES module: import maps do
+// not reach module workers, so the copy of js/model/onnx.js imports vendor/protobuf-light.js by a relative
+// path instead of the bare 'protobufjs/light.js' a bundler resolves), the demo model from
 // web_demo/models/ (models/digits.onnx, digits.json, the float export digits-float.onnx and the training /
 // held-out splits digits-data.json that the quantize view calibrates and measures on) and, for the
 // model view's float reference only, onnxruntime-web's wasm backend from web_demo/vendor/ort/ (its ESM build,
-// the wasm factory it imports and the .wasm binary; loaded lazily by web_demo/model-float.js, so the page
-// starts without it). All are copied here, not
+// the wasm factory it imports and the .wasm binary, with manifest.json giving their sizes; loaded only when the
+// user asks for the float reference, web_demo/model-float.js). All are copied here, not
 // committed, so the folder always carries the current build. After this step web_demo/ can be uploaded
 // to any static host as it is: relative URLs only, no server logic, no CDN.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
 
@@ -28,6 +30,11 @@ export function prepareDemo() {
   mkdirSync(`${demo}qwasm/dist`, { recursive: true });
   cpSync(`${root}js`, `${demo}qwasm/js`, { recursive: true });
   for (const f of ['qwasm-simd.wasm', 'qwasm-scalar.wasm']) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
+  const onnx = `${demo}qwasm/js/model/onnx.js`;
+  const source = readFileSync(onnx, 'utf8');
+  const bare = "from 'protobufjs/light.js'";
+  if (!source.includes(bare)) throw new Error(`js/model/onnx.js no longer imports ${bare}: update tools/demo.mjs`);
+  writeFileSync(onnx, source.replace(bare, "from '../../../vendor/protobuf-light.js'"));
   // The model view's default model: models/digits.onnx (tools/train_digits.py) and its test images, the float
   // model and the digits splits for the quantize view, copied
   // so that models/ stays the one source of truth.
@@ -39,6 +46,8 @@ export function prepareDemo() {
   }
   mkdirSync(`${demo}vendor`, { recursive: true });
   cpSync(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`, `${demo}vendor/protobuf.min.js`);
+  // protobufjs's browser build sets globalThis.protobuf when it runs; as a module it runs once, in page or worker
+  writeFileSync(`${demo}vendor/protobuf-light.js`, "import './protobuf.min.js';\nexport default globalThis.protobuf;\n");
   // onnxruntime-web, wasm backend: ort.wasm.min.mjs imports ort-wasm-simd-threaded.mjs, which fetches the .wasm
   // (one build for all; with numThreads 1 it starts no worker). env.wasm.wasmPaths points at this folder.
   const ort = `${root}node_modules/onnxruntime-web/dist/`;
@@ -56,6 +65,10 @@ export function prepareDemo() {
   } else {
     rmSync(`${demo}pretrained`, { recursive: true, force: true });
   }
+  // what the float reference costs to download, shown on the button that loads it
+  const files = ORT_FILES.map((name) => ({ name, bytes: statSync(ort + name).size }));
+  const { version } = JSON.parse(readFileSync(`${root}node_modules/onnxruntime-web/package.json`, 'utf8'));
+  writeFileSync(`${demo}vendor/ort/manifest.json`, `${JSON.stringify({ version, files, bytes: files.reduce((n, f) => n + f.bytes, 0) }, null, 1)}\n`);
   return demo;
 }
 

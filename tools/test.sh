@@ -33,10 +33,22 @@ done
 
 echo "== torchvision models from PyTorch 1.13 (too big to commit; exported once into build/models/torchvision)"
 tv=build/models/torchvision
-if [[ ! -f $tv/done || tools/export_torch.py -nt $tv/done || tools/golden/torch_models.py -nt $tv/done ]]; then
+if [[ ! -f $tv/done || -n $(find python/qwasm_export tools/export_torch.py tools/golden/torch_models.py -newer "$tv/done" -name '*.py') ]]; then
   mkdir -p "$tv"
   /usr/bin/python3 tools/golden/torch_models.py --torchvision "$tv" --torchvision-only 2>&1 | grep -E 'ok:|failed|Error' || true
   ls "$tv"/mobilenet_v2.json > /dev/null && touch "$tv/done"
+fi
+
+# PyTorch 2.13 (the venv): the CNN architectures quantized on its qnnpack, fbgemm and x86 engines, exported with
+# every tensor (too big to commit; tests/js/model-torch2.test.js)
+t2=build/models/torch2
+PY=$(bash tools/setup-python.sh)
+if [[ ! -f $t2/done || -n $(find python/qwasm_export tools/golden/torch2_models.py tools/golden/cnn_archs.py tools/golden/torch_models.py -newer "$t2/done" -name '*.py') ]]; then
+  start=$SECONDS
+  mkdir -p "$t2"
+  "$PY" tools/golden/torch2_models.py --cnn "$t2" --cnn-only 2>&1 | grep -E 'ok:|Error' || true
+  ls "$t2"/x86/shufflenet_v2_x1_0.json > /dev/null && touch "$t2/done"
+  echo "PyTorch 2.13 models: $((SECONDS - start)) s"
 fi
 
 # MobileNetV2 float and QDQ (the bench's files): the float loader and quantizeStatic tests run them
@@ -47,16 +59,27 @@ fi
 echo "== the pretrained MiniLM (tools/pretrained/make.sh: generated once into build/models/pretrained)"
 bash tools/pretrained/make.sh
 
+# node --test over $2 with the TAP report in $log/node-$1.txt; prints the failures and stops on any
+run_node_tests() {
+  node --test --test-reporter=tap "${@:2}" | tee "$log/node-$1.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true
+  if grep -q '^# fail [1-9]' "$log/node-$1.txt" || ! grep -q '^# pass' "$log/node-$1.txt"; then
+    grep -B2 -A30 '^not ok' "$log/node-$1.txt" | head -150
+    echo "node tests failed: $1" >&2
+    exit 1
+  fi
+}
+
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
-  QWASM_SIMD=$simd node --test --test-reporter=tap tests/js/ | tee "$log/node-$simd.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true
-  if grep -q '^# fail [1-9]' "$log/node-$simd.txt" || ! grep -q '^# pass' "$log/node-$simd.txt"; then
-    grep -B2 -A30 '^not ok' "$log/node-$simd.txt" | head -150
-    echo "node tests failed against the $name build" >&2
-    exit 1
-  fi
+  QWASM_SIMD=$simd run_node_tests "$simd" tests/js/
 done
+
+# Once, not per build: the pages run whichever build the browser picks.
+echo "== the package as a user installs it (npm pack into fresh projects: Node, TypeScript, Vite 7 and 8, webpack 5, Worker)"
+start=$SECONDS
+run_node_tests package tests/package/
+echo "tests/package: $((SECONDS - start)) s"
 
 echo "== TypeScript declarations"
 npx --no-install tsc -p tests/types/tsconfig.json

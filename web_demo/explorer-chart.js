@@ -86,7 +86,7 @@ export function drawHistogram(canvas, { values, deq, levels, clipLo, clipHi, css
     const nb = Math.max(10, Math.min(120, Math.floor(pw / 6), Math.ceil(Math.sqrt(values.length) * 2)));
     const counts = new Float64Array(nb);
     for (const v of values) counts[Math.min(nb - 1, Math.max(0, Math.floor(((v - lo) / (hi - lo)) * nb)))]++;
-    const cmax = Math.max(...counts);
+    const cmax = counts.reduce((a, b) => Math.max(a, b), 0);
     ctx.fillStyle = COLORS.bar;
     const bw = pw / nb;
     for (let i = 0; i < nb; i++) {

@@ -1,14 +1,30 @@
 // Quantization explorer: where the float tensors come from (seed presets, seeded synthetic
 // distributions, pasted text). Plain data generation; no quantization happens here.
 
-/** Tensors from users' questions (the repository's seeds). */
+/**
+ * Tensors from users' questions (the repository's seeds). A preset's note(s) describes what the settings `s` on screen
+ * do to it, so it never claims what those settings do not show; `wants` are the settings its question is about.
+ */
 export const PRESETS = {
-  sym10: { label: '[-10, -5, 0, 5, 10]', values: [-10, -5, 0, 5, 10],
-    note: 'Seed 004: symmetric int8 over [-10, 10] divides by 127.5, not 127.' },
-  outlier: { label: '[0, 1, 9, 10, 1000]', values: [0, 1, 9, 10, 1000],
-    note: 'One outlier stretches the range: min/max gives every small value the same few integers.' },
-  small: { label: '[1.345, 2.087, 3.453]', values: [1.345, 2.087, 3.453],
-    note: 'An all-positive range: affine min/max still includes 0, so zero stays exact.' },
+  sym10: {
+    label: '[-10, -5, 0, 5, 10]', values: [-10, -5, 0, 5, 10], wants: { dtype: 'qint8', scheme: 'symmetric' },
+    note: (s) => (s.scheme === 'symmetric' && s.dtype === 'qint8' && s.bits === 8 && !s.reduceRange
+      ? 'Seed 004: symmetric int8 over [-10, 10] divides the range by 127.5, not 127: scale = 10 / 127.5.'
+      : `Seed 004 asks why symmetric int8 over [-10, 10] divides by 127.5, not 127: choose qint8 and Symmetric to see it. `
+        + `Here (${s.dtype} ${s.scheme}) the observer spreads the range over the ${s.scheme === 'affine' ? 'integer steps with a zero point that lands on 0.0' : 'steps around the fixed zero point'}.`),
+  },
+  outlier: {
+    label: '[0, 1, 9, 10, 1000]', values: [0, 1, 9, 10, 1000],
+    note: (s) => (s.observer === 'minmax' || s.observer === 'moving'
+      ? 'One outlier stretches the range: min/max gives every small value the same few integers.'
+      : `One outlier stretches the range min/max would take; the ${s.observer === 'histogram' ? 'histogram\'s L2 search' : 'percentile'} observer clips it instead.`),
+  },
+  small: {
+    label: '[1.345, 2.087, 3.453]', values: [1.345, 2.087, 3.453],
+    note: (s) => (s.scheme === 'affine'
+      ? 'An all-positive range: affine quantization still includes 0 in it, so zero stays exact.'
+      : 'An all-positive range: symmetric quantization centres the grid on 0, so half its integers stand for negatives that never occur.'),
+  },
 };
 
 export const DISTRIBUTIONS = {

@@ -5,6 +5,7 @@
 import { DISTRIBUTIONS, PRESETS, parseNumbers, synthesize } from './explorer-data.js';
 import { customRange, explore, gridLevels } from './explorer-compute.js';
 import { drawHistogram } from './explorer-chart.js';
+import { scrollable } from './dom.js';
 
 const TABLE_ROWS = 64;
 const ordinal = (n) => `${n}${[11, 12, 13].includes(n % 100) ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] ?? 'th')}`;
@@ -75,6 +76,7 @@ const CONTROLS_HTML = `
       <option value="histogram">Histogram (L2 search)</option>
       <option value="percentile">Percentile</option>
     </select></label>
+    <p class="qx-na" data-out="notApplicable" role="note" hidden></p>
     <div class="qx-opt" data-for="moving" hidden>
       <div class="qx-row">
         <label>averaging_constant <input type="number" name="averagingConstant" value="0.01" min="0" max="1" step="0.01"></label>
@@ -170,7 +172,7 @@ function readSettings(form) {
 function currentTensor(s) {
   if (s.source === 'preset') {
     const p = PRESETS[s.preset];
-    return { values: Float32Array.from(p.values), dims: [p.values.length], label: `seed tensor ${p.label}`, note: p.note };
+    return { values: Float32Array.from(p.values), dims: [p.values.length], label: `seed tensor ${p.label}`, note: p.note(s), wants: p.wants };
   }
   if (s.source === 'synthetic') {
     const c = s.channels;
@@ -321,6 +323,72 @@ function syncVisibility(s) {
   form.querySelector('input[name="channels"]').closest('label').hidden = false;
   const hist = form.querySelector('select[name="observer"] option[value="histogram"]');
   hist.textContent = s.granularity === 'channel' ? 'Histogram (per tensor only)' : 'Histogram (L2 search)';
+  // A control that does not apply says so where it is, instead of being replaced by another without a word.
+  const na = form.querySelector('[data-out="notApplicable"]');
+  const reason = s.observer === 'histogram' && s.granularity === 'channel'
+    ? 'Not applicable per channel: PyTorch\'s HistogramObserver has only a per-tensor form (there is no PerChannelHistogramObserver). Choose Per tensor, or another observer.'
+    : '';
+  na.textContent = reason;
+  na.hidden = !reason;
+  view.root.dataset.notApplicable = reason ? 'observer' : '';
+}
+
+/** The preset's note for these settings, with a button to the settings its question is about when they differ. */
+function showNote(tensor, s) {
+  const el = out('note');
+  el.replaceChildren(tensor.note ?? '');
+  const wants = Object.entries(tensor.wants ?? {}).filter(([k, v]) => s[k] !== v);
+  if (tensor.error || wants.length === 0) return;
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'qx-note-apply';
+  button.textContent = `Show it: ${wants.map(([, v]) => v).join(', ')}`;
+  button.addEventListener('click', () => {
+    for (const [k, v] of wants) setField(view.els.form, k, v);
+    render();
+  });
+  el.append(' ', button);
+}
+
+// ---- deep links: the settings as #explorer?name=value&…, only those that differ from the defaults -------------
+const LINK_FIELDS = ['source', 'preset', 'dist', 'sizeExp', 'seed', 'channels', 'paste', 'dtype', 'bits', 'reduceRange', 'scheme',
+  'granularity', 'observer', 'averagingConstant', 'batches', 'percentile', 'rounding', 'channel'];
+
+function getField(root, name) {
+  const els = [...root.querySelectorAll(`[name="${name}"]`)];
+  if (els[0].type === 'radio') return els.find((e) => e.checked)?.value ?? '';
+  if (els[0].type === 'checkbox') return els[0].checked ? '1' : '0';
+  return els[0].value;
+}
+
+function setField(root, name, value) {
+  const els = [...root.querySelectorAll(`[name="${name}"]`)];
+  if (els.length === 0) return;
+  if (els[0].type === 'radio') {
+    const el = els.find((e) => e.value === value && !e.disabled);
+    if (el) el.checked = true;
+  } else if (els[0].type === 'checkbox') {
+    els[0].checked = value === '1';
+  } else if (els[0].tagName !== 'SELECT' || [...els[0].options].some((o) => o.value === value)) {
+    els[0].value = value;
+  }
+}
+
+/** The settings on screen that differ from the defaults, as link parameters (a tensor from the model is not linkable). */
+function linkParams() {
+  const params = new URLSearchParams();
+  for (const name of LINK_FIELDS) {
+    const value = getField(view.root, name);
+    if (value !== view.defaults[name] && !(name === 'source' && value === 'model')) params.set(name, value);
+  }
+  return params;
+}
+
+/** Applies a deep link's parameters (unknown names and values are ignored) and renders. */
+export function applyLink(params) {
+  if (!view) return;
+  for (const name of LINK_FIELDS) setField(view.root, name, params.get(name) ?? view.defaults[name]);
+  render();
 }
 
 function showError(message) {
@@ -335,7 +403,8 @@ function showError(message) {
 }
 
 function publish() {
-  const api = { state: view.state, render, setTensor };
+  view.context.setLink?.('explorer', linkParams());
+  const api = { state: view.state, render, setTensor, applyLink };
   window.qwasmExplorer = api;
   if (window.qwasmDemo) window.qwasmDemo.explorer = api;
   view.root.dataset.version = String(view.state.version);
@@ -351,7 +420,7 @@ export function render() {
   const s = readSettings(view.els.form);
   syncVisibility(s);
   const tensor = currentTensor(s);
-  out('note').textContent = tensor.note ?? '';
+  showNote(tensor, s);
   if (tensor.error) { showError(tensor.error); return; }
   const { values, dims, label } = tensor;
   const qwasm = view.qwasm;
@@ -403,6 +472,7 @@ export function render() {
   out('tableNote').textContent = table.note;
   out('disagreeCount').textContent = `${res.disagreeCount} of ${values.length} element${values.length === 1 ? '' : 's'} differ`;
   out('disagree').innerHTML = disagreeHtml(s, res, values);
+  for (const wrap of root.querySelectorAll('.qx-table-wrap')) scrollable(wrap);
 
   view.state = {
     version: (view.state?.version ?? 0) + 1,
@@ -432,7 +502,7 @@ export function render() {
   publish();
 }
 
-export function mount(el, context) {
+export function mount(el, context, link = new URLSearchParams()) {
   el.innerHTML = `<div class="qx">
     <p class="qx-intro">Quantization stores <code>real = scale · (q − zero_point)</code> with integer <code>q</code>.
       Pick a tensor and settings: qwasm's observers (PyTorch 1.13's, bit for bit) choose scale and zero point, and
@@ -442,6 +512,7 @@ export function mount(el, context) {
   view = {
     root,
     qwasm: context.qwasm,
+    context,
     model: null,
     state: null,
     els: { root, form: root.querySelector('form'), error: root.querySelector('.qx-error'), results: root.querySelector('.qx-results'),
@@ -454,6 +525,8 @@ export function mount(el, context) {
     const w = root.querySelector('.qx-canvas-wrap').clientWidth;
     if (w && w !== view.drawnWidth && view.state && !view.state.error) render();
   }).observe(root.querySelector('.qx-canvas-wrap'));
+  view.defaults = Object.fromEntries(LINK_FIELDS.map((name) => [name, getField(root, name)]));
+  for (const name of LINK_FIELDS) if (link.has(name)) setField(root, name, link.get(name));
   if (pendingTensor) { const p = pendingTensor; pendingTensor = null; setTensor(...p); } else render();
 }
 

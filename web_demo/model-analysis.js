@@ -1,9 +1,10 @@
-// The model view's bookkeeping, free of the DOM: which tensor carries which qparams, what each layer's weights
-// look like, and one output element of a linear / conv layer taken apart step by step. The arithmetic is
+// The model view's bookkeeping, free of the DOM (the model worker uses it too): which tensor carries which qparams,
+// what each layer's weights look like, how an 8x8 image feeds a model, and one output element of a linear / conv
+// layer taken apart step by step. The arithmetic is
 // qwasm/reference's (js/reference.js: the same rules as the wasm kernels, tested against them) and the forms are
 // the model's semantics profile's (js/semantics.js): this file computes nothing of its own but sums of products.
 import { SEMANTICS } from './qwasm/js/index.js';
-import { RANGES, dequantize, requantizationParams, requantizeSteps, wrapInt32 } from './qwasm/js/reference.js';
+import { INT32_MAX, INT32_MIN, RANGES, dequantize, quantizeOnnx, requantizationParams, requantizeSteps, wrapInt32 } from './qwasm/js/reference.js';
 
 /** The layers the explainer can take apart. */
 export const LINEAR_OPS = new Set(['QLinearConv', 'QGemm', 'QLinearMatMul']);
@@ -20,20 +21,56 @@ export function describeLayers(model) {
       const w = layer.weight;
       const { data } = model.initializer(w.name);
       const mid = w.dtype === 'uint8' ? 128 : 0;
-      weight = {
-        ...w,
-        data,
-        perChannel: w.scales.length > 1,
-        symmetric: w.zeroPoints.every((v) => v === mid),
-        scaleMin: Math.min(...w.scales),
-        scaleMax: Math.max(...w.scales),
-        intMin: Math.min(...data),
-        intMax: Math.max(...data),
-      };
+      const [scaleMin, scaleMax] = extent(w.scales);
+      const [intMin, intMax] = extent(data);
+      weight = { ...w, data, perChannel: w.scales.length > 1, symmetric: w.zeroPoints.every((v) => v === mid), scaleMin, scaleMax, intMin, intMax };
     }
     const bias = layer.bias ? model.initializer(layer.bias.name) : null;
     return { index, layer, input: layer.input, output: layer.output, weight, bias };
   });
+}
+
+/** [min, max] of an array of any length (a spread into Math.min overflows the stack past ~100k elements). */
+export function extent(values) {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    const v = Number(values[i]);
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return [min, max];
+}
+
+/** True when the model computes in integers somewhere (a quantized layer), false for a float model. */
+export function isQuantized(layers) {
+  return layers.some(({ layer, weight }) => weight?.dtype === 'int8' || weight?.dtype === 'uint8' || /^(Q|Dequantize|Quantize|DynamicQuantize|MatMulInteger|ConvInteger)/.test(layer.opType));
+}
+
+/**
+ * The feeds that give `model` an 8x8 image (values in [0, 1]): a 4-D input gets it in every batch item and channel,
+ * resampled (nearest) to its H x W; an input of 64k values gets it k times.
+ */
+export function feedFor(model, image) {
+  if (model.inputs.length !== 1) throw new Error(`the demo feeds one image; this model has ${model.inputs.length} inputs`);
+  const spec = model.inputs[0];
+  if (spec.dtype !== 'float32') throw new Error(`the demo feeds float32 images; input "${spec.name}" is ${spec.dtype}`);
+  const dims = spec.dims.map((d) => (typeof d === 'number' ? d : 1));
+  const n = dims.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(n);
+  if (dims.length === 4) {
+    const [, , H, W] = dims;
+    for (let i = 0; i < n; i++) {
+      const y = Math.floor(i / W) % H;
+      const x = i % W;
+      data[i] = image[Math.min(7, Math.floor((y * 8) / H)) * 8 + Math.min(7, Math.floor((x * 8) / W))];
+    }
+  } else if (n % 64 === 0) {
+    for (let i = 0; i < n; i++) data[i] = image[i % 64];
+  } else {
+    throw new Error(`the demo cannot turn an 8x8 image into input "${spec.name}" of shape [${spec.dims}]`);
+  }
+  return { [spec.name]: { data, dims } };
 }
 
 /** Dequantized weights (Float32Array), per tensor or per channel along weight.axis. */
@@ -57,7 +94,7 @@ export function dequantizeValue(tensor, qparams) {
 }
 
 export function softmax(values) {
-  const max = Math.max(...values);
+  const [, max] = extent(values);
   const e = Array.from(values, (v) => Math.exp(v - max));
   const sum = e.reduce((a, b) => a + b, 0);
   return e.map((v) => v / sum);
@@ -76,10 +113,11 @@ export function unravel(index, dims) {
 /**
  * One output element of a QLinearConv / QGemm / QLinearMatMul layer, recomputed from the integers.
  * info: an entry of describeLayers; x: the layer's captured integer input { dims, data }; y: its captured
- * integer output; flat: the element's row-major index in y; semantics: 'onnx' | 'pytorch-qnnpack'.
+ * integer output; flat: the element's row-major index in y; semantics: the model's profile; compareWith: another
+ * profile to recompute the element under (or null).
  * Returns every intermediate quantity, and whether the result equals the kernel's.
  */
-export function explainElement(info, x, y, flat, semantics) {
+export function explainElement(info, x, y, flat, semantics, compareWith = null) {
   const { layer, input, output, weight, bias } = info;
   const w = weight;
   const coords = unravel(flat, y.dims);
@@ -138,20 +176,54 @@ export function explainElement(info, x, y, flat, semantics) {
   const fused = layer.attributes.qwasm_output_range ?? null;
   const qmin = fused ? Math.max(dmin, fused[0]) : dmin;
   const qmax = fused ? Math.min(dmax, fused[1]) : dmax;
-  // the model's form, and the integer-only form for comparison; the file's bias is int32 in both
-  const scales = { inScale: input.scale, weightScale: ws, outScale: output.scale };
-  const form = SEMANTICS[semantics].requantization;
-  const params = { ...requantizationParams(form, scales), biasInt: b };
-  const steps = requantizeSteps(form, acc, params, output.zeroPoint, qmin, qmax);
-  const fixedParams = { ...requantizationParams('fixedpoint', scales), biasInt: b };
+  // the model's form (as the kernel ran it), the integer-only form, and, if asked, another profile's form
+  const scales = { inScale: input.scale, weightScale: ws, outScale: output.scale, perChannel: w.scales.length > 1 };
+  const run = (sem) => {
+    const form = requantizationForm(sem, info);
+    const params = requantizationOf(form, scales, b, biasDtype);
+    return { semantics: sem, form, params, steps: requantizeSteps(form, acc, params, output.zeroPoint, qmin, qmax) };
+  };
+  const own = run(semantics);
+  const { params, steps, form } = own;
+  const fixedParams = requantizationOf('fixedpoint', scales, b, biasDtype);
   const fixed = requantizeSteps('fixedpoint', acc, fixedParams, output.zeroPoint, qmin, qmax);
+  const other = compareWith && compareWith !== semantics ? run(compareWith) : null;
   const kernel = Number(y.data[flat]);
   return {
     opType: layer.opType, coords, channel, terms, xZero: input.zeroPoint, wZero: wz, xScale: Math.fround(input.scale),
     wScale: Math.fround(ws), yScale: Math.fround(output.scale), yZero: output.zeroPoint, acc, bias: b, biasDtype, sum: steps.x,
-    form, multiplier: params.multiplier, exact: (input.scale * ws) / output.scale, scaled: steps.scaled, rounded: steps.rounded,
-    shifted: steps.shifted, qmin, qmax, fused, result: steps.result, m0: fixedParams.m0, shift: fixedParams.shift,
-    right: fixed.right, left: fixed.left, high: fixed.high, fixedScaled: fixed.scaled, fixedResult: fixed.result, kernel,
-    matches: steps.result === kernel, real: Math.fround(output.scale) * (steps.result - output.zeroPoint), semantics,
+    form, multiplier: params.multiplier, biasFloat: params.biasFloat, exact: (input.scale * ws) / output.scale, scaled: steps.scaled,
+    rounded: steps.rounded, shifted: steps.shifted, qmin, qmax, fused, result: steps.result, m0: fixedParams.m0,
+    shift: fixedParams.shift, right: fixed.right, left: fixed.left, high: fixed.high, fixedScaled: fixed.scaled,
+    fixedResult: fixed.result, kernel, matches: steps.result === kernel,
+    real: Math.fround(output.scale) * (steps.result - output.zeroPoint), semantics,
+    other: other && { semantics: other.semantics, form: other.form, multiplier: other.params.multiplier, biasInt: other.params.biasInt,
+      biasFloat: other.params.biasFloat, scaled: other.steps.scaled, result: other.steps.result },
   };
+}
+
+/**
+ * The requantization form a profile gives this layer: its `requantization`, with 'x86' resolved as PyTorch's x86
+ * engine (and js/ops/linear.js) resolve it: a convolution with symmetric weights and groups <= 100 goes to oneDNN.
+ */
+export function requantizationForm(semantics, info) {
+  const form = SEMANTICS[semantics].requantization;
+  if (form !== 'x86') return form;
+  const symmetric = info.weight.zeroPoints.every((z) => z === 0);
+  return info.layer.opType === 'QLinearConv' && symmetric && (info.layer.attributes.group ?? 1) <= 100 ? 'onednn' : 'fbgemm';
+}
+
+/**
+ * A form's constants for this layer's bias: a float32 bias (files for PyTorch's fbgemm / x86 engines keep it float)
+ * enters through the form's own bias rule; an int32 bias (QLinearConv / QGemm's B at scale in_scale * w_scale) is
+ * added as it is by the int32 forms, and enters the float-bias forms dequantized (b * in_scale * w_scale).
+ */
+function requantizationOf(form, scales, b, biasDtype) {
+  const floatForm = form === 'fbgemm' || form === 'onednn';
+  if (biasDtype === 'float32') {
+    if (form === 'onnx') return { ...requantizationParams(form, scales), biasInt: quantizeOnnx(b, Math.fround(scales.inScale * scales.weightScale), 0, INT32_MIN, INT32_MAX) };
+    return requantizationParams(form, { ...scales, bias: b });
+  }
+  if (floatForm) return requantizationParams(form, { ...scales, bias: Math.fround(b * Math.fround(Math.fround(scales.inScale) * Math.fround(scales.weightScale))) });
+  return { ...requantizationParams(form, scales), biasInt: b };
 }

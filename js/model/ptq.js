@@ -11,8 +11,10 @@
 //     quantized tensor keep their input's qparams (no observer, as torch's quantized versions do);
 //   - everything else stays float, fed by DequantizeLinear.
 // Weights: the qconfig's weight observer (per tensor for qnnpack, per output channel for x86/fbgemm),
-// quantized with QuantizeLinear's rule. Bias: int32 with scale input_scale * weight_scale (float32),
-// round half to even, as onnxruntime's quantizer writes it.
+// quantized as PyTorch's convert does: x * (1 / scale), rounded half to even (torch.quantize_per_tensor /
+// per_channel). Bias: int32 at scale (float)(input_scale * weight_scale), the product taken in double, rounded as
+// PyTorch's qnnpack engine quantizes it: b * (1 / scale) (quantize_per_tensor to qint32). Checked against torch
+// 1.13 (tests/fixtures/torch/ptq_rounding.json); x86 / fbgemm keep the bias in float, which a QDQ file cannot.
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import { Sqnr, roundHalfEven } from '../reference.js';
 import { defaultQConfig } from '../ops/observers.js';
@@ -105,7 +107,7 @@ const dataOf = (feed) => feed?.data ?? feed;
  * observed batchSize at a time, concatenated along axis 0, as torch's observers see a DataLoader batch
  * (a HistogramObserver's result depends on how the data is split into calls).
  */
-async function calibrate(floatModel, plan, calibration, makeObserver, batchSize) {
+async function calibrate(floatModel, plan, calibration, makeObserver, batchSize, onSample) {
   const observers = new Map();
   for (const [t, how] of plan) if (how.observed) observers.set(t, makeObserver());
   const valueOf = (out, feeds, t, i) => {
@@ -120,6 +122,7 @@ async function calibrate(floatModel, plan, calibration, makeObserver, batchSize)
       const feeds = calibration[i];
       const out = await floatModel.run(feeds, { intermediates: true });
       for (const [t, parts] of batch) parts.push(valueOf(out, feeds, t, i));
+      onSample(i + 1);
     }
     for (const [t, parts] of batch) {
       if (parts.length === 1) {
@@ -167,12 +170,12 @@ function weightQParams(w, axis, makeObserver) {
   return { scales, zeroPoints, dtype: observer.dtype === 'quint8' ? 'uint8' : 'int8' };
 }
 
-/** QuantizeLinear's rule (x / scale in float32, ties to even, + zero point, saturate), per tensor or per axis. */
+/** PyTorch's quantize (zp + rint(x * (1 / scale)) in float32, saturated), per tensor or per axis. */
 function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
   const qd = dtype === 'uint8' ? 'quint8' : 'qint8';
   const t = scales.length === 1
-    ? quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'onnx' })
-    : quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'onnx' });
+    ? quantizePerTensor(w.data, w.dims, scales[0], zeroPoints[0], qd, { rounding: 'torch' })
+    : quantizePerChannel(w.data, w.dims, scales, zeroPoints, axis, qd, { rounding: 'torch' });
   try {
     return t.intRepr();
   } finally {
@@ -180,11 +183,11 @@ function quantizeWeight(w, { scales, zeroPoints, dtype }, axis) {
   }
 }
 
-/** int32 bias: round(bias / (input_scale * weight_scale)) in float32, ties to even, saturated. */
+/** int32 bias: rint(bias * (1 / s)) in float32, s = (float)(input_scale * weight_scale) (a double product), saturated. */
 function quantizeBias(bias, inputScale, weightScales) {
   const scales = Float32Array.from(bias.data, (_, c) => f32(inputScale * weightScales[weightScales.length > 1 ? c : 0]));
   const data = Int32Array.from(bias.data, (b, c) => {
-    return Math.min(Math.max(roundHalfEven(f32(b / scales[c])), -2147483648), 2147483647);
+    return Math.min(Math.max(roundHalfEven(f32(b * f32(1 / scales[c]))), -2147483648), 2147483647);
   });
   return { scales, data };
 }
@@ -276,13 +279,17 @@ function int8Value(intermediates, t, q) {
  *   source: the float model (bytes, ArrayBuffer, URL or path, as loadModel);
  *   calibration: an iterable of feeds ({ inputName: Float32Array | { data, dims } }), representative inputs;
  *   options.qconfig: 'qnnpack' (default), 'x86', 'fbgemm' (torch's default qconfigs) or { activation, weight }
- *   observer factories; options.batchSize: samples per observer call (torch's calibration batch; default 1).
+ *   observer factories; options.batchSize: samples per observer call (torch's calibration batch; default 1);
+ *   options.onProgress({ stage: 'calibrate' | 'measure', done, total }): called after every sample of the
+ *   calibration pass and of the SQNR pass (a page shows it; a Worker posts it).
  * Returns { bytes (the QDQ ONNX file), model (the int8 Model; dispose it), qparams (Map tensor ->
  * { scale, zeroPoint, dtype }), report ([{ tensor, producer, opType, scale, zeroPoint, sqnrDb }] over the
  * calibration set, in graph order), qconfig }.
  */
-export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack', batchSize = 1 } = {}) {
+export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack', batchSize = 1, onProgress = null } = {}) {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`quantizeStatic: batchSize must be a positive integer, got ${String(batchSize)}`);
+  if (onProgress !== null && typeof onProgress !== 'function') throw new TypeError(`quantizeStatic: onProgress must be a function, got ${typeof onProgress}`);
+  const progress = (stage, done, total) => onProgress?.({ stage, done, total });
   const config = resolveQConfig(qconfig);
   const samples = feedsArray(calibration);
   const bytes = await readSource(source);
@@ -295,7 +302,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
   const floatModel = await loadModel(bytes, { semantics: 'onnx' });
   let int8 = null;
   try {
-    const observers = await calibrate(floatModel, quantization.plan, samples, config.activation, batchSize);
+    const observers = await calibrate(floatModel, quantization.plan, samples, config.activation, batchSize, (done) => progress('calibrate', done, samples.length));
     const qparams = new Map([...observers].map(([t, o]) => [t, activationQParams(o)]));
     const qdq = writeQdq(graph, quantization, qparams, config.weight);
     qdq.metadata = new Map([...graph.metadata, ['qwasm.quantize_static', `qconfig ${config.name}, ${samples.length} calibration samples`]]);
@@ -303,7 +310,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
     int8 = await loadModel(out);
     // error of every quantized tensor against the float model, over the calibration set
     const sqnr = new Map([...quantization.plan.keys()].map((t) => [t, new Sqnr()]));
-    for (const feeds of samples) {
+    for (const [i, feeds] of samples.entries()) {
       const f = await floatModel.run(feeds, { intermediates: true });
       const q = await int8.run(feeds, { intermediates: true });
       for (const [t, acc] of sqnr) {
@@ -311,6 +318,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
         const approx = int8Value(q.intermediates, t, qparams.get(quantization.root(t)));
         if (reference && approx) acc.add(reference, approx);
       }
+      progress('measure', i + 1, samples.length);
     }
     const producer = new Map(graph.nodes.flatMap((n) => n.outputs.map((o) => [o, n])));
     const report = [...quantization.plan.keys()].map((t) => {

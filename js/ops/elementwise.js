@@ -83,7 +83,7 @@ export function add(a, b, options) {
   const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'add', where);
   const be = backend();
   return binary(a, b, ar, br, shape, out, where, (pa, pb, py) => {
-    if (form === 'qnnpack' && sameShape(ar.shape, br.shape)) {
+    if ((form === 'qnnpack' || form === 'qnnpack2') && sameShape(ar.shape, br.shape)) {
       const status = be.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale, br.quant.zeroPoint,
         ar.dtype.code, py, out.scale, out.zeroPoint, out.relu ? 1 : 0);
       if (status === QW_STATUS.QW_UNSUPPORTED) {
@@ -97,7 +97,7 @@ export function add(a, b, options) {
       const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
       if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
       else {
-        const tail = form === 'fbgemm' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
+        const tail = form === 'fbgemm' || form === 'qnnpack2' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
         be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK, tail);
       }
     });

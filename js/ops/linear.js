@@ -5,11 +5,11 @@
 // convolutions never transpose.
 import { backend } from '../runtime/runtime.js';
 import { QW_DTYPE, QW_REQUANT_MODE, QW_ROUNDING } from '../runtime/abi.js';
-import { dynamicQParams } from '../reference.js';
 import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
 import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
-import { contiguousStrides, newStorage, perTensor, wrapStorage } from '../tensor/qtensor.js';
+import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
+import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
 import { activationOperand, newTensor, produce, raw, tensorOperand, withContiguous } from './op.js';
 
@@ -533,4 +533,92 @@ export function matmulInteger(a, b) {
 /** ONNX ConvInteger: the exact int32 sums as a qint32 tensor (scale 1); weights from packConv2d(w, null, { mode: 'none', ... }). */
 export function convInteger(x, weights) {
   return conv2dAs('convInteger', x, weights, { mode: 'none' });
+}
+
+// ---- dynamic linear (torch.ao.nn.quantized.dynamic.Linear, com.microsoft DynamicQuantizeMatMul) ---------------
+
+/**
+ * Dynamic quantized linear: float x [..., inFeatures] (data and shape) times packed int8 weights, float output.
+ * The input is quantized per call with qparams from its own range. Forms (semantics.js `dynamic`, options.mode):
+ *   'qnnpack'  PyTorch's qnnpack engine (quantize_dynamic's Linear): ATen's ChooseQuantizationParams over [0, 255],
+ *              quantize by the profile's rounding ('torch' for pytorch-qnnpack, 'fbgemm' for pytorch2-qnnpack),
+ *              exact int32 sums, y = (float)acc * (x_s * w_s) + bias, two roundings;
+ *   'fbgemm'   PyTorch 2.x's fbgemm / x86 engines: ChooseQuantizationParams over [0, 127] (reduceRange, the module's
+ *              default), FBGEMM's quantize, y = fma((float)acc, x_s * w_s, bias) (one rounding);
+ *   'onnx'     com.microsoft DynamicQuantizeMatMul as ONNX Runtime computes it (uint8 over [min(x, 0), max(x, 0)]).
+ * The bias is the one packed with the weights (floats). options: { semantics = 'pytorch-qnnpack', mode, relu =
+ * false, reduceRange (default: true for 'fbgemm', as the module calls it; ignored by 'qnnpack', as PyTorch does) }.
+ * Returns { data: Float32Array, shape, scale, zeroPoint } (the input's dynamic qparams).
+ */
+export function dynamicLinear(x, shape, weights, options = {}) {
+  const where = 'dynamicLinear';
+  if (!(weights instanceof PackedLinear)) throw new TypeError(`${where}: weights must come from packLinear(), got ${show(weights)}`);
+  const semantics = semanticsOf(options, where, 'pytorch-qnnpack');
+  const form = semantics.form('dynamic', options?.mode);
+  const dims = checkShape(shape ?? [x?.length], where);
+  const k = weights.inFeatures;
+  const n = weights.outFeatures;
+  if (dims.length === 0 || dims[dims.length - 1] !== k) throw new RangeError(`${where}: shape ${show(dims)} must end in inFeatures = ${k}`);
+  const count = numelOf(dims);
+  checkNumberArray(x, count, where, 'x');
+  const { relu = false, reduceRange = form === 'fbgemm' } = options ?? {};
+  if (typeof relu !== 'boolean' || typeof reduceRange !== 'boolean') throw new TypeError(`${where}: relu and reduceRange must be booleans`);
+  const bias = weights.bias;
+  if (bias !== null && !(bias instanceof Float32Array)) throw new TypeError(`${where}: the weights' bias must be floats (packLinear with a number array or Float32Array), got Int32Array`);
+  const m = count / k;
+  const outShape = [...dims.slice(0, -1), n];
+  if (form === 'onnx') return ortDynamicMatMul(x, m, n, k, weights, relu, outShape, where);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < count; i++) {
+    const v = Math.fround(x[i]);
+    if (!Number.isFinite(v)) throw new RangeError(`${where}: x must be finite numbers, got ${show(x[i])} at ${i}`);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (count === 0) lo = hi = 0;
+  const { scale, zeroPoint } = chooseQParamsDynamic(lo, hi, 0, form === 'fbgemm' && reduceRange ? 127 : 255);
+  const rounding = form === 'fbgemm' ? 'fbgemm' : semantics.form('rounding', options?.rounding);
+  const xq = quantizePerTensor(x, dims, scale, zeroPoint, 'quint8', { rounding });
+  let acc;
+  try {
+    acc = linear(xq, weights, { mode: 'none' });
+  } finally {
+    xq.dispose();
+  }
+  let sums;
+  try {
+    sums = acc.intRepr();
+  } finally {
+    acc.dispose();
+  }
+  const ws = weights.weightScales;
+  const mult = Float32Array.from({ length: n }, (_, c) => Math.fround(Math.fround(scale) * Math.fround(ws[ws.length === 1 ? 0 : c])));
+  const data = new Float32Array(m * n);
+  for (let i = 0; i < m * n; i++) {
+    const c = i % n;
+    const a = Math.fround(sums[i]);
+    let y;
+    if (bias === null) y = Math.fround(a * mult[c]);
+    else if (form === 'fbgemm') y = fmaf(a, mult[c], bias[c]);
+    else y = Math.fround(Math.fround(a * mult[c]) + bias[c]);
+    data[i] = relu && y < 0 ? 0 : y;
+  }
+  return { data, shape: outShape, scale, zeroPoint };
+}
+
+/** The 'onnx' form: qw_dynamic_matmul (ONNX Runtime's DynamicQuantizeMatMul) on the packed weights. */
+function ortDynamicMatMul(x, m, n, k, weights, relu, shape, where) {
+  const b = backend();
+  const ws = weights.weightScales;
+  const bias = weights.bias;
+  const out = b.withBuffers([4 * m * k, 4 * ws.length, 4 * n, 4 * m * n, b.size('qw_dynamic_matmul_workspace_size', m, n, k)], (px, ps, pb, py, pw) => {
+    b.f32(px, m * k).set(x);
+    b.f32(ps, ws.length).set(Float32Array.from(ws));
+    if (bias !== null) b.f32(pb, n).set(bias);
+    b.call(where, 'qw_dynamic_matmul', m, n, k, px, weights.packedPtr, ps, ws.length, bias === null ? 0 : pb, py, pw);
+    return Float32Array.from(b.f32(py, m * n));
+  });
+  if (relu) for (let i = 0; i < out.length; i++) if (out[i] < 0) out[i] = 0;
+  return { data: out, shape, scale: null, zeroPoint: null };
 }

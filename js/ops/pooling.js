@@ -16,6 +16,26 @@ import { activationOperand, newTensor, produce, raw } from './op.js';
 
 /** The pooling form of a call: options.mode, or its semantics' (default 'pytorch-qnnpack'). */
 const poolingForm = (options, where) => semanticsOf(options, where, 'pytorch-qnnpack').form('pooling', options?.mode);
+/** Forms that take QNNPACK's kernels where PyTorch's qnnpack engine does (quint8, no ceil_mode). */
+const QNNPACK_FORMS = new Set(['qnnpack', 'qnnpack2']);
+/** Forms whose generic kernels are PyTorch 2.x's x86 builds' (their scalar loops add the zero point before rounding). */
+const FBGEMM_GENERIC = new Set(['fbgemm', 'qnnpack2']);
+
+/**
+ * PyTorch 2.x's channels-last average pooling kernels run whole vectors of channels through a vector loop that
+ * rounds differently from their scalar loop: the channels below floor(C / width) * width, width by ATen's CPU
+ * dispatch level (torch.backends.cpu.get_cpu_capability(): 16 for AVX512, 8 for AVX2, none without AVX).
+ * options.cpuCapability: 'avx512' (default: the machine qwasm's PyTorch 2.x profiles were checked on), 'avx2' or
+ * 'default'.
+ */
+const VECTOR_WIDTH = Object.freeze({ avx512: 16, avx2: 8, default: 0 });
+
+function vectorChannels(options, channels, where) {
+  const capability = options?.cpuCapability ?? 'avx512';
+  const width = typeof capability === 'string' ? VECTOR_WIDTH[capability.toLowerCase()] : undefined;
+  if (width === undefined) throw new TypeError(`${where}: cpuCapability must be 'avx512', 'avx2' or 'default', got ${show(capability)}`);
+  return width === 0 ? 0 : Math.floor(channels / width) * width;
+}
 
 function input4d(x, where) {
   const r = activationOperand(x, where);
@@ -66,7 +86,7 @@ export function maxPool2d(x, options = {}) {
   const b = backend();
   const oh = outputSize(b, where, r.shape[2], k[0], s[0], p[0], d[0], ceilMode, 'H');
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], d[1], ceilMode, 'W');
-  const clampToEdge = form === 'qnnpack' && r.dtype.name === 'quint8' && !ceilMode;
+  const clampToEdge = QNNPACK_FORMS.has(form) && r.dtype.name === 'quint8' && !ceilMode;
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     writePoolShape(be, ps, r, oh, ow, k, s, p, d);
     be.withBuffers([be.size('qw_max_pool2d_workspace_size', ps)], (ws) =>
@@ -111,13 +131,14 @@ function torchAvgPool2d(x, options, form, channelsLast) {
   const oh = outputSize(b, where, r.shape[2], k[0], s[0], p[0], 1, ceilMode, 'H');
   const ow = outputSize(b, where, r.shape[3], k[1], s[1], p[1], 1, ceilMode, 'W');
   const [, c, h, w] = r.shape;
+  const vector = vectorChannels(options, c, where);
   // A tensor with C == 1 or H * W == 1 is channels-last as well as contiguous; PyTorch then takes that kernel.
-  const lastKernel = form === 'fbgemm' ? QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST;
-  const kernel = form === 'qnnpack' && r.dtype.name === 'quint8' && !ceilMode ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK
+  const lastKernel = FBGEMM_GENERIC.has(form) ? QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_GENERIC_CHANNELS_LAST;
+  const kernel = QNNPACK_FORMS.has(form) && r.dtype.name === 'quint8' && !ceilMode ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK
     : channelsLast || c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_GENERIC;
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     writePoolShape(be, ps, r, oh, ow, k, s, p, [1, 1]);
-    be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, countIncludePad ? 1 : 0, divisorOverride ?? 0);
+    be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, countIncludePad ? 1 : 0, divisorOverride ?? 0, vector);
   });
 }
 
@@ -129,28 +150,42 @@ function checkKeepsQParams(options, r, where) {
 }
 
 /**
- * Quantized adaptive_avg_pool2d to outputSize ([h, w] or a number). options: { semantics = 'pytorch-qnnpack', mode }.
- * With the 'qnnpack' form, sizes that divide the input run as a QNNPACK average pool (quint8); everything else as
- * PyTorch's generic kernel, which averages the raw integers without subtracting the zero point.
+ * Quantized adaptive_avg_pool2d to outputSize ([h, w] or a number). options: { semantics = 'pytorch-qnnpack', mode,
+ * cpuCapability }. With the 'qnnpack' form, sizes that divide the input run as a QNNPACK average pool (quint8);
+ * everything else as PyTorch's generic kernel, which averages the raw integers without subtracting the zero point.
  */
 export function adaptiveAvgPool2d(x, outputSize, options = {}) {
+  return torchAdaptiveAvgPool2d(x, outputSize, options, false);
+}
+
+/**
+ * adaptive_avg_pool2d as PyTorch computes it for a tensor in channels_last memory format: the 'qnnpack' form as
+ * adaptiveAvgPool2d, the generic forms take the channels-last kernel (the zero point subtracted; in PyTorch 2.x's
+ * x86 builds ('fbgemm') whole vectors of channels rounded by FBGEMM's quantize, see cpuCapability).
+ */
+export function adaptiveAvgPool2dChannelsLast(x, outputSize, options = {}) {
+  return torchAdaptiveAvgPool2d(x, outputSize, options, true);
+}
+
+function torchAdaptiveAvgPool2d(x, outputSize, options, channelsLast) {
   const where = 'adaptiveAvgPool2d';
   const r = input4d(x, where);
   const form = poolingForm(options, where);
   if (form === 'onnx') throw new UnsupportedError(`${where}: ONNX has no adaptive average pooling`);
   const [oh, ow] = pair(outputSize, 'outputSize', where, 1);
   const [, c, h, w] = r.shape;
-  const qnnpack = form === 'qnnpack' && h % oh === 0 && w % ow === 0 && r.dtype.name === 'quint8';
+  const qnnpack = QNNPACK_FORMS.has(form) && h % oh === 0 && w % ow === 0 && r.dtype.name === 'quint8';
   const k = [h / oh, w / ow];
+  const vector = vectorChannels(options, c, where);
   return pool(r, oh, ow, where, (be, ps, xp, yp) => {
     if (qnnpack) {
       writePoolShape(be, ps, r, oh, ow, k, k, [0, 0], [1, 1]);
-      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, QW_AVG_POOL.QW_AVG_POOL_QNNPACK, 1, 0);
+      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, QW_AVG_POOL.QW_AVG_POOL_QNNPACK, 1, 0, 0);
     } else {
       writePoolShape(be, ps, r, oh, ow, [1, 1], [1, 1], [0, 0], [1, 1]);
-      const lastKernel = form === 'fbgemm' ? QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST;
-      const kernel = c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE;
-      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0);
+      const lastKernel = FBGEMM_GENERIC.has(form) ? QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST;
+      const kernel = channelsLast || c === 1 || h * w === 1 ? lastKernel : QW_AVG_POOL.QW_AVG_POOL_ADAPTIVE;
+      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0, vector);
     }
   });
 }
@@ -176,10 +211,10 @@ export function mean(x, dims, keepdim = false, options = {}) {
   } else {
     checkKeepsQParams(options ?? {}, r, where);
     const [, , h, w] = r.shape;
-    const kernel = form === 'qnnpack' && r.dtype.name === 'quint8' ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK : QW_AVG_POOL.QW_AVG_POOL_MEAN;
+    const kernel = QNNPACK_FORMS.has(form) && r.dtype.name === 'quint8' ? QW_AVG_POOL.QW_AVG_POOL_QNNPACK : QW_AVG_POOL.QW_AVG_POOL_MEAN;
     y = pool(r, 1, 1, where, (be, ps, xp, yp) => {
       writePoolShape(be, ps, r, 1, 1, [h, w], [h, w], [0, 0], [1, 1]);
-      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0);
+      be.call(where, 'qw_avg_pool2d', ps, xp, r.dtype.code, r.quant.scale, r.quant.zeroPoint, yp, kernel, 1, 0, 0);
     });
   }
   if (keepdim) return y;

@@ -1,6 +1,7 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
 import { statusError } from './abi.js';
+import { packageFileUrl, readBytes } from './host.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
 // Engines that validate it run the SIMD build (the same probe onnxruntime-web relies on).
@@ -140,8 +141,8 @@ export class Backend {
 function defaultUrl(simd) {
   // Literal new URL(..., import.meta.url) calls: the form Vite and webpack 5 rewrite into assets.
   return simd
-    ? new URL('../../dist/qwasm-simd.wasm', import.meta.url)
-    : new URL('../../dist/qwasm-scalar.wasm', import.meta.url);
+    ? packageFileUrl(new URL('../../dist/qwasm-simd.wasm', import.meta.url), 'dist/qwasm-simd.wasm')
+    : packageFileUrl(new URL('../../dist/qwasm-scalar.wasm', import.meta.url), 'dist/qwasm-scalar.wasm');
 }
 
 function resolveUrl(wasmPaths, simd) {
@@ -160,33 +161,6 @@ function resolveUrl(wasmPaths, simd) {
     return String(entry);
   }
   throw new TypeError(`init: wasmPaths must be a string prefix or { simd, scalar }, got ${typeof wasmPaths}`);
-}
-
-const isNode = typeof process !== 'undefined' && process.versions?.node != null;
-
-async function readBytes(where) {
-  const text = String(where);
-  const isFileUrl = text.startsWith('file:');
-  const looksLikeUrl = /^[a-z][a-z0-9+.-]*:/i.test(text);
-  if (isNode && (isFileUrl || !looksLikeUrl)) {
-    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:fs/promises');
-    const { fileURLToPath } = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:url');
-    try {
-      return await readFile(isFileUrl ? fileURLToPath(text) : text);
-    } catch (error) {
-      throw new Error(`qwasm: could not read the wasm binary at ${text}: ${error.message}`, { cause: error });
-    }
-  }
-  let response;
-  try {
-    response = await fetch(text);
-  } catch (error) {
-    throw new Error(`qwasm: could not fetch the wasm binary at ${text}: ${error.message}`, { cause: error });
-  }
-  if (!response.ok) {
-    throw new Error(`qwasm: could not fetch the wasm binary at ${text}: HTTP ${response.status}`);
-  }
-  return new Uint8Array(await response.arrayBuffer());
 }
 
 const IMPORTS = {
@@ -223,7 +197,7 @@ export async function loadBackend(options = {}) {
     }
   } else {
     source = String(resolveUrl(wasmPaths, useSimd));
-    module = await compile(await readBytes(source), source);
+    module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
   }
   let instance;
   try {

@@ -7,10 +7,12 @@
 
 #define QW_DWCONV_WASMSIMD(name, AT, LOAD8)                                                          \
   QW_DECLARE_DWCONV_UKERNEL(name) {                                                                  \
-    const size_t taps_padded = qw_dwconv_taps_padded(taps);                                          \
+    QW_ASSERT_DWCONV_UKERNEL();                                                                      \
+    const int16_t* w16 = (const int16_t*)w;                                                          \
+    const size_t taps_padded = qw_round_up(taps, 2);                                                 \
     const size_t pairs = taps_padded / 2;                                                            \
     for (size_t p = 0; p < pixels; p++, input += taps_padded, acc += channels) {                     \
-      const int16_t* wb = w;                                                                         \
+      const int16_t* wb = w16;                                                                       \
       size_t c = 0;                                                                                  \
       /* Two blocks of 8 channels per pass: each tap pointer loaded once for 16 channels. */         \
       for (; c + 16 <= channels; c += 16, wb += 2 * pairs * 16) {                                    \
@@ -53,7 +55,7 @@
       for (; c < channels; c++) {                                                                    \
         int32_t sum = 0;                                                                             \
         for (size_t t = 0; t < taps; t++) {                                                          \
-          sum += (int32_t)((const AT*)input[t])[c] * w[qw_dwconv_weight_index(channels, taps, t, c)]; \
+          sum += (int32_t)((const AT*)input[t])[c] * w16[qw_dwconv_x16pairs_index(8, taps_padded, t, c)]; \
         }                                                                                            \
         acc[c] = sum;                                                                                \
       }                                                                                              \

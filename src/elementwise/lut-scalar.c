@@ -1,6 +1,9 @@
+#include <assert.h>
+
 #include "elementwise/lut.h"
 
-void qw_u8_lut_ukernel__scalar(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y) {
+QW_DECLARE_U8_LUT_UKERNEL(qw_u8_lut_ukernel__scalar) {
+  assert(n != 0 && x != NULL && table != NULL && y != NULL);
   for (size_t i = 0; i < n; i++) {
     y[i] = table[x[i]];
   }

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void qw_u8_lut_ukernel__scalar(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+typedef void (*qw_u8_lut_ukernel)(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+
+#define QW_DECLARE_U8_LUT_UKERNEL(name) void name(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y)
+
+QW_DECLARE_U8_LUT_UKERNEL(qw_u8_lut_ukernel__scalar);
 
 #endif /* QWASM_LUT_H */

@@ -1,8 +1,11 @@
 /* ONNX Runtime's QLinearAdd rule, one element at a time (the baseline and the SIMD kernel's tail). */
+#include <assert.h>
+
 #include "elementwise/vadd.h"
 
 #define QW_VADD_ONNX_SCALAR(name, T)                                                                     \
-  void name(size_t n, const void* a, const void* b, void* y, const struct qw_vadd_onnx_params* params) { \
+  QW_DECLARE_VADD_ONNX_UKERNEL(name) {                                                                   \
+    assert(n != 0 && a != NULL && b != NULL && y != NULL && params != NULL);                             \
     const T* pa = (const T*)a;                                                                           \
     const T* pb = (const T*)b;                                                                           \
     T* py = (T*)y;                                                                                       \

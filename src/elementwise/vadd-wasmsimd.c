@@ -1,6 +1,8 @@
 /* ONNX Runtime's QLinearAdd rule on wasm SIMD128, 16 elements per step. Each lane performs the
  * scalar rule's float operations in the same order (f32x4.div, not a reciprocal; the final rounding
  * is round-half-even like nearbyintf), so results equal the scalar kernel bit for bit. */
+#include <assert.h>
+
 #include "elementwise/vadd.h"
 #include "simd128.h"
 
@@ -40,7 +42,8 @@ static inline v128_t vadd_f32x4(v128_t a_i32, v128_t b_i32, const struct vadd_co
 }
 
 #define QW_VADD_ONNX_WASMSIMD(name, T, WIDEN_LO, WIDEN_HI, NARROW, SCALAR)                                     \
-  void name(size_t n, const void* a, const void* b, void* y, const struct qw_vadd_onnx_params* params) {      \
+  QW_DECLARE_VADD_ONNX_UKERNEL(name) {                                                                        \
+    assert(n != 0 && a != NULL && b != NULL && y != NULL && params != NULL);                                  \
     const T* pa = (const T*)a;                                                                                \
     const T* pb = (const T*)b;                                                                                \
     T* py = (T*)y;                                                                                            \
@@ -55,7 +58,7 @@ static inline v128_t vadd_f32x4(v128_t a_i32, v128_t b_i32, const struct vadd_co
       const v128_t c3 = vadd_f32x4(wasm_i32x4_extend_high_i16x8(a16hi), wasm_i32x4_extend_high_i16x8(b16hi), &k); \
       wasm_v128_store(py + i, NARROW(wasm_i16x8_narrow_i32x4(c0, c1), wasm_i16x8_narrow_i32x4(c2, c3)));     \
     }                                                                                                         \
-    SCALAR(n - i, pa + i, pb + i, py + i, params);                                                            \
+    if (i != n) SCALAR(n - i, pa + i, pb + i, py + i, params);                                                \
   }
 
 QW_VADD_ONNX_WASMSIMD(qw_qu8_vadd_onnx_ukernel__wasmsimd, uint8_t, wasm_u16x8_extend_low_u8x16,

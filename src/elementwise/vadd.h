@@ -42,13 +42,14 @@ static inline int32_t qw_vmul_onnx_value(int32_t a, int32_t b, const struct qw_v
 typedef void (*qw_vadd_onnx_ukernel)(size_t n, const void* a, const void* b, void* y,
                                      const struct qw_vadd_onnx_params* params);
 
-void qw_qu8_vadd_onnx_ukernel__scalar(size_t n, const void* a, const void* b, void* y,
-                                      const struct qw_vadd_onnx_params* params);
-void qw_qs8_vadd_onnx_ukernel__scalar(size_t n, const void* a, const void* b, void* y,
-                                      const struct qw_vadd_onnx_params* params);
-void qw_qu8_vadd_onnx_ukernel__wasmsimd(size_t n, const void* a, const void* b, void* y,
-                                        const struct qw_vadd_onnx_params* params);
-void qw_qs8_vadd_onnx_ukernel__wasmsimd(size_t n, const void* a, const void* b, void* y,
-                                        const struct qw_vadd_onnx_params* params);
+#define QW_DECLARE_VADD_ONNX_UKERNEL(name) \
+  void name(size_t n, const void* a, const void* b, void* y, const struct qw_vadd_onnx_params* params)
+
+QW_DECLARE_VADD_ONNX_UKERNEL(qw_qu8_vadd_onnx_ukernel__scalar);
+QW_DECLARE_VADD_ONNX_UKERNEL(qw_qs8_vadd_onnx_ukernel__scalar);
+#if QW_SIMD
+QW_DECLARE_VADD_ONNX_UKERNEL(qw_qu8_vadd_onnx_ukernel__wasmsimd);
+QW_DECLARE_VADD_ONNX_UKERNEL(qw_qs8_vadd_onnx_ukernel__wasmsimd);
+#endif
 
 #endif /* QWASM_VADD_H */

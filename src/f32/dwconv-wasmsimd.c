@@ -5,13 +5,14 @@
 #include "simd128.h"
 
 QW_DECLARE_F32_DWCONV_UKERNEL(qw_f32_dwconv_ukernel_16__wasmsimd) {
+  QW_ASSERT_F32_DWCONV_UKERNEL();
   const v128_t bias = wasm_v128_load32_splat(w);
   for (size_t oy = 0; oy < rows; oy++, input += row_stride, out += n) {
     size_t j = 0;
     for (; j + 16 <= n; j += 16) {
       v128_t acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
       for (size_t t = 0; t < taps; t++) {
-        const v128_t wt = wasm_v128_load32_splat(w + QW_F32_GEMM_MR * (t + 1));
+        const v128_t wt = wasm_v128_load32_splat(w + w_stride * (t + 1));
         const float* row = input + offsets[t] + j;
         acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wt, wasm_v128_load(row)));
         acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wt, wasm_v128_load(row + 4)));
@@ -26,7 +27,7 @@ QW_DECLARE_F32_DWCONV_UKERNEL(qw_f32_dwconv_ukernel_16__wasmsimd) {
     for (; j < n; j += 4) {
       v128_t acc = bias;
       for (size_t t = 0; t < taps; t++) {
-        const v128_t wt = wasm_v128_load32_splat(w + QW_F32_GEMM_MR * (t + 1));
+        const v128_t wt = wasm_v128_load32_splat(w + w_stride * (t + 1));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wt, wasm_v128_load(input + offsets[t] + j)));
       }
       const size_t left = n - j;

@@ -1,16 +1,18 @@
-/* wasm SIMD128 float32 GEMM: MR rows x 8 columns as 2 f32x4 vectors per row; per k, one panel row
- * (2 loads) and MR splatted weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits). */
+/* wasm SIMD128 float32 GEMM over the 4x8 layout of f32/gemm.h (weight tiles of 4 channels): MR <= 4
+ * rows x 8 columns as 2 f32x4 vectors per row; per k, one panel row (2 loads) and MR splatted
+ * weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits). */
 #include "f32/gemm.h"
 #include "simd128.h"
 
 #define QW_F32_GEMM_WASMSIMD(name, MR)                                                  \
   QW_DECLARE_F32_GEMM_UKERNEL(name) {                                                   \
+    QW_ASSERT_F32_GEMM_UKERNEL(MR, 8);                                                  \
     v128_t lo[MR], hi[MR];                                                              \
     for (size_t m = 0; m < MR; m++) {                                                   \
       lo[m] = hi[m] = wasm_v128_load32_splat(w + m);                                    \
     }                                                                                   \
-    w += QW_F32_GEMM_MR;                                                                \
-    for (size_t k = 0; k < kc; k++, w += QW_F32_GEMM_MR, a += a_stride) {              \
+    w += 4;                                                                             \
+    for (size_t k = 0; k < kc; k++, w += 4, a += a_stride) {                            \
       const v128_t a0 = wasm_v128_load(a);                                              \
       const v128_t a1 = wasm_v128_load(a + 4);                                          \
       for (size_t m = 0; m < MR; m++) {                                                 \
@@ -19,7 +21,7 @@
         hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
       }                                                                                 \
     }                                                                                   \
-    if (nc == QW_F32_GEMM_NR) {                                                         \
+    if (nc == 8) {                                                                      \
       for (size_t m = 0; m < mr; m++) {                                                 \
         wasm_v128_store(c + m * c_stride, lo[m]);                                       \
         wasm_v128_store(c + m * c_stride + 4, hi[m]);                                   \
@@ -27,7 +29,7 @@
       return;                                                                           \
     }                                                                                   \
     for (size_t m = 0; m < mr; m++) {                                                   \
-      float row[QW_F32_GEMM_NR];                                                        \
+      float row[8];                                                                     \
       wasm_v128_store(row, lo[m]);                                                      \
       wasm_v128_store(row + 4, hi[m]);                                                  \
       for (size_t j = 0; j < nc; j++) {                                                 \

@@ -1,9 +1,12 @@
 /* wasm SIMD128 float32 ReLU: x AND (x > 0), 16 floats per iteration (NaN and -0.0f give +0.0f, the
  * scalar kernel's bits). */
+#include <assert.h>
+
 #include "f32/relu.h"
 #include "simd128.h"
 
 QW_DECLARE_F32_RELU_UKERNEL(qw_f32_relu_ukernel_16__wasmsimd) {
+  assert(n != 0 && x != NULL && y != NULL);
   const v128_t zero = wasm_f32x4_splat(0.0f);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {

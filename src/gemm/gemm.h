@@ -1,12 +1,24 @@
 /*
  * int8 GEMM microkernels: C[m][n] = sum_k (A[m][k] - a_zp) * (W[k][n] - w_zp[n]), int32, exact.
  *
- * The weights are packed once as int16 with their zero points subtracted ("c2" layout): columns in
- * tiles of 8, K padded with zeros to a multiple of 4, per tile K/2 blocks of 16 int16
- *   [c0k0 c0k1 c1k0 c1k1 c2k0 c2k1 c3k0 c3k1][c4k0 c4k1 ... c7k0 c7k1].
- * The rows of A are packed per call into a panel of int16 (a - a_zp), rows kc apart. One 32-bit
- * splat of a row's (k, k+1) pair times the tile's two weight vectors with i32x4.dot_i16x8_s gives
- * 8 columns of two products each: two ALU operations per 16 multiply-adds, no widening in the loop.
+ * A GEMM configuration (struct qw_gemm_config below, one per kernel set in src/config.c; XNNPACK's
+ * src/configs/gemm-config.c is the model) carries the layout together with the functions that write
+ * and read it:
+ *   mr      rows of A per kernel call: gemm[r - 1] computes r <= mr rows,
+ *   nr      columns per packed weight tile; a kernel call sweeps every tile of its nc columns,
+ *   kr      K is zero-padded to kc = round_up(k, kr), in the packed weights and in the A panel,
+ *   pack_w  writes the weights once (any n, k, strides), pack_a the A panel of up to mr rows per call.
+ * The drivers (src/operators/gemm.c, conv2d.c) take every size from the config. Packed weights record
+ * (packing, nr, kr) in their header, so weights packed with one layout are refused by a config with
+ * another; configs sharing a layout share packed weights.
+ *
+ * The layout of today's configs, QW_GEMM_PACKING_X16_C2 (nr 8, kr 4): weights as int16 with their zero
+ * points subtracted; per tile of nr columns, kc / 2 blocks of 2 * nr int16 in which column j's pair
+ * (k, k + 1) sits at 2 * j:
+ *   [c0k0 c0k1 c1k0 c1k1 c2k0 c2k1 c3k0 c3k1][c4k0 c4k1 ... c7k0 c7k1]   (nr 8: two vectors per pair)
+ * The A panel holds int16 (a - a_zp), rows kc apart. One 32-bit splat of a row's (k, k + 1) pair
+ * times a tile vector with i32x4.dot_i16x8_s gives 4 columns of two products each: two ALU operations
+ * per 8 multiply-adds, no widening in the loop. kr 4 lets the SIMD kernels take two pairs per step.
  *
  * Why int16 weights: on these machines the wasm dot loop is bound by SIMD ALU operations, not by
  * memory; widening int8 weights in the loop costs more than reading twice the bytes, even for a
@@ -17,6 +29,7 @@
 #ifndef QWASM_GEMM_H
 #define QWASM_GEMM_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,42 +37,81 @@ static inline size_t qw_round_up(size_t x, size_t q) {
   return (x + q - 1) / q * q;
 }
 
-#define QW_GEMM_NR 8
-#define QW_GEMM_KR 4 /* K padding; the kernels step K by 2 (one pair) or 4 */
-#define QW_GEMM_MR_MAX 4
+/* The most rows a GEMM config may run per kernel call. */
+#define QW_GEMM_MR_LIMIT 8
 
-/* Bytes of packed weights for n columns of depth k. */
-static inline size_t qw_gemm_packed_size(size_t n, size_t k) {
-  return qw_round_up(n, QW_GEMM_NR) * qw_round_up(k, QW_GEMM_KR) * sizeof(int16_t);
-}
+/* What a config's pack_w writes (recorded in packed weights' headers). */
+enum { QW_GEMM_PACKING_X16_C2 = 1 };
 
-/* Index of weight (column j, depth kk) in the packed layout for depth k. */
-static inline size_t qw_gemm_packed_index(size_t k, size_t j, size_t kk) {
-  const size_t lane = j % QW_GEMM_NR;
-  return (j / QW_GEMM_NR) * QW_GEMM_NR * qw_round_up(k, QW_GEMM_KR) + (kk / 2) * 16 + (lane / 4) * 8 + (lane % 4) * 2 +
-         kk % 2;
-}
+/* Weights to pack: W[j][kk] = w[j * n_stride + (kk % k_inner) * k_stride + (kk / k_inner) * k_outer_stride]
+ * (element strides) for j < n, kk < k, minus zero_points[zp_per_column ? j : 0]. A matrix has
+ * k_inner = k; a convolution's [out][in][kernel_h * kernel_w] weights read in (tap, in) order have
+ * k_inner = in, k_stride = taps, k_outer_stride = 1. */
+struct qw_gemm_weights {
+  const uint8_t* w;
+  int is_signed;
+  size_t n_stride, k_stride, k_inner, k_outer_stride;
+  const int32_t* zero_points;
+  int zp_per_column;
+};
 
-/* Packs W[n][k] = w[n * n_stride + k * k_stride] (element strides) minus its zero point (zp_count 1
- * or n). */
-void qw_pack_gemm_weights(size_t n, size_t k, const uint8_t* w, size_t n_stride, size_t k_stride, int is_signed,
-                          const int32_t* w_zero_points, size_t zp_count, int16_t* packed);
+/* Packs n columns of depth k into round_up(n, nr) * round_up(k, kr) elements, padding zero. */
+typedef void (*qw_gemm_pack_w_fn)(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
+                                  void* packed);
 
-/* Packs mr rows of 8-bit A (a_stride bytes apart) into the panel: int16 (a - a_zp), rows kc apart,
- * zero-padded to kc. */
-typedef void (*qw_gemm_pack_a_ukernel)(size_t mr, size_t k, const uint8_t* a, size_t a_stride, int32_t a_zero_point,
-                                       int16_t* panel);
+/* Packs mr rows of 8-bit A (a_stride bytes apart) into the panel: (a - a_zp), rows kc apart, zero-padded
+ * from k to kc. */
+typedef void (*qw_gemm_pack_a_ukernel)(size_t mr, size_t k, size_t kc, const uint8_t* a, size_t a_stride,
+                                       int32_t a_zero_point, void* panel);
 
-/* mr rows of the panel x nc columns (all tiles); C int32 rows c_stride apart. */
-typedef void (*qw_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const int16_t* a, const int16_t* w, int32_t* c,
+/* mr rows of the panel x nc columns (every tile) of the packed weights; C int32 rows c_stride apart. */
+typedef void (*qw_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const void* a, const void* w, int32_t* c,
                                 size_t c_stride);
 
+struct qw_gemm_config {
+  uint8_t mr, nr, kr;
+  uint8_t packing;        /* QW_GEMM_PACKING_*: the layout pack_w writes and the kernels read */
+  uint8_t a_element_size; /* bytes per A panel element */
+  uint8_t w_element_size; /* bytes per packed weight */
+  qw_gemm_ukernel gemm[QW_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
+  qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
+  qw_gemm_pack_w_fn pack_w;
+};
+
+/* Bytes of packed weights for n columns of depth k (no header). */
+static inline size_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
+  return qw_round_up(n, config->nr) * qw_round_up(k, config->kr) * config->w_element_size;
+}
+
+/* The layout word packed-weight headers record: weights with another word were packed for another layout. */
+static inline uint32_t qw_gemm_layout(const struct qw_gemm_config* config) {
+  return (uint32_t)config->packing | (uint32_t)config->nr << 8 | (uint32_t)config->kr << 16;
+}
+
+/* Index of weight (column j, depth kk) in QW_GEMM_PACKING_X16_C2 for depth k. */
+static inline size_t qw_gemm_x16c2_index(size_t nr, size_t kr, size_t k, size_t j, size_t kk) {
+  return (j / nr) * nr * qw_round_up(k, kr) + (kk / 2) * 2 * nr + (j % nr) * 2 + kk % 2;
+}
+
+void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
+                                void* packed);
+
+/* The contract a GEMM microkernel of at most MR rows stepping K by KC_STEP asserts on entry. */
+#define QW_ASSERT_GEMM_UKERNEL(MR, KC_STEP)                                      \
+  assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % (KC_STEP) == 0); \
+  assert(a != NULL && w != NULL && c != NULL && (mr == 1 || c_stride >= nc))
+
+/* The contract an A packing kernel asserts on entry. */
+#define QW_ASSERT_GEMM_PACK_A_UKERNEL() \
+  assert(mr != 0 && k != 0 && kc >= k && a != NULL && panel != NULL && (mr == 1 || a_stride >= k))
+
 #define QW_DECLARE_GEMM_UKERNEL(name) \
-  void name(size_t mr, size_t nc, size_t kc, const int16_t* a, const int16_t* w, int32_t* c, size_t c_stride)
+  void name(size_t mr, size_t nc, size_t kc, const void* a, const void* w, int32_t* c, size_t c_stride)
 #define QW_DECLARE_GEMM_PACK_A_UKERNEL(name) \
-  void name(size_t mr, size_t k, const uint8_t* a, size_t a_stride, int32_t a_zero_point, int16_t* panel)
+  void name(size_t mr, size_t k, size_t kc, const uint8_t* a, size_t a_stride, int32_t a_zero_point, void* panel)
 
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_4x8c2__scalar);
+QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_4x16c2__scalar);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel__scalar);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__scalar);
 #if QW_SIMD

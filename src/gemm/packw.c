@@ -1,17 +1,31 @@
-/* Weight packing for the GEMM layout of gemm.h. Runs once per weight tensor. */
+/* Weight packing for the GEMM layouts of gemm.h. Runs once per weight tensor. */
+#include <assert.h>
 #include <string.h>
 
 #include "gemm/gemm.h"
 
-void qw_pack_gemm_weights(size_t n, size_t k, const uint8_t* w, size_t n_stride, size_t k_stride, int is_signed,
-                          const int32_t* w_zero_points, size_t zp_count, int16_t* packed) {
-  memset(packed, 0, qw_gemm_packed_size(n, k));
+/* QW_GEMM_PACKING_X16_C2: column j's pair (kk, kk + 1) at 2 * (j % nr) of pair block kk / 2 of its tile. */
+void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
+                                void* packed) {
+  assert(nr != 0 && kr % 2 == 0 && n != 0 && k != 0);
+  assert(weights != NULL && weights->w != NULL && weights->zero_points != NULL && weights->k_inner != 0);
+  assert(packed != NULL);
+  const size_t kc = qw_round_up(k, kr);
+  int16_t* out = (int16_t*)packed;
+  memset(out, 0, qw_round_up(n, nr) * kc * sizeof(int16_t));
   for (size_t j = 0; j < n; j++) {
-    const int32_t zp = w_zero_points[zp_count == 1 ? 0 : j];
+    const int32_t zp = weights->zero_points[weights->zp_per_column ? j : 0];
+    const uint8_t* column = weights->w + j * weights->n_stride;
+    int16_t* dst = out + (j / nr) * nr * kc + (j % nr) * 2;
+    size_t inner = 0, outer = 0; /* kk % k_inner, kk / k_inner */
     for (size_t kk = 0; kk < k; kk++) {
-      const uint8_t byte = w[j * n_stride + kk * k_stride];
-      const int32_t v = is_signed ? (int32_t)(int8_t)byte : (int32_t)byte;
-      packed[qw_gemm_packed_index(k, j, kk)] = (int16_t)(v - zp);
+      const uint8_t byte = column[inner * weights->k_stride + outer * weights->k_outer_stride];
+      const int32_t v = weights->is_signed ? (int32_t)(int8_t)byte : (int32_t)byte;
+      dst[(kk / 2) * 2 * nr + kk % 2] = (int16_t)(v - zp);
+      if (++inner == weights->k_inner) {
+        inner = 0;
+        outer++;
+      }
     }
   }
 }

@@ -171,9 +171,16 @@ QW_API qw_status qw_max_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
  *   ADAPTIVE_CHANNELS_LAST:  adaptive windows, zp + rint((float)sum(q - zp) * (1 / n));
  *   MEAN:                    adaptive windows, rint((float)sum(q) / n), divided (PyTorch's
  *                            qmean_inner_dim_kernel: torch.mean over trailing dims outside QNNPACK);
- *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernel's scalar channel
- *                            loop in PyTorch 2.x's x86 builds: m = (s / s) / d, then quantize_val(1 / m, zp,
- *                            sum(q - zp)): nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))).
+ *   GENERIC_CHANNELS_LAST_FBGEMM, ADAPTIVE_CHANNELS_LAST_FBGEMM: the channels-last kernels in PyTorch 2.x's
+ *                            x86 builds, m = (s / s) / d. Their scalar channel loop (channels from
+ *                            vector_channels on) is quantize_val(1 / m, zp, sum(q - zp)):
+ *                            nearbyint((float)zp + (float)sum * (1.0f / (float)(1.0f / m))). The channels
+ *                            below vector_channels take their vector loops: avg_pool2d's rounds first,
+ *                            zp + nearbyint((float)sum * m); adaptive_avg_pool2d's is FBGEMM's quantize,
+ *                            nearbyint(fma((float)sum, 1.0f / (float)(1.0f / m), zp)) (QuantizedOpKernels.cpp
+ *                            do_avg_pool_nhwc_on_AVX_n / do_avg_pool_on_AVX_n; vector_channels is the channel
+ *                            count rounded down to the vector width of ATen's dispatch level: 16 for AVX512,
+ *                            8 for AVX2, 0 without AVX). Other forms ignore vector_channels.
  * The results saturate to the dtype's range. */
 enum {
   QW_AVG_POOL_QNNPACK = 0,
@@ -186,7 +193,8 @@ enum {
   QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM = 7,
 };
 QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_dtype dtype, float scale,
-                               int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override);
+                               int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override,
+                               int32_t vector_channels);
 
 /* y[i] = table[byte of x[i]] for 8-bit data: a unary op as a 256-entry table (for qint8 the entry of
  * q is at index (uint8_t)q). */
@@ -329,7 +337,9 @@ QW_API size_t qw_gemm_pack_size(size_t n, size_t k);
 /* Packs weights W[n][k] = w[n * n_stride + k * k_stride] (strides in elements; a PyTorch Linear
  * weight [N, K] has n_stride = K, k_stride = 1; an ONNX MatMul B [K, N] has n_stride = 1,
  * k_stride = N), qint8 or quint8, with their zero points (zp_count 1 or n), as int16 (w - w_zp)
- * (src/gemm/gemm.h). Done once per weight tensor. k < 32768. */
+ * in the layout of this build's GEMM config (src/gemm/gemm.h). Done once per weight tensor.
+ * k < 32768. The packed weights record their layout; qw_gemm refuses (QW_INVALID_ARGUMENT) weights
+ * packed with another. */
 QW_API qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
                               const int32_t* w_zero_points, size_t zp_count, void* packed);
 
@@ -361,7 +371,8 @@ QW_API size_t qw_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights given as PyTorch / ONNX lay them out: [out_c][in_c / groups][kernel_h][kernel_w],
  * qint8 or quint8, with their zero points (w_zp_count = 1 or out_c). The packing chooses the
- * algorithm: depthwise (groups == in_c == out_c) or GEMM over an im2col of the input. */
+ * algorithm: depthwise (groups == in_c == out_c) or GEMM over an im2col of the input, and records
+ * it with the layout, which qw_conv2d checks (QW_INVALID_ARGUMENT when either differs). */
 QW_API qw_status qw_conv2d_pack(const qw_conv2d_shape* shape, const void* w, qw_dtype w_dtype,
                                 const int32_t* w_zero_points, size_t w_zp_count, void* packed);
 
@@ -381,7 +392,8 @@ QW_API qw_status qw_conv2d(const qw_conv2d_shape* shape, const void* x, qw_dtype
 QW_API size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights [out_c][in_c / groups][kernel_h][kernel_w] and an optional bias [out_c] (NULL: zeros)
- * into qw_f32_conv2d_pack_size bytes. */
+ * into qw_f32_conv2d_pack_size bytes, recording the layout, which qw_f32_conv2d checks
+ * (QW_INVALID_ARGUMENT for anything else). */
 QW_API qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* shape, const float* w, const float* bias, float* packed);
 
 /* Bytes of workspace qw_f32_conv2d needs (channels and kernel; for depthwise convolutions, one

@@ -1,5 +1,7 @@
 /* wasm SIMD128 8-bit transpose: 16x16 blocks through four rounds of interleaving shuffles (8, 16,
  * 32, 64-bit lanes); the edges use the scalar kernel. */
+#include <assert.h>
+
 #include "layout/transpose.h"
 #include "simd128.h"
 
@@ -30,13 +32,14 @@ static inline void transpose16x16(const uint8_t* src, size_t src_stride, uint8_t
 }
 
 QW_DECLARE_X8_TRANSPOSE_UKERNEL(qw_x8_transpose_ukernel_16x16__wasmsimd) {
+  assert(rows != 0 && cols != 0 && src != NULL && dst != NULL);
   const size_t rows16 = rows & ~(size_t)15, cols16 = cols & ~(size_t)15;
   for (size_t i = 0; i < rows16; i += 16) {
     for (size_t j = 0; j < cols16; j += 16) {
       transpose16x16(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
     }
   }
-  if (cols16 != cols) {
+  if (cols16 != cols && rows16 != 0) {
     qw_x8_transpose_ukernel__scalar(rows16, cols - cols16, src + cols16, src_stride, dst + cols16 * dst_stride,
                                     dst_stride);
   }

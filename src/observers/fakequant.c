@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "observers/observers.h"
+#include "qtypes.h"
 
 static inline float fake_one(float x, float scale, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
   const float t = (float)zp + nearbyintf(x * inv);
@@ -24,9 +25,9 @@ static inline float fake_one(float x, float scale, float inv, int32_t zp, int32_
   return (float)((q - (double)zp) * (double)scale);
 }
 
+/* A custom [qmin, qmax] instead of a dtype's range. */
 static int valid_qparams(float scale, int32_t zp, int32_t qmin, int32_t qmax) {
-  const float inv = 1.0f / scale;
-  return isfinite(scale) && scale > 0.0f && isfinite(inv) && qmin <= qmax && zp >= qmin && zp <= qmax;
+  return qw_scale_valid(scale) && qmin <= qmax && zp >= qmin && zp <= qmax;
 }
 
 qw_status qw_fake_quantize(size_t n, const float* x, float* y, float scale, int32_t zero_point, int32_t quant_min,

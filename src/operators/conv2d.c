@@ -4,16 +4,19 @@
  * the GEMM's A directly, other shapes gather an im2col block of output pixels first. */
 #include <string.h>
 
-#include "config.h"
 #include "operators/operators.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 enum { CONV_GEMM = 1, CONV_DEPTHWISE = 2 };
 
+/* Packed weights: this header, then the packing of the kernel table's GEMM config (per group) or
+ * depthwise config, then (FBGEMM's depthwise shapes only) a copy of the raw weights. layout is
+ * qw_gemm_layout / qw_dwconv_layout of the config that packed them. */
 struct conv_pack_header {
   uint32_t kind;
+  uint32_t layout;
   uint32_t fbgemm_depthwise; /* byte offset of the raw weights for FBGEMM's depthwise path, or 0 */
-  uint32_t reserved[2];
+  uint32_t reserved;
 };
 #define HEADER_BYTES 16
 
@@ -69,26 +72,26 @@ static size_t gemm_k(const qw_conv2d_shape* s) {
 }
 
 /* Bytes of the packed weights proper (before the FBGEMM depthwise copy). */
-static size_t packed_bytes(const qw_conv2d_shape* s) {
+static size_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
-    return qw_dwconv_packed_size((size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
+    return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
   }
-  return (size_t)s->groups * qw_gemm_packed_size(s->out_c / s->groups, gemm_k(s));
+  return (size_t)s->groups * qw_gemm_packed_bytes(&kernels->gemm, s->out_c / s->groups, gemm_k(s));
 }
 
-size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
+size_t qw_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   int32_t oh, ow;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
     return 0;
   }
-  return qw_round_up(HEADER_BYTES + packed_bytes(s), 4) + fbgemm_depthwise_bytes(s);
+  return qw_round_up(HEADER_BYTES + packed_bytes(kernels, s), 4) + fbgemm_depthwise_bytes(s);
 }
 
 /* Keeps the raw qint8 weights and zero points for mode 'fbgemm' on FBGEMM's depthwise shapes. */
-static void pack_fbgemm_depthwise(const qw_conv2d_shape* s, const int8_t* w, const int32_t* w_zero_points,
-                                  size_t w_zp_count, void* packed) {
+static void pack_fbgemm_depthwise(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const int8_t* w,
+                                  const int32_t* w_zero_points, size_t w_zp_count, void* packed) {
   struct conv_pack_header* header = (struct conv_pack_header*)packed;
-  const size_t offset = qw_round_up(HEADER_BYTES + packed_bytes(s), 4);
+  const size_t offset = qw_round_up(HEADER_BYTES + packed_bytes(kernels, s), 4);
   const size_t weights = (size_t)s->out_c * s->kernel_h * s->kernel_w;
   memcpy((char*)packed + offset, w, weights);
   int32_t* zps = (int32_t*)((char*)packed + offset + qw_round_up(weights, 4));
@@ -98,69 +101,69 @@ static void pack_fbgemm_depthwise(const qw_conv2d_shape* s, const int8_t* w, con
   header->fbgemm_depthwise = (uint32_t)offset;
 }
 
-qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
-                         size_t w_zp_count, void* packed) {
+size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
+  return qw_conv2d_pack_size_with(qw_kernels(), s);
+}
+
+qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* w,
+                              qw_dtype w_dtype, const int32_t* w_zero_points, size_t w_zp_count, void* packed) {
   int32_t oh, ow;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || w == NULL || packed == NULL || w_zero_points == NULL ||
-      (w_zp_count != 1 && w_zp_count != (size_t)s->out_c) || (w_dtype != QW_QINT8 && w_dtype != QW_QUINT8)) {
+      (w_zp_count != 1 && w_zp_count != (size_t)s->out_c) || !qw_dtype_is_8bit(w_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
   for (size_t j = 0; j < w_zp_count; j++) {
-    if (w_zero_points[j] < w_min || w_zero_points[j] > w_min + 255) {
+    if (!qw_zero_point_valid(w_dtype, w_zero_points[j])) {
       return QW_INVALID_QPARAMS;
     }
   }
   struct conv_pack_header* header = (struct conv_pack_header*)packed;
   memset(header, 0, HEADER_BYTES);
   const size_t taps = (size_t)s->kernel_h * s->kernel_w;
+  const int is_signed = w_dtype == QW_QINT8;
   if (is_depthwise(s)) {
-    /* int16 with the zero point subtracted, in the dwconv layout; then per-channel weight sums. */
+    /* The depthwise config's layout: int16 with the zero points subtracted, then per-channel sums. */
+    const struct qw_dwconv_config* dwconv = &kernels->dwconv;
     header->kind = CONV_DEPTHWISE;
-    const size_t channels = (size_t)s->out_c;
-    int16_t* out = (int16_t*)((char*)packed + HEADER_BYTES);
-    const size_t bytes = qw_dwconv_packed_size(channels, taps);
-    memset(out, 0, bytes);
-    int32_t* sums = (int32_t*)((char*)out + bytes - channels * sizeof(int32_t));
-    for (size_t c = 0; c < channels; c++) {
-      const int32_t zp = w_zero_points[w_zp_count == 1 ? 0 : c];
-      int32_t sum = 0;
-      for (size_t t = 0; t < taps; t++) {
-        const int32_t v = w_dtype == QW_QUINT8 ? ((const uint8_t*)w)[c * taps + t] : ((const int8_t*)w)[c * taps + t];
-        out[qw_dwconv_weight_index(channels, taps, t, c)] = (int16_t)(v - zp);
-        sum += v - zp;
-      }
-      sums[c] = sum;
-    }
-    if (fbgemm_depthwise_shape(s) && w_dtype == QW_QINT8) {
-      pack_fbgemm_depthwise(s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
+    header->layout = qw_dwconv_layout(dwconv);
+    dwconv->pack(dwconv->cr, dwconv->tr, (size_t)s->out_c, taps, (const uint8_t*)w, is_signed, w_zero_points,
+                 w_zp_count != 1, (char*)packed + HEADER_BYTES);
+    if (fbgemm_depthwise_shape(s) && is_signed) {
+      pack_fbgemm_depthwise(kernels, s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
     }
     return QW_OK;
   }
-  /* GEMM (int16 c2 layout, zero points folded): per group, N = out_c / groups columns of
+  /* GEMM (the GEMM config's layout, zero points folded): per group, N = out_c / groups columns of
    * K = (kernel_h, kernel_w, in_c / groups), the order of an NHWC im2col row; the source of
    * (n, ky, kx, ci) is ((n * cin_g + ci) * kh + ky) * kw + kx. */
+  const struct qw_gemm_config* gemm = &kernels->gemm;
   header->kind = CONV_GEMM;
+  header->layout = qw_gemm_layout(gemm);
   const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
   const size_t k = gemm_k(s);
-  int16_t* dst = (int16_t*)((char*)packed + HEADER_BYTES);
+  const size_t group_bytes = qw_gemm_packed_bytes(gemm, cout_g, k);
   for (size_t g = 0; g < (size_t)s->groups; g++) {
-    int16_t* group_dst = dst + g * qw_gemm_packed_size(cout_g, k) / sizeof(int16_t);
-    memset(group_dst, 0, qw_gemm_packed_size(cout_g, k));
-    for (size_t n = 0; n < cout_g; n++) {
-      const size_t oc = g * cout_g + n;
-      const int32_t zp = w_zero_points[w_zp_count == 1 ? 0 : oc];
-      for (size_t kk = 0; kk < k; kk++) {
-        const size_t src = (oc * cin_g + kk % cin_g) * taps + kk / cin_g;
-        const int32_t v = w_dtype == QW_QUINT8 ? ((const uint8_t*)w)[src] : ((const int8_t*)w)[src];
-        group_dst[qw_gemm_packed_index(k, n, kk)] = (int16_t)(v - zp);
-      }
-    }
+    const struct qw_gemm_weights weights = {
+        .w = (const uint8_t*)w + g * cout_g * cin_g * taps,
+        .is_signed = is_signed,
+        .n_stride = cin_g * taps,
+        .k_stride = taps,
+        .k_inner = cin_g,
+        .k_outer_stride = 1,
+        .zero_points = w_zero_points + (w_zp_count == 1 ? 0 : g * cout_g),
+        .zp_per_column = w_zp_count != 1,
+    };
+    gemm->pack_w(gemm->nr, gemm->kr, cout_g, k, &weights, (char*)packed + HEADER_BYTES + g * group_bytes);
   }
-  if (fbgemm_depthwise_shape(s) && w_dtype == QW_QINT8) {
-    pack_fbgemm_depthwise(s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
+  if (fbgemm_depthwise_shape(s) && is_signed) {
+    pack_fbgemm_depthwise(kernels, s, (const int8_t*)w, w_zero_points, w_zp_count, packed);
   }
   return QW_OK;
+}
+
+qw_status qw_conv2d_pack(const qw_conv2d_shape* s, const void* w, qw_dtype w_dtype, const int32_t* w_zero_points,
+                         size_t w_zp_count, void* packed) {
+  return qw_conv2d_pack_with(qw_kernels(), s, w, w_dtype, w_zero_points, w_zp_count, packed);
 }
 
 static int direct_gemm(const qw_conv2d_shape* s) {
@@ -168,31 +171,37 @@ static int direct_gemm(const qw_conv2d_shape* s) {
          s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
 }
 
-static size_t im2col_rows(const qw_conv2d_shape* s) {
+/* im2col rows per block: a multiple of the GEMM config's mr. */
+static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_shape* s) {
   size_t rows = IM2COL_BLOCK_BYTES / gemm_k(s);
-  rows = rows / QW_GEMM_MR_MAX * QW_GEMM_MR_MAX;
-  return rows < QW_GEMM_MR_MAX ? QW_GEMM_MR_MAX : rows;
+  rows = rows / gemm->mr * gemm->mr;
+  return rows < gemm->mr ? gemm->mr : rows;
 }
 
-static size_t workspace_size(const qw_conv2d_shape* s, int32_t ow) {
+static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   if (is_depthwise(s)) {
-    /* padding row, the effective bias, an output row's tap pointers and accumulators */
-    const size_t taps = qw_dwconv_taps_padded((size_t)s->kernel_h * s->kernel_w);
-    return qw_round_up((size_t)s->in_c, 16) + (size_t)s->out_c * sizeof(int32_t) +
+    /* padding row, the effective bias (its end aligned for the pointers after it), an output row's tap
+     * pointers and accumulators */
+    const size_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
+    return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), sizeof(void*)) +
            qw_round_up((size_t)ow * taps * sizeof(void*), 16) + (size_t)ow * s->out_c * sizeof(int32_t);
   }
-  const size_t gemm_ws = qw_gemm_workspace_size((size_t)(s->out_c / s->groups), gemm_k(s));
-  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(s) * gemm_k(s), 16);
+  const size_t gemm_ws = qw_gemm_workspace_size_with(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
+  return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
 }
 
-size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
+size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   int32_t oh, ow;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
     return 0;
   }
-  const size_t ws = workspace_size(s, ow);
+  const size_t ws = workspace_size(kernels, s, ow);
   const size_t fbgemm_row = fbgemm_depthwise_shape(s) ? (size_t)s->out_c * sizeof(int32_t) : 0;
   return ws > fbgemm_row ? ws : fbgemm_row;
+}
+
+size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
+  return qw_conv2d_workspace_size_with(qw_kernels(), s);
 }
 
 /* Inputs (and the padding value) of at most 128 keep every int16 pair sum in range (128 * 127 * 2 and
@@ -210,13 +219,14 @@ static int no_pair_saturates(const void* x, size_t n, int32_t x_zero_point) {
 /* FBGEMM's depthwise sums, one output pixel (all channels) at a time into acc, then requantized:
  * sum over tap pairs of sat16(x[t0] w[t0] + x[t1] w[t1]) with raw values (padding reads the input zero
  * point), less x_zp * (sum_t w - w_zp * taps) and w_zp * sum_t x, FBGEMM's column and row offsets. */
-static void fbgemm_depthwise_run(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const uint8_t* x, int32_t x_zp,
-                                 const uint8_t* packed, const struct qw_output_stage* stage, uint8_t* y, int32_t* acc) {
+static void fbgemm_depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                                 const uint8_t* x, int32_t x_zp, const uint8_t* packed,
+                                 const struct qw_output_stage* stage, uint8_t* y, int32_t* acc) {
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
   const int32_t taps = s->kernel_h * s->kernel_w, mult = s->out_c / s->in_c;
   const int8_t* w = (const int8_t*)(packed + header->fbgemm_depthwise);
   const int32_t* w_zp = (const int32_t*)(packed + header->fbgemm_depthwise + qw_round_up((size_t)s->out_c * taps, 4));
-  const qw_requantization_ukernel requantize = qw_output_kernel(stage);
+  const qw_requantization_ukernel requantize = qw_output_kernel(kernels, stage);
   for (int32_t b = 0; b < s->batch; b++) {
     const uint8_t* image = x + (size_t)b * s->in_h * s->in_w * s->in_c;
     for (int32_t oy = 0; oy < oh; oy++) {
@@ -295,33 +305,34 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
   }
 }
 
-qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
-                    const void* packed, const void* requantization, void* y, void* workspace) {
+qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype,
+                         int32_t x_zero_point, const void* packed, const void* requantization, void* y,
+                         void* workspace) {
   int32_t oh, ow;
   struct qw_output_stage stage;
   if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
-      (s->batch != 0 && (x == NULL || y == NULL)) || (x_dtype != QW_QINT8 && x_dtype != QW_QUINT8) ||
-      gemm_k(s) >= QW_GEMM_K_MAX) {
+      (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(x_dtype) || gemm_k(s) >= QW_GEMM_K_MAX) {
     return QW_INVALID_ARGUMENT;
   }
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
-  if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) || header->kind != (uint32_t)(is_depthwise(s) ? CONV_DEPTHWISE : CONV_GEMM)) {
+  const int depthwise = is_depthwise(s);
+  if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) ||
+      header->kind != (uint32_t)(depthwise ? CONV_DEPTHWISE : CONV_GEMM) ||
+      header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm))) {
     return QW_INVALID_ARGUMENT;
   }
-  const int32_t x_min = x_dtype == QW_QINT8 ? -128 : 0;
-  if (x_zero_point < x_min || x_zero_point > x_min + 255) {
+  if (!qw_zero_point_valid(x_dtype, x_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   if (header->fbgemm_depthwise != 0 && stage.mode == QW_REQUANT_FBGEMM && x_dtype == QW_QUINT8 &&
-      stage.kernel == QW_REQUANT_KERNEL_FP32 && !no_pair_saturates(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c,
-                                                                  x_zero_point)) {
-    fbgemm_depthwise_run(s, oh, ow, (const uint8_t*)x, x_zero_point, (const uint8_t*)packed, &stage, (uint8_t*)y,
-                         (int32_t*)workspace);
+      stage.kernel == QW_REQUANT_KERNEL_FP32 &&
+      !no_pair_saturates(x, (size_t)s->batch * s->in_h * s->in_w * s->in_c, x_zero_point)) {
+    fbgemm_depthwise_run(kernels, s, oh, ow, (const uint8_t*)x, x_zero_point, (const uint8_t*)packed, &stage,
+                         (uint8_t*)y, (int32_t*)workspace);
     return QW_OK;
   }
   const int x_signed = x_dtype == QW_QINT8;
   const uint8_t pad_byte = (uint8_t)x_zero_point;
-  const struct qw_kernels* kernels = qw_kernels();
   const uint8_t* weights = (const uint8_t*)packed + HEADER_BYTES;
   const size_t in_image = (size_t)s->in_h * s->in_w * s->in_c;
   const size_t out_pixels = (size_t)oh * ow;
@@ -331,11 +342,13 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
   if (header->kind == CONV_DEPTHWISE) {
     const size_t channels = (size_t)s->out_c;
     const size_t taps = (size_t)s->kernel_h * s->kernel_w;
-    const size_t taps_padded = qw_dwconv_taps_padded(taps);
-    const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_size(channels, taps) - channels * sizeof(int32_t));
+    const struct qw_dwconv_config* dwconv = &kernels->dwconv;
+    const size_t taps_padded = qw_dwconv_taps_padded(dwconv, taps);
+    const int32_t* wsum =
+        (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, taps) - channels * sizeof(int32_t));
     uint8_t* pad_row = (uint8_t*)workspace;
     int32_t* bias = (int32_t*)(pad_row + qw_round_up(channels, 16));
-    const uint8_t** tap_ptrs = (const uint8_t**)(bias + channels);
+    const uint8_t** tap_ptrs = (const uint8_t**)((char*)bias + qw_round_up(channels * sizeof(int32_t), sizeof(void*)));
     int32_t* acc = (int32_t*)((char*)tap_ptrs + qw_round_up((size_t)ow * taps_padded * sizeof(void*), 16));
     memset(pad_row, pad_byte, channels);
     /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
@@ -345,8 +358,8 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
     }
     struct qw_requantization_params rq_dw = *rq;
     rq_dw.bias = bias;
-    const qw_dwconv_ukernel dw = kernels->dwconv[x_signed];
-    const qw_requantization_ukernel requantize = qw_output_kernel(&stage);
+    const qw_dwconv_ukernel dw = dwconv->ukernel[x_signed];
+    const qw_requantization_ukernel requantize = qw_output_kernel(kernels, &stage);
     for (size_t b = 0; b < (size_t)s->batch; b++) {
       const uint8_t* image = (const uint8_t*)x + b * in_image;
       uint8_t* out = (uint8_t*)y + b * out_image;
@@ -361,11 +374,11 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
                                                                               : image + ((size_t)iy * s->in_w + ix) * s->in_c;
             }
           }
-          if (taps_padded != taps) {
+          for (size_t t = taps; t < taps_padded; t++) {
             *ptr++ = pad_row;
           }
         }
-        dw((size_t)ow, channels, taps, tap_ptrs, (const int16_t*)weights, acc);
+        dw((size_t)ow, channels, taps, tap_ptrs, weights, acc);
         for (int32_t ox = 0; ox < ow; ox++, out += channels * stage.elem_size) {
           requantize(channels, acc + (size_t)ox * channels, &rq_dw, out);
         }
@@ -376,22 +389,23 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
 
   const size_t cin_g = (size_t)(s->in_c / s->groups), cout_g = (size_t)(s->out_c / s->groups);
   const size_t k = gemm_k(s);
-  int32_t* gemm_ws = (int32_t*)workspace;
-  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size(cout_g, k);
-  const size_t rows = im2col_rows(s);
+  const size_t group_bytes = qw_gemm_packed_bytes(&kernels->gemm, cout_g, k);
+  void* gemm_ws = workspace;
+  uint8_t* block = (uint8_t*)workspace + qw_gemm_workspace_size_with(kernels, cout_g, k);
+  const size_t rows = im2col_rows(&kernels->gemm, s);
   for (size_t b = 0; b < (size_t)s->batch; b++) {
     const uint8_t* image = (const uint8_t*)x + b * in_image;
     uint8_t* out = (uint8_t*)y + b * out_image;
     for (size_t g = 0; g < (size_t)s->groups; g++) {
-      const int16_t* wg = (const int16_t*)(weights + g * qw_gemm_packed_size(cout_g, k));
+      const uint8_t* wg = weights + g * group_bytes;
       const struct qw_requantization_params rq_g = qw_requantization_params_at(rq, g * cout_g);
       struct qw_output_stage stage_g = stage;
       stage_g.params = &rq_g;
       const size_t y_stride = (size_t)s->out_c * stage.elem_size;
       uint8_t* out_g = out + g * cout_g * stage.elem_size;
       if (direct_gemm(s)) {
-        qw_gemm_run(out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g, y_stride,
-                    gemm_ws);
+        qw_gemm_run(kernels, out_pixels, cout_g, k, image, (size_t)s->in_c, x_signed, x_zero_point, wg, &stage_g, out_g,
+                    y_stride, gemm_ws);
         continue;
       }
       for (size_t p0 = 0; p0 < out_pixels; p0 += rows) {
@@ -401,10 +415,15 @@ qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, i
           im2col_row(s, image, 1, (int32_t)(p / (size_t)ow), (int32_t)(p % (size_t)ow), g * cin_g, pad_byte,
                      block + i * k);
         }
-        qw_gemm_run(count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride, y_stride,
-                    gemm_ws);
+        qw_gemm_run(kernels, count, cout_g, k, block, k, x_signed, x_zero_point, wg, &stage_g, out_g + p0 * y_stride,
+                    y_stride, gemm_ws);
       }
     }
   }
   return QW_OK;
+}
+
+qw_status qw_conv2d(const qw_conv2d_shape* s, const void* x, qw_dtype x_dtype, int32_t x_zero_point,
+                    const void* packed, const void* requantization, void* y, void* workspace) {
+  return qw_conv2d_with(qw_kernels(), s, x, x_dtype, x_zero_point, packed, requantization, y, workspace);
 }

@@ -25,7 +25,8 @@ size_t qw_dynamic_matmul_workspace_size(size_t m, size_t n, size_t k) {
 qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t* a, int32_t a_zero_point,
                                      float a_scale, const void* packed, const float* b_scales, size_t b_scale_count,
                                      const float* bias, float* y, void* workspace) {
-  const int16_t* weights = qw_gemm_packed_weights(packed, n, k);
+  const struct qw_kernels* kernels = qw_kernels();
+  const void* weights = qw_gemm_packed_weights(kernels, packed, n, k);
   if (weights == NULL || workspace == NULL || b_scales == NULL || (b_scale_count != 1 && b_scale_count != n) ||
       (m != 0 && (a == NULL || y == NULL))) {
     return QW_INVALID_ARGUMENT;
@@ -42,13 +43,13 @@ qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t
   params.multiplier = multipliers;
   params.bias_f32 = bias;
   const struct qw_output_stage out = {.params = &params, .kernel = QW_REQUANT_KERNEL_F32, .mode = QW_REQUANT_NONE, .y_signed = 0, .elem_size = sizeof(float)};
-  qw_gemm_run(m, n, k, a, k, 0, a_zero_point, weights, &out, (uint8_t*)y, n * sizeof(float), (int32_t*)workspace);
+  qw_gemm_run(kernels, m, n, k, a, k, 0, a_zero_point, weights, &out, (uint8_t*)y, n * sizeof(float), workspace);
   return QW_OK;
 }
 
 qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const void* packed, const float* b_scales,
                             size_t b_scale_count, const float* bias, float* y, void* workspace) {
-  if (qw_gemm_packed_weights(packed, n, k) == NULL || workspace == NULL || (m * k != 0 && x == NULL)) {
+  if (qw_gemm_packed_weights(qw_kernels(), packed, n, k) == NULL || workspace == NULL || (m * k != 0 && x == NULL)) {
     return QW_INVALID_ARGUMENT;
   }
   /* onnxruntime's GetQuantizationParameter: the range widened to include 0, scale 1 for an empty range. */

@@ -5,27 +5,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "qtypes.h"
 #include "quantize/quantize.h"
-#include "qwasm.h"
-
-static int is_8bit(qw_dtype d) {
-  return d == QW_QUINT8 || d == QW_QINT8;
-}
-static int32_t dtype_min(qw_dtype d) {
-  return d == QW_QUINT8 ? 0 : -128;
-}
-static int32_t dtype_max(qw_dtype d) {
-  return d == QW_QUINT8 ? 255 : 127;
-}
-static int32_t load8(const void* p, size_t i, qw_dtype d) {
-  return d == QW_QUINT8 ? ((const uint8_t*)p)[i] : ((const int8_t*)p)[i];
-}
-static void store8(void* p, size_t i, int32_t v) {
-  ((uint8_t*)p)[i] = (uint8_t)v;
-}
-static int valid_scale(float s) {
-  return isfinite(s) && s > 0.0f && isfinite(1.0f / s);
-}
 
 static float fp32_from_bits(uint32_t bits) {
   float f;
@@ -47,12 +28,11 @@ static int32_t asr(int32_t x, uint32_t shift) {
 static qw_status check_binary(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b,
                               float b_scale, int32_t b_zero_point, qw_dtype dtype, const void* y, float y_scale,
                               int32_t y_zero_point) {
-  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !is_8bit(dtype)) {
+  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
-  if (!valid_scale(a_scale) || !valid_scale(b_scale) || !valid_scale(y_scale) || a_zero_point < lo ||
-      a_zero_point > hi || b_zero_point < lo || b_zero_point > hi || y_zero_point < lo || y_zero_point > hi) {
+  if (!qw_qparams_valid(dtype, a_scale, a_zero_point) || !qw_qparams_valid(dtype, b_scale, b_zero_point) ||
+      !qw_qparams_valid(dtype, y_scale, y_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   return QW_OK;
@@ -65,7 +45,7 @@ qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, c
   if (status != QW_OK) {
     return status;
   }
-  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
+  const int32_t lo = qw_dtype_min(dtype), hi = qw_dtype_max(dtype);
   /* Both input scales relative to the output's, as float32; the larger sets the fixed-point shift. */
   const float a_ratio = a_scale / y_scale, b_ratio = b_scale / y_scale;
   const float max_ratio = a_ratio > b_ratio ? a_ratio : b_ratio;
@@ -89,12 +69,12 @@ qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, c
     const int32_t mask = (int32_t)((UINT32_C(1) << shift) - 1);
     const int32_t threshold = mask >> 1;
     for (size_t i = 0; i < n; i++) {
-      const int32_t acc = (int32_t)((uint32_t)zero_point_product + (uint32_t)(load8(a, i, dtype) * a_mult) +
-                                    (uint32_t)(load8(b, i, dtype) * b_mult));
+      const int32_t acc = (int32_t)((uint32_t)zero_point_product + (uint32_t)(qw_load_q8(a, i, dtype) * a_mult) +
+                                    (uint32_t)(qw_load_q8(b, i, dtype) * b_mult));
       const int32_t rem = (acc & mask) - (int32_t)(acc < 0);
       int32_t v = asr(acc, shift) + (int32_t)(rem > threshold) + y_zero_point;
       v = v < y_min ? y_min : v > hi ? hi : v;
-      store8(y, i, v);
+      qw_store_q8(y, i, v);
     }
   } else {
     /* qint8 goes to XNNPACK in PyTorch: shift = 20 - exponent, rounding half up. */
@@ -107,10 +87,10 @@ qw_status qw_add(size_t n, const void* a, float a_scale, int32_t a_zero_point, c
     const int32_t b_mult = (int32_t)lrintf(b_ratio * scale_multiplier);
     const int64_t bias = ((int64_t)1 << (shift - 1)) - ((int64_t)a_mult * a_zero_point + (int64_t)b_mult * b_zero_point);
     for (size_t i = 0; i < n; i++) {
-      const int64_t acc = bias + (int64_t)load8(a, i, dtype) * a_mult + (int64_t)load8(b, i, dtype) * b_mult;
+      const int64_t acc = bias + (int64_t)qw_load_q8(a, i, dtype) * a_mult + (int64_t)qw_load_q8(b, i, dtype) * b_mult;
       int64_t v = (acc >> shift) + y_zero_point;
       v = v < y_min ? y_min : v > hi ? hi : v;
-      store8(y, i, (int32_t)v);
+      qw_store_q8(y, i, (int32_t)v);
     }
   }
   return QW_OK;
@@ -124,17 +104,17 @@ qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale,
   if (status != QW_OK) {
     return status;
   }
-  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
+  const int32_t lo = qw_dtype_min(dtype), hi = qw_dtype_max(dtype);
   /* PyTorch: rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz, relu at yz. */
   const float multiplier = (a_scale * b_scale) * (1.0f / y_scale);
   const int32_t y_min = relu ? y_zero_point : lo;
   for (size_t i = 0; i < n; i++) {
-    const int32_t ai = load8(a, a_index ? (size_t)a_index[i] : i, dtype) - a_zero_point;
-    const int32_t bi = load8(b, b_index ? (size_t)b_index[i] : i, dtype) - b_zero_point;
+    const int32_t ai = qw_load_q8(a, a_index ? (size_t)a_index[i] : i, dtype) - a_zero_point;
+    const int32_t bi = qw_load_q8(b, b_index ? (size_t)b_index[i] : i, dtype) - b_zero_point;
     struct qw_quantize_params p;
     qw_quantize_params_init(&p, 1.0f, y_zero_point, y_min, hi);
     /* nearbyint(v) + zp, clamped: the torch rule with inv_scale 1 applied to v */
-    store8(y, i, qw_quantize_torch((float)(ai * bi) * multiplier, &p));
+    qw_store_q8(y, i, qw_quantize_torch((float)(ai * bi) * multiplier, &p));
   }
   return QW_OK;
 }
@@ -152,9 +132,8 @@ static float expf_rounded(float x) {
 static qw_status generic_tables(qw_unary_op op, qw_dtype dtype, float in_scale, int32_t in_zero_point,
                                 float out_scale, int32_t out_zero_point, float param, int tail_fbgemm,
                                 uint8_t* tables) {
-  const int32_t lo = dtype_min(dtype), hi = dtype_max(dtype);
-  if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < lo || in_zero_point > hi ||
-      out_zero_point < lo || out_zero_point > hi) {
+  const int32_t lo = qw_dtype_min(dtype), hi = qw_dtype_max(dtype);
+  if (!qw_qparams_valid(dtype, in_scale, in_zero_point) || !qw_qparams_valid(dtype, out_scale, out_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   if (!isfinite(param)) {
@@ -190,14 +169,19 @@ qw_status qw_lut8_blocked(size_t n, const void* x, const uint8_t* tables, size_t
     return QW_INVALID_ARGUMENT;
   }
   const size_t body = n / block * block;
-  qw_u8_lut_ukernel__scalar(body, (const uint8_t*)x, tables, (uint8_t*)y);
-  qw_u8_lut_ukernel__scalar(n - body, (const uint8_t*)x + body, tables + 256, (uint8_t*)y + body);
+  const qw_u8_lut_ukernel lut = qw_kernels()->lut;
+  if (body != 0) {
+    lut(body, (const uint8_t*)x, tables, (uint8_t*)y);
+  }
+  if (body != n) {
+    lut(n - body, (const uint8_t*)x + body, tables + 256, (uint8_t*)y + body);
+  }
   return QW_OK;
 }
 
 qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int32_t in_zero_point, float out_scale,
                          int32_t out_zero_point, float param, uint8_t* table) {
-  if (table == NULL || (unsigned)op > QW_UNARY_SIGMOID_FBGEMM || !is_8bit(in_dtype)) {
+  if (table == NULL || (unsigned)op > QW_UNARY_SIGMOID_FBGEMM || !qw_dtype_is_8bit(in_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
   if (op >= QW_UNARY_LEAKY_RELU) {
@@ -207,8 +191,8 @@ qw_status qw_unary_table(qw_unary_op op, qw_dtype in_dtype, float in_scale, int3
   if (in_dtype != QW_QUINT8) {
     return QW_UNSUPPORTED;
   }
-  if (!valid_scale(in_scale) || !valid_scale(out_scale) || in_zero_point < 0 || in_zero_point > 255 ||
-      out_zero_point < 0 || out_zero_point > 255) {
+  if (!qw_qparams_valid(QW_QUINT8, in_scale, in_zero_point) ||
+      !qw_qparams_valid(QW_QUINT8, out_scale, out_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
   (void)param;
@@ -249,12 +233,12 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     return QW_INVALID_ARGUMENT;
   }
   struct qw_quantize_params p;
-  qw_quantize_params_init(&p, y_scale, y_zero_point, dtype_min(dtype), dtype_max(dtype));
+  qw_quantize_params_init(&p, y_scale, y_zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
   const float a_premul = a_scale * -(float)a_zero_point, b_premul = b_scale * -(float)b_zero_point;
   const size_t vector_part = inner / block * block;
   for (size_t i = 0; i < n; i++) {
-    const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
-    const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
+    const int32_t qa = qw_load_q8(a, a_index ? (size_t)a_index[i] : i, dtype);
+    const int32_t qb = qw_load_q8(b, b_index ? (size_t)b_index[i] : i, dtype);
     float da, db;
     const int vector = i % inner < vector_part;
     if (vector) {
@@ -268,7 +252,7 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
     if (relu) {
       c = c > 0.0f ? c : 0.0f;
     }
-    store8(y, i, vector || tail_rounding == QW_ROUND_TORCH ? qw_quantize_torch(c, &p) : qw_quantize_fbgemm_scalar(c, &p));
+    qw_store_q8(y, i, vector || tail_rounding == QW_ROUND_TORCH ? qw_quantize_torch(c, &p) : qw_quantize_fbgemm_scalar(c, &p));
   }
   return QW_OK;
 }
@@ -288,17 +272,19 @@ static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_
       .a_zero_point = a_zero_point,
       .b_zero_point = b_zero_point,
       .y_zero_point = (float)y_zero_point,
-      .y_min = (float)(dtype_min(dtype) - y_zero_point),
-      .y_max = (float)(dtype_max(dtype) - y_zero_point),
+      .y_min = (float)(qw_dtype_min(dtype) - y_zero_point),
+      .y_max = (float)(qw_dtype_max(dtype) - y_zero_point),
   };
   if (!mul && a_index == NULL && b_index == NULL) {
-    qw_kernels()->vadd_onnx[dtype == QW_QINT8](n, a, b, y, &p);
+    if (n != 0) {
+      qw_kernels()->vadd_onnx[dtype == QW_QINT8](n, a, b, y, &p);
+    }
     return QW_OK;
   }
   for (size_t i = 0; i < n; i++) { /* broadcasting: the caller's index lists, the same per-element rule */
-    const int32_t qa = load8(a, a_index ? (size_t)a_index[i] : i, dtype);
-    const int32_t qb = load8(b, b_index ? (size_t)b_index[i] : i, dtype);
-    store8(y, i, mul ? qw_vmul_onnx_value(qa, qb, &p) : qw_vadd_onnx_value(qa, qb, &p));
+    const int32_t qa = qw_load_q8(a, a_index ? (size_t)a_index[i] : i, dtype);
+    const int32_t qb = qw_load_q8(b, b_index ? (size_t)b_index[i] : i, dtype);
+    qw_store_q8(y, i, mul ? qw_vmul_onnx_value(qa, qb, &p) : qw_vadd_onnx_value(qa, qb, &p));
   }
   return QW_OK;
 }

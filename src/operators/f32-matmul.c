@@ -71,10 +71,11 @@ static void gemv(size_t n, size_t k, const float* a, const float* b, size_t ldb,
 
 size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
   (void)n;
+  const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
   const size_t kc = k == 0 ? 1 : k;
-  const size_t tiles = (m + QW_F32_GEMM_MR - 1) / QW_F32_GEMM_MR;
+  const size_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
   /* packed rows of A for one K block, one B panel, one output tile */
-  return (tiles * qw_f32_gemm_tile_size(kc) + kc * QW_F32_GEMM_NR + QW_F32_GEMM_MR * QW_F32_GEMM_NR) * sizeof(float);
+  return (tiles * qw_f32_gemm_tile_size(gemm, kc) + kc * (size_t)gemm->nr + (size_t)gemm->mr * (size_t)gemm->nr) * sizeof(float);
 }
 
 qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
@@ -97,50 +98,50 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
     gemv(n, k, a, b, ldb, accumulate, y);
     return QW_OK;
   }
-  const struct qw_kernels* kernels = qw_kernels();
-  const size_t tiles = (m + QW_F32_GEMM_MR - 1) / QW_F32_GEMM_MR;
+  const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
+  const size_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
   const size_t kb = k_block(n, k, b_prepacked);
   const size_t kc_max = kb < k ? kb : k;
   float* packed_a = (float*)workspace;
-  float* panel = packed_a + tiles * qw_f32_gemm_tile_size(kc_max);
-  float* tile = panel + kc_max * QW_F32_GEMM_NR;
+  float* panel = packed_a + tiles * qw_f32_gemm_tile_size(gemm, kc_max);
+  float* tile = panel + kc_max * (size_t)gemm->nr;
   for (size_t k0 = 0; k0 < k; k0 += kb) {
     const size_t kc = k - k0 < kb ? k - k0 : kb;
     /* rows of A, four at a time: [0 x4][a[r][k0] x4][a[r][k0 + 1] x4]... (rows past m are zeros) */
     for (size_t t = 0; t < tiles; t++) {
-      float* w = packed_a + t * qw_f32_gemm_tile_size(kc);
-      memset(w, 0, qw_f32_gemm_tile_size(kc) * sizeof(float));
-      for (size_t r = 0; r < QW_F32_GEMM_MR && t * QW_F32_GEMM_MR + r < m; r++) {
-        const float* ar = a + (t * QW_F32_GEMM_MR + r) * lda + k0;
+      float* w = packed_a + t * qw_f32_gemm_tile_size(gemm, kc);
+      memset(w, 0, qw_f32_gemm_tile_size(gemm, kc) * sizeof(float));
+      for (size_t r = 0; r < (size_t)gemm->mr && t * (size_t)gemm->mr + r < m; r++) {
+        const float* ar = a + (t * (size_t)gemm->mr + r) * lda + k0;
         for (size_t kk = 0; kk < kc; kk++) {
-          w[QW_F32_GEMM_MR * (kk + 1) + r] = ar[kk];
+          w[(size_t)gemm->mr * (kk + 1) + r] = ar[kk];
         }
       }
     }
-    for (size_t j0 = 0; j0 < n; j0 += QW_F32_GEMM_NR) {
-      const size_t nc = n - j0 < QW_F32_GEMM_NR ? n - j0 : QW_F32_GEMM_NR;
+    for (size_t j0 = 0; j0 < n; j0 += (size_t)gemm->nr) {
+      const size_t nc = n - j0 < (size_t)gemm->nr ? n - j0 : (size_t)gemm->nr;
       const float* columns;
       size_t columns_stride;
-      if (!transpose_b && nc == QW_F32_GEMM_NR) {
+      if (!transpose_b && nc == (size_t)gemm->nr) {
         columns = b + k0 * ldb + j0;
         columns_stride = ldb;
       } else {
         for (size_t kk = 0; kk < kc; kk++) {
-          for (size_t jj = 0; jj < QW_F32_GEMM_NR; jj++) {
-            panel[kk * QW_F32_GEMM_NR + jj] =
+          for (size_t jj = 0; jj < (size_t)gemm->nr; jj++) {
+            panel[kk * (size_t)gemm->nr + jj] =
                 jj >= nc ? 0.0f : transpose_b ? b[(j0 + jj) * ldb + k0 + kk] : b[(k0 + kk) * ldb + j0 + jj];
           }
         }
         columns = panel;
-        columns_stride = QW_F32_GEMM_NR;
+        columns_stride = (size_t)gemm->nr;
       }
       for (size_t t = 0; t < tiles; t++) {
-        const size_t mr = m - t * QW_F32_GEMM_MR < QW_F32_GEMM_MR ? m - t * QW_F32_GEMM_MR : QW_F32_GEMM_MR;
-        kernels->f32_gemm[mr - 1](mr, nc, kc, packed_a + t * qw_f32_gemm_tile_size(kc), columns, columns_stride, tile,
-                                  QW_F32_GEMM_NR);
+        const size_t mr = m - t * (size_t)gemm->mr < (size_t)gemm->mr ? m - t * (size_t)gemm->mr : (size_t)gemm->mr;
+        gemm->gemm[mr - 1](mr, nc, kc, packed_a + t * qw_f32_gemm_tile_size(gemm, kc), columns, columns_stride, tile,
+                                  (size_t)gemm->nr);
         for (size_t r = 0; r < mr; r++) {
-          float* yr = y + (t * QW_F32_GEMM_MR + r) * ldy + j0;
-          const float* sr = tile + r * QW_F32_GEMM_NR;
+          float* yr = y + (t * (size_t)gemm->mr + r) * ldy + j0;
+          const float* sr = tile + r * (size_t)gemm->nr;
           if (k0 == 0 && !accumulate) {
             for (size_t jj = 0; jj < nc; jj++) {
               yr[jj] = sr[jj] * alpha;

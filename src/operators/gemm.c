@@ -1,65 +1,91 @@
 /* The GEMM driver: blocks the columns so a block of packed weights stays in L2 while the rows
- * stream past it; per block of up to 4 rows it packs A, runs the microkernel for that row count
+ * stream past it; per block of up to mr rows it packs A, runs the microkernel for that row count
  * into an int32 row block, then the requantization microkernel row by row. Shared by
- * fully-connected layers, matmuls and convolutions. */
-#include "operators/operators.h"
-
+ * fully-connected layers, matmuls and convolutions. Tile sizes and packing: the kernel table's GEMM
+ * config (gemm/gemm.h). */
 #include <string.h>
 
-#include "config.h"
-#include "qwasm.h"
+#include "operators/operators.h"
+#include "qtypes.h"
 
+/* Packed weights: this header, then the config's packing. layout is qw_gemm_layout of the config
+ * that packed them. */
 struct packed_header {
   uint32_t magic;
   uint32_t n;
   uint32_t k;
-  uint32_t reserved;
+  uint32_t layout;
 };
 #define PACKED_MAGIC 0x4B505751u /* "QWPK" */
 #define HEADER_BYTES 16
 
-/* Columns per cache block: about 256 KiB of packed weights (a quarter of these machines' L2). */
-static size_t column_block(size_t k) {
-  const size_t per_column = qw_round_up(k, QW_GEMM_KR) * sizeof(int16_t);
-  const size_t nc = (256 * 1024 / per_column) / QW_GEMM_NR * QW_GEMM_NR;
-  return nc < QW_GEMM_NR ? QW_GEMM_NR : nc;
+/* Columns per cache block: about 256 KiB of packed weights (a quarter of these machines' L2), a
+ * multiple of the tile. */
+static size_t column_block(const struct qw_gemm_config* gemm, size_t k) {
+  const size_t per_column = qw_round_up(k, gemm->kr) * gemm->w_element_size;
+  const size_t nc = (256 * 1024 / per_column) / gemm->nr * gemm->nr;
+  return nc < gemm->nr ? gemm->nr : nc;
+}
+
+size_t qw_gemm_pack_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
+  return n == 0 || k == 0 ? 0 : HEADER_BYTES + qw_gemm_packed_bytes(&kernels->gemm, n, k);
 }
 
 size_t qw_gemm_pack_size(size_t n, size_t k) {
-  return n == 0 || k == 0 ? 0 : HEADER_BYTES + qw_gemm_packed_size(n, k);
+  return qw_gemm_pack_size_with(qw_kernels(), n, k);
+}
+
+qw_status qw_gemm_pack_with(const struct qw_kernels* kernels, size_t n, size_t k, const void* w, qw_dtype w_dtype,
+                            size_t n_stride, size_t k_stride, const int32_t* w_zero_points, size_t zp_count,
+                            void* packed) {
+  if (w == NULL || packed == NULL || w_zero_points == NULL || n == 0 || k == 0 || k >= QW_GEMM_K_MAX ||
+      (zp_count != 1 && zp_count != n) || !qw_dtype_is_8bit(w_dtype)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t j = 0; j < zp_count; j++) {
+    if (!qw_zero_point_valid(w_dtype, w_zero_points[j])) {
+      return QW_INVALID_QPARAMS;
+    }
+  }
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  struct packed_header* h = (struct packed_header*)packed;
+  *h = (struct packed_header){PACKED_MAGIC, (uint32_t)n, (uint32_t)k, qw_gemm_layout(gemm)};
+  const struct qw_gemm_weights weights = {
+      .w = (const uint8_t*)w,
+      .is_signed = w_dtype == QW_QINT8,
+      .n_stride = n_stride,
+      .k_stride = k_stride,
+      .k_inner = k,
+      .k_outer_stride = 0,
+      .zero_points = w_zero_points,
+      .zp_per_column = zp_count != 1,
+  };
+  gemm->pack_w(gemm->nr, gemm->kr, n, k, &weights, (char*)packed + HEADER_BYTES);
+  return QW_OK;
 }
 
 qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size_t n_stride, size_t k_stride,
                        const int32_t* w_zero_points, size_t zp_count, void* packed) {
-  if (w == NULL || packed == NULL || w_zero_points == NULL || n == 0 || k == 0 || k >= QW_GEMM_K_MAX ||
-      (zp_count != 1 && zp_count != n) || (w_dtype != QW_QINT8 && w_dtype != QW_QUINT8)) {
-    return QW_INVALID_ARGUMENT;
-  }
-  const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
-  for (size_t j = 0; j < zp_count; j++) {
-    if (w_zero_points[j] < w_min || w_zero_points[j] > w_min + 255) {
-      return QW_INVALID_QPARAMS;
-    }
-  }
-  struct packed_header* h = (struct packed_header*)packed;
-  *h = (struct packed_header){PACKED_MAGIC, (uint32_t)n, (uint32_t)k, 0};
-  qw_pack_gemm_weights(n, k, (const uint8_t*)w, n_stride, k_stride, w_dtype == QW_QINT8, w_zero_points, zp_count,
-                       (int16_t*)((char*)packed + HEADER_BYTES));
-  return QW_OK;
+  return qw_gemm_pack_with(qw_kernels(), n, k, w, w_dtype, n_stride, k_stride, w_zero_points, zp_count, packed);
 }
 
-const int16_t* qw_gemm_packed_weights(const void* packed, size_t n, size_t k) {
+size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
+  /* int32 rows of a block, the A panel */
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  return gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
+         gemm->mr * qw_round_up(k, gemm->kr) * gemm->a_element_size;
+}
+
+const void* qw_gemm_packed_weights(const struct qw_kernels* kernels, const void* packed, size_t n, size_t k) {
   const struct packed_header* h = (const struct packed_header*)packed;
-  if (packed == NULL || h->magic != PACKED_MAGIC || h->n != n || h->k != k) {
+  if (packed == NULL || h->magic != PACKED_MAGIC || h->n != n || h->k != k || h->layout != qw_gemm_layout(&kernels->gemm)) {
     return NULL;
   }
-  return (const int16_t*)((const char*)packed + HEADER_BYTES);
+  return (const char*)packed + HEADER_BYTES;
 }
 
 size_t qw_gemm_workspace_size(size_t n, size_t k) {
-  /* int32 rows of a block, the A panel */
-  return QW_GEMM_MR_MAX * qw_round_up(n, QW_GEMM_NR) * sizeof(int32_t) +
-         QW_GEMM_MR_MAX * qw_round_up(k, QW_GEMM_KR) * sizeof(int16_t);
+  return qw_gemm_workspace_size_with(qw_kernels(), n, k);
 }
 
 struct qw_requantization_params qw_requantization_params_at(const struct qw_requantization_params* rq, size_t n0) {
@@ -72,42 +98,42 @@ struct qw_requantization_params qw_requantization_params_at(const struct qw_requ
   return r;
 }
 
-qw_requantization_ukernel qw_output_kernel(const struct qw_output_stage* out) {
-  if (out->kernel == QW_REQUANT_KERNEL_NONE) {
-    return qw_qs32_qs32_requantize_none_ukernel__scalar;
-  }
+qw_requantization_ukernel qw_output_kernel(const struct qw_kernels* kernels, const struct qw_output_stage* out) {
   if (out->kernel == QW_REQUANT_KERNEL_F32) {
-    return qw_kernels()->scale_output[out->params->bias_f32 != NULL];
+    return kernels->scale_output[out->params->bias_f32 != NULL];
   }
-  return qw_kernels()->requantize[out->kernel][out->y_signed];
+  return kernels->requantize[out->kernel][out->y_signed];
 }
 
-void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
-                 const int16_t* w, const struct qw_output_stage* out, uint8_t* y, size_t y_stride, int32_t* workspace) {
-  const struct qw_kernels* kernels = qw_kernels();
-  const qw_requantization_ukernel requantize = qw_output_kernel(out);
-  const qw_gemm_pack_a_ukernel pack_a = kernels->gemm_pack_a[a_signed];
-  const size_t kc = qw_round_up(k, QW_GEMM_KR);
-  int32_t* cblock = workspace;
-  int16_t* panel = (int16_t*)(cblock + QW_GEMM_MR_MAX * qw_round_up(n, QW_GEMM_NR));
+void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
+                 int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
+                 size_t y_stride, void* workspace) {
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  const qw_requantization_ukernel requantize = qw_output_kernel(kernels, out);
+  const qw_gemm_pack_a_ukernel pack_a = gemm->pack_a[a_signed];
+  const size_t mr_max = gemm->mr;
+  const size_t kc = qw_round_up(k, gemm->kr);
+  const size_t column_bytes = kc * gemm->w_element_size; /* of packed weights */
+  int32_t* cblock = (int32_t*)workspace;
+  void* panel = cblock + mr_max * qw_round_up(n, gemm->nr);
   /* A single row block is packed once and sweeps all columns (the weights are read once anyway);
    * more rows are re-packed per column block, which keeps the weight block in cache (a few percent
    * of the multiply-adds' time). */
-  const int single_block = m <= QW_GEMM_MR_MAX;
-  const size_t nc_block = single_block ? n : column_block(k);
+  const int single_block = m <= mr_max;
+  const size_t nc_block = single_block ? n : column_block(gemm, k);
   if (single_block && m != 0) {
-    pack_a(m, k, a, a_stride, a_zero_point, panel);
+    pack_a(m, k, kc, a, a_stride, a_zero_point, panel);
   }
   for (size_t n0 = 0; n0 < n; n0 += nc_block) {
     const size_t nc = n - n0 < nc_block ? n - n0 : nc_block;
     const struct qw_requantization_params rq = qw_requantization_params_at(out->params, n0);
-    const int16_t* wb = w + n0 * kc;
-    for (size_t m0 = 0; m0 < m; m0 += QW_GEMM_MR_MAX) {
-      const size_t mr = m - m0 < QW_GEMM_MR_MAX ? m - m0 : QW_GEMM_MR_MAX;
+    const void* wb = (const char*)w + n0 * column_bytes; /* n0 is a multiple of nr */
+    for (size_t m0 = 0; m0 < m; m0 += mr_max) {
+      const size_t mr = m - m0 < mr_max ? m - m0 : mr_max;
       if (!single_block) {
-        pack_a(mr, k, a + m0 * a_stride, a_stride, a_zero_point, panel);
+        pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, panel);
       }
-      kernels->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
+      gemm->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
       for (size_t r = 0; r < mr; r++) {
         requantize(nc, cblock + r * nc, &rq, y + (m0 + r) * y_stride + n0 * out->elem_size);
       }
@@ -115,21 +141,27 @@ void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride
   }
 }
 
-qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype, int32_t a_zero_point,
-                  const void* packed, const void* requantization, void* y, size_t y_stride, void* workspace) {
+qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
+                       qw_dtype a_dtype, int32_t a_zero_point, const void* packed, const void* requantization, void* y,
+                       size_t y_stride, void* workspace) {
   struct qw_output_stage out;
   const struct packed_header* h = (const struct packed_header*)packed;
-  const int32_t a_min = a_dtype == QW_QINT8 ? -128 : 0;
   if (!qw_output_stage_of(requantization, n, &out) || packed == NULL || h->magic != PACKED_MAGIC || h->n != n ||
-      h->k != k || workspace == NULL ||
+      h->k != k || h->layout != qw_gemm_layout(&kernels->gemm) || workspace == NULL ||
       (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n * out.elem_size)) ||
-      (a_dtype != QW_QINT8 && a_dtype != QW_QUINT8)) {
+      !qw_dtype_is_8bit(a_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
-  if (a_zero_point < a_min || a_zero_point > a_min + 255) {
+  if (!qw_zero_point_valid(a_dtype, a_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  qw_gemm_run(m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point,
-              (const int16_t*)((const char*)packed + HEADER_BYTES), &out, (uint8_t*)y, y_stride, (int32_t*)workspace);
+  qw_gemm_run(kernels, m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point,
+              (const char*)packed + HEADER_BYTES, &out, (uint8_t*)y, y_stride, workspace);
   return QW_OK;
+}
+
+qw_status qw_gemm(size_t m, size_t n, size_t k, const void* a, size_t a_stride, qw_dtype a_dtype, int32_t a_zero_point,
+                  const void* packed, const void* requantization, void* y, size_t y_stride, void* workspace) {
+  return qw_gemm_with(qw_kernels(), m, n, k, a, a_stride, a_dtype, a_zero_point, packed, requantization, y, y_stride,
+                      workspace);
 }

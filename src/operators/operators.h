@@ -1,24 +1,17 @@
-/* Operator drivers: loops over microkernels, no allocation (workspaces come from the caller). */
+/* Operator drivers: loops over microkernels, no allocation (workspaces come from the caller). Every
+ * tile size and packing comes from a kernel table (config.h); the public entry points pass the build's
+ * table, qw_kernels(), and the C tests pass others through the *_with functions below. */
 #ifndef QWASM_OPERATORS_H
 #define QWASM_OPERATORS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gemm/gemm.h"
-#include "requantization/requantization.h"
+#include "config.h"
+#include "qwasm.h"
 
 /* K limit of the int32 sums (|a - a_zp|, |w - w_zp| <= 255). */
 #define QW_GEMM_K_MAX 32768
-
-/* QW_REQUANT_KERNEL_F32: float outputs, (float)acc * multiplier (+ bias_f32 when not NULL). */
-enum {
-  QW_REQUANT_KERNEL_FP32 = 0,
-  QW_REQUANT_KERNEL_FIXEDPOINT = 1,
-  QW_REQUANT_KERNEL_ONEDNN = 2,
-  QW_REQUANT_KERNEL_NONE = 3,
-  QW_REQUANT_KERNEL_F32 = 4,
-};
 
 /* The requantization params of channels n0... */
 struct qw_requantization_params qw_requantization_params_at(const struct qw_requantization_params* rq, size_t n0);
@@ -32,19 +25,45 @@ struct qw_output_stage {
   size_t elem_size;  /* 1, or 4 for int32 outputs */
 };
 
-/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * (W[k][n] - w_zp[n])) for packed W (gemm.h); y_stride in
- * bytes. */
-void qw_gemm_run(size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride, int a_signed, int32_t a_zero_point,
-                 const int16_t* w, const struct qw_output_stage* out, uint8_t* y, size_t y_stride, int32_t* workspace);
+/* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * (W[k][n] - w_zp[n])) for W packed by kernels->gemm (no
+ * header); y_stride in bytes; workspace of qw_gemm_workspace_size_with bytes. */
+void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
+                 int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
+                 size_t y_stride, void* workspace);
 
-/* The weights inside a qw_gemm_pack buffer for n columns of depth k, or NULL when it is not one. */
-const int16_t* qw_gemm_packed_weights(const void* packed, size_t n, size_t k);
+/* The weights inside a qw_gemm_pack buffer for n columns of depth k in kernels->gemm's layout, or NULL when it
+ * is not one. */
+const void* qw_gemm_packed_weights(const struct qw_kernels* kernels, const void* packed, size_t n, size_t k);
 
 /* The output stage of a blob made by qw_requantization_init for n channels; 0 if it is not one. */
 int qw_output_stage_of(const void* blob, size_t n, struct qw_output_stage* out);
 
-/* The kernel that applies an output stage. */
-qw_requantization_ukernel qw_output_kernel(const struct qw_output_stage* out);
+/* The kernel of a table that applies an output stage. */
+qw_requantization_ukernel qw_output_kernel(const struct qw_kernels* kernels, const struct qw_output_stage* out);
 
+/* The public GEMM and convolution entry points (qwasm.h) with the kernel table given. */
+size_t qw_gemm_pack_size_with(const struct qw_kernels* kernels, size_t n, size_t k);
+qw_status qw_gemm_pack_with(const struct qw_kernels* kernels, size_t n, size_t k, const void* w, qw_dtype w_dtype,
+                            size_t n_stride, size_t k_stride, const int32_t* w_zero_points, size_t zp_count,
+                            void* packed);
+size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k);
+qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const void* a, size_t a_stride,
+                       qw_dtype a_dtype, int32_t a_zero_point, const void* packed, const void* requantization, void* y,
+                       size_t y_stride, void* workspace);
+
+size_t qw_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape);
+qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape, const void* w,
+                              qw_dtype w_dtype, const int32_t* w_zero_points, size_t w_zp_count, void* packed);
+size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape);
+qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape, const void* x,
+                         qw_dtype x_dtype, int32_t x_zero_point, const void* packed, const void* requantization,
+                         void* y, void* workspace);
+
+size_t qw_f32_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape);
+qw_status qw_f32_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape, const float* w,
+                                  const float* bias, float* packed);
+size_t qw_f32_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape);
+qw_status qw_f32_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape, const float* x,
+                             const float* packed, float* y, void* workspace);
 
 #endif /* QWASM_OPERATORS_H */

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 /* PyTorch's pooling_output_shape: floor (or ceil) of (in + 2 pad - dilation (k - 1) - 1) / stride,
  * plus 1; with ceil_mode the last window must start inside the input or its left padding. */
@@ -35,7 +35,7 @@ size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* s) {
 qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, void* y, void* workspace,
                         int clamp_to_edge) {
   if (!valid_pool_shape(s) || workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) ||
-      (dtype != QW_QUINT8 && dtype != QW_QINT8)) {
+      !qw_dtype_is_8bit(dtype)) {
     return QW_INVALID_ARGUMENT;
   }
   const qw_maxpool_ukernel maxpool = qw_kernels()->maxpool[dtype == QW_QINT8];
@@ -75,26 +75,20 @@ qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y) {
   if ((n != 0 && (x == NULL || y == NULL)) || table == NULL) {
     return QW_INVALID_ARGUMENT;
   }
-  qw_u8_lut_ukernel__scalar(n, (const uint8_t*)x, table, (uint8_t*)y);
+  if (n != 0) {
+    qw_kernels()->lut(n, (const uint8_t*)x, table, (uint8_t*)y);
+  }
   return QW_OK;
 }
 
-static int32_t load_q(const uint8_t* p, qw_dtype dtype) {
-  return dtype == QW_QINT8 ? (int32_t)(int8_t)*p : (int32_t)*p;
-}
-
-static void store_clamped(uint8_t* p, int32_t v, qw_dtype dtype) {
-  const int32_t lo = dtype == QW_QINT8 ? -128 : 0, hi = dtype == QW_QINT8 ? 127 : 255;
-  *p = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
-}
-
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
-                        void* y, int form, int count_include_pad, int32_t divisor_override) {
-  if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || (dtype != QW_QUINT8 && dtype != QW_QINT8) ||
-      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0) {
+                        void* y, int form, int count_include_pad, int32_t divisor_override, int32_t vector_channels) {
+  if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) ||
+      (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0 || vector_channels < 0) {
     return QW_INVALID_ARGUMENT;
   }
-  if (!(isfinite(scale) && scale > 0.0f)) {
+  /* The scale only divides itself here (QNNPACK's multiplier); no reciprocal of it is formed. */
+  if (!qw_scale_positive(scale)) {
     return QW_INVALID_QPARAMS;
   }
   const size_t c = (size_t)s->channels;
@@ -139,7 +133,7 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
           int32_t sum = 0;
           for (int32_t iy = y0; iy < y1; iy++) {
             for (int32_t ix = x0; ix < x1; ix++) {
-              sum += load_q(in + ((size_t)iy * s->in_w + ix) * c + ch, dtype);
+              sum += qw_load_q8(in, ((size_t)iy * s->in_w + ix) * c + ch, dtype);
             }
           }
           int32_t q;
@@ -160,14 +154,22 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
               q = (int32_t)nearbyintf((float)sum / (float)pool_size);
               break;
             case QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM:
-            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM:
-              q = (int32_t)nearbyintf((float)zero_point + (float)(sum - valid * zero_point) * fbgemm_inv_scale);
+            case QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM: {
+              const float acc = (float)(sum - valid * zero_point);
+              if ((int32_t)ch >= vector_channels) {
+                q = (int32_t)nearbyintf((float)zero_point + acc * fbgemm_inv_scale);
+              } else if (form == QW_AVG_POOL_GENERIC_CHANNELS_LAST_FBGEMM) {
+                q = zero_point + (int32_t)nearbyintf(acc * m);
+              } else {
+                q = (int32_t)nearbyintf(fmaf(acc, fbgemm_inv_scale, (float)zero_point));
+              }
               break;
+            }
             default: /* QW_AVG_POOL_ADAPTIVE: the raw integers averaged, the zero point never subtracted */
               q = (int32_t)nearbyintf((float)sum * (1.0f / (float)pool_size));
               break;
           }
-          store_clamped(out + ch, q, dtype);
+          qw_store_q8_saturated(out, ch, q, dtype);
         }
       }
     }

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "operators/operators.h"
+#include "qtypes.h"
 #include "quantize/quantize.h"
-#include "qwasm.h"
 
 struct requantization_blob {
   uint32_t magic;
@@ -70,23 +70,20 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
   const float out_scale = (float)out_scale_f64;
   if (buffer == NULL || w_scales == NULL || w_zero_points == NULL || (w_scale_count != 1 && w_scale_count != n) ||
       (unsigned)mode > QW_REQUANT_ONEDNN || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
-      (unsigned)out_dtype > QW_QINT32 ||
-      (w_dtype != QW_QUINT8 && w_dtype != QW_QINT8) || (bias_f32 != NULL && bias_i32 != NULL) ||
-      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || (mode == QW_REQUANT_ONEDNN && bias_i32 != NULL) || isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
+      !qw_dtype_valid(out_dtype) || !qw_dtype_is_8bit(w_dtype) || (bias_f32 != NULL && bias_i32 != NULL) ||
+      (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || (mode == QW_REQUANT_ONEDNN && bias_i32 != NULL) ||
+      isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
     return QW_INVALID_ARGUMENT;
   }
-  const int32_t out_min = out_dtype == QW_QUINT8 ? 0 : out_dtype == QW_QINT8 ? -128 : INT32_MIN;
-  const int32_t out_max = out_dtype == QW_QUINT8 ? 255 : out_dtype == QW_QINT8 ? 127 : INT32_MAX;
-  const int32_t w_min = w_dtype == QW_QUINT8 ? 0 : -128;
-  const int32_t w_max = w_dtype == QW_QUINT8 ? 255 : 127;
-  if (mode != QW_REQUANT_NONE && (!(isfinite(in_scale) && in_scale > 0.0f && isfinite(out_scale) && out_scale > 0.0f &&
-                                    isfinite(1.0f / out_scale)) ||
-                                  out_zero_point < out_min || out_zero_point > out_max)) {
+  const int32_t out_min = qw_dtype_min(out_dtype), out_max = qw_dtype_max(out_dtype);
+  /* The input and weight scales are factors; the output's is quantized with. */
+  if (mode != QW_REQUANT_NONE &&
+      (!qw_scale_positive(in_scale) || !qw_qparams_valid(out_dtype, out_scale, out_zero_point))) {
     return QW_INVALID_QPARAMS;
   }
   for (size_t j = 0; j < w_scale_count; j++) {
-    if ((mode != QW_REQUANT_NONE && !(isfinite((float)w_scales[j]) && (float)w_scales[j] > 0.0f)) || w_zero_points[j] < w_min ||
-        w_zero_points[j] > w_max) {
+    if ((mode != QW_REQUANT_NONE && !qw_scale_positive((float)w_scales[j])) ||
+        !qw_zero_point_valid(w_dtype, w_zero_points[j])) {
       return QW_INVALID_QPARAMS;
     }
   }

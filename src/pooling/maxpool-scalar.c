@@ -1,8 +1,12 @@
 /* Scalar max pooling over a list of input pixels (see maxpool.h). */
+#include <assert.h>
+
 #include "pooling/maxpool.h"
 
 #define QW_MAXPOOL_SCALAR(name, T)                       \
   QW_DECLARE_MAXPOOL_UKERNEL(name) {                     \
+    assert(channels != 0 && count != 0);                 \
+    assert(input != NULL && output != NULL);             \
     for (size_t c = 0; c < channels; c++) {              \
       T m = ((const T*)input[0])[c];                     \
       for (size_t t = 1; t < count; t++) {               \

@@ -1,9 +1,13 @@
 /* wasm SIMD128 max pooling, 16 channels per step; the channel tail per element. */
+#include <assert.h>
+
 #include "pooling/maxpool.h"
 #include "simd128.h"
 
 #define QW_MAXPOOL_WASMSIMD(name, T, MAX)                                  \
   QW_DECLARE_MAXPOOL_UKERNEL(name) {                                       \
+    assert(channels != 0 && count != 0);                                   \
+    assert(input != NULL && output != NULL);                               \
     size_t c = 0;                                                          \
     for (; c + 16 <= channels; c += 16) {                                  \
       v128_t m = wasm_v128_load(input[0] + c);                             \

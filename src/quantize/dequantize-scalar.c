@@ -1,8 +1,11 @@
 /* Scalar dequantize kernels: loops over the per-element rules of quantize.h. */
+#include <assert.h>
+
 #include "quantize.h"
 
 #define QW_DEQUANTIZE_SCALAR(name, T, P, value_fn)                \
   void name(size_t n, const void* q, float* y, const P* params) { \
+    assert(n != 0 && q != NULL && y != NULL && params != NULL);   \
     const T* in = (const T*)q;                                    \
     for (size_t i = 0; i < n; i++) {                              \
       y[i] = value_fn((int32_t)in[i], params);                    \

@@ -1,6 +1,8 @@
 /* wasm SIMD128 dequantize kernels: widen to i32, subtract zp, convert, scale. Two arithmetic
  * variants: per-tensor float scale (int subtraction, f32 multiply) and PyTorch's per-channel
  * float64 scale (f32 subtraction, f64 multiply, demote). */
+#include <assert.h>
+
 #include "quantize.h"
 #include "simd128.h"
 
@@ -20,6 +22,7 @@ static inline void dequantize_f64_i32x4(v128_t q, float* y, const struct qw_dequ
 /* 16 bytes at a time, widened 8 -> 16 -> 32 bits by the given extends; the tail per element. */
 #define QW_DEQUANTIZE_8BIT_WASMSIMD(name, T, P, vector_fn, value_fn, ext16_lo, ext16_hi, ext32_lo, ext32_hi) \
   void name(size_t n, const void* q, float* y, const P* params) {                                             \
+    assert(n != 0 && q != NULL && y != NULL && params != NULL);                                              \
     const T* in = (const T*)q;                                                                               \
     for (; n >= 16; n -= 16, in += 16, y += 16) {                                                            \
       const v128_t v = wasm_v128_load(in);                                                                   \
@@ -37,6 +40,7 @@ static inline void dequantize_f64_i32x4(v128_t q, float* y, const struct qw_dequ
 
 #define QW_DEQUANTIZE_32BIT_WASMSIMD(name, P, vector_fn, value_fn) \
   void name(size_t n, const void* q, float* y, const P* params) {  \
+    assert(n != 0 && q != NULL && y != NULL && params != NULL);    \
     const int32_t* in = (const int32_t*)q;                         \
     for (; n >= 4; n -= 4, in += 4, y += 4) {                      \
       vector_fn(wasm_v128_load(in), y, params);                    \

@@ -1,8 +1,11 @@
 /* Scalar quantize kernels: plain loops over the per-element rules of quantize.h. */
+#include <assert.h>
+
 #include "quantize.h"
 
 #define QW_QUANTIZE_SCALAR(name, T, rule)                                          \
   QW_DECLARE_QUANTIZE_UKERNEL(name) {                                              \
+    assert(n != 0 && x != NULL && y != NULL && params != NULL);                    \
     T* out = (T*)y;                                                                \
     for (size_t i = 0; i < n; i++) {                                               \
       out[i] = (T)rule(x[i], params);                                              \

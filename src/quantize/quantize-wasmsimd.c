@@ -1,5 +1,7 @@
 /* wasm SIMD128 quantize kernels. Main loops handle 16 (8-bit) or 4 (qint32) elements; the tail
  * uses the per-element rule of quantize.h, which the vector code mirrors lane for lane. */
+#include <assert.h>
+
 #include "quantize.h"
 #include "simd128.h"
 
@@ -32,6 +34,7 @@ static inline v128_t quantize_16(const float* x, int divide, int is_unsigned, co
 
 #define QW_QUANTIZE_8BIT_WASMSIMD(name, T, divide, is_unsigned, rule)              \
   QW_DECLARE_QUANTIZE_UKERNEL(name) {                                              \
+    assert(n != 0 && x != NULL && y != NULL && params != NULL);                    \
     T* out = (T*)y;                                                                \
     for (; n >= 16; n -= 16, x += 16, out += 16) {                                 \
       wasm_v128_store(out, quantize_16(x, divide, is_unsigned, params));           \
@@ -48,6 +51,7 @@ QW_QUANTIZE_8BIT_WASMSIMD(qw_f32_qs8_quantize_onnx_ukernel__wasmsimd, int8_t, 1,
 
 /* qint32, PyTorch rule: trunc_sat performs the clamp to [-2^31, 2^31 - 1] (qmax_f is 2^31). */
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__wasmsimd) {
+  assert(n != 0 && x != NULL && y != NULL && params != NULL);
   int32_t* out = (int32_t*)y;
   for (; n >= 4; n -= 4, x += 4, out += 4) {
     wasm_v128_store(out, quantize_f32x4(wasm_v128_load(x), 0, params));
@@ -66,6 +70,7 @@ static inline v128_t add_zero_point_f64(v128_t r, const struct qw_quantize_param
 }
 
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_onnx_ukernel__wasmsimd) {
+  assert(n != 0 && x != NULL && y != NULL && params != NULL);
   int32_t* out = (int32_t*)y;
   const v128_t vscale = wasm_f32x4_splat(params->scale);
   const v128_t vlimit = wasm_f32x4_splat(8589934592.0f);

@@ -44,6 +44,17 @@ struct qw_requantization_params {
   float onednn_dst_inv_scale; /* onednn: 1.0f / (1.0f / (float)(1.0 / out_scale)) */
 };
 
+/* The output stages, the first index of the kernel table's requantize[][] (none: the exact int32 sum). */
+/* The output stages, by the index of their kernels in struct qw_kernels' requantize table; F32 (float outputs,
+ * (float)acc * multiplier (+ bias_f32 when not NULL): the dynamic int8 matmul) takes scale_output instead. */
+enum {
+  QW_REQUANT_KERNEL_FP32 = 0,
+  QW_REQUANT_KERNEL_FIXEDPOINT = 1,
+  QW_REQUANT_KERNEL_ONEDNN = 2,
+  QW_REQUANT_KERNEL_NONE = 3,
+  QW_REQUANT_KERNEL_F32 = 4,
+};
+
 typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
                                           void* y);
 

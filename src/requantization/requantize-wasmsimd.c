@@ -1,4 +1,6 @@
 /* wasm SIMD128 fp32 requantization: 16 outputs per step, then 4, the last n % 4 by the scalar rule. */
+#include <assert.h>
+
 #include "requantization/requantization.h"
 #include "simd128.h"
 
@@ -61,6 +63,7 @@ static inline v128_t requantize_plain_i32x4(const int32_t* acc, const int32_t* b
  * finite scales) take the loop without float bias and NaN handling: half the operations. */
 #define QW_REQUANTIZE_WASMSIMD(name, T, NARROW)                                                   \
   QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                                       \
+    assert(n != 0 && acc != NULL && params != NULL && y != NULL);                                 \
     T* out = (T*)y;                                                                               \
     const struct fp32_constants k = fp32_constants(params);                                      \
     const int32_t* bias = k.bias;                                                                 \

@@ -1,10 +1,12 @@
 /* qw_f32_conv2d: NCHW float convolution against a reference summing in the kernel's documented
- * float32 order (bias, then channel, kernel row, kernel column), bit for bit; every buffer exactly
- * sized (ASan catches any over-read or over-write); argument checks. */
+ * float32 order (bias, then channel, kernel row, kernel column), bit for bit, through each kernel
+ * table of kernel_tables.h (so with two float GEMM tiles); argument checks. */
 #include <math.h>
 #include <string.h>
 
 #include "check.h"
+#include "kernel_tables.h"
+#include "operators/operators.h"
 #include "qwasm.h"
 
 static void reference(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const float* x, const float* w,
@@ -38,7 +40,7 @@ static void reference(const qw_conv2d_shape* s, int32_t oh, int32_t ow, const fl
 }
 
 /* zeros: every input and bias -0.0f (padding taps then decide the sign of zero sums). */
-static void run_case(qw_conv2d_shape s, int with_bias, int zeros) {
+static void run_case(struct kernel_table t, qw_conv2d_shape s, int with_bias, int zeros) {
   int32_t oh = 0, ow = 0;
   CHECK(qw_conv2d_output_size(&s, &oh, &ow) == QW_OK, "geometry");
   const size_t nx = (size_t)s.batch * s.in_c * s.in_h * s.in_w;
@@ -52,15 +54,16 @@ static void run_case(qw_conv2d_shape s, int with_bias, int zeros) {
   for (size_t i = 0; i < nx; i++) x[i] = zeros ? -0.0f : rng_uniform(-3.0f, 3.0f);
   for (size_t i = 0; i < nw; i++) w[i] = rng_uniform(-1.0f, 1.0f);
   for (int32_t i = 0; with_bias && i < s.out_c; i++) bias[i] = zeros ? -0.0f : rng_uniform(-2.0f, 2.0f);
-  const size_t pack_bytes = qw_f32_conv2d_pack_size(&s), ws_bytes = qw_f32_conv2d_workspace_size(&s);
+  const size_t pack_bytes = qw_f32_conv2d_pack_size_with(t.kernels, &s);
+  const size_t ws_bytes = qw_f32_conv2d_workspace_size_with(t.kernels, &s);
   CHECK(pack_bytes > 0 && ws_bytes > 0, "sizes");
   float* packed = malloc(pack_bytes);
   void* ws = malloc(ws_bytes);
-  CHECK(qw_f32_conv2d_pack(&s, w, bias, packed) == QW_OK, "pack");
-  CHECK(qw_f32_conv2d(&s, x, packed, y, ws) == QW_OK, "conv");
+  CHECK(qw_f32_conv2d_pack_with(t.kernels, &s, w, bias, packed) == QW_OK, "pack");
+  CHECK(qw_f32_conv2d_with(t.kernels, &s, x, packed, y, ws) == QW_OK, "conv");
   reference(&s, oh, ow, x, w, bias, ref);
-  CHECK(memcmp(y, ref, ny * sizeof(float)) == 0, "bits of %dx%dx%dx%d -> %d, kernel %dx%d, groups %d", s.batch, s.in_c,
-        s.in_h, s.in_w, s.out_c, s.kernel_h, s.kernel_w, s.groups);
+  CHECK(memcmp(y, ref, ny * sizeof(float)) == 0, "%s: bits of %dx%dx%dx%d -> %d, kernel %dx%d, groups %d", t.name,
+        s.batch, s.in_c, s.in_h, s.in_w, s.out_c, s.kernel_h, s.kernel_w, s.groups);
   free(x);
   free(w);
   free(bias);
@@ -118,9 +121,13 @@ int main(void) {
       {1, 14, 14, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 7},
   };
   const size_t n = sizeof(cases) / sizeof(cases[0]);
-  for (size_t i = 0; i < n; i++) {
-    run_case(cases[i], (int)(i % 2 == 0), 0);
-    run_case(cases[i], 1, 1);
+  struct kernel_table tables[3];
+  const size_t count = kernel_tables(tables);
+  for (size_t t = 0; t < count; t++) {
+    for (size_t i = 0; i < n; i++) {
+      run_case(tables[t], cases[i], (int)(i % 2 == 0), 0);
+      run_case(tables[t], cases[i], 1, 1);
+    }
   }
   qw_conv2d_shape bad = cases[0];
   bad.groups = 2; /* 3 input channels */
@@ -130,5 +137,7 @@ int main(void) {
   CHECK(qw_f32_conv2d(&bad, &f, &f, &f, &f) == QW_INVALID_ARGUMENT, "bad groups: conv");
   CHECK(qw_f32_conv2d_pack(&cases[0], NULL, NULL, &f) == QW_INVALID_ARGUMENT, "NULL weights");
   CHECK(qw_f32_conv2d(&cases[0], &f, &f, &f, NULL) == QW_INVALID_ARGUMENT, "NULL workspace");
+  const float not_packed[4] = {0};
+  CHECK(qw_f32_conv2d(&cases[0], &f, not_packed, &f, &f) == QW_INVALID_ARGUMENT, "weights not packed");
   return check_summary("test_f32_conv");
 }

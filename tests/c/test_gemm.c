@@ -1,14 +1,15 @@
 /* GEMM and depthwise-convolution microkernels against plain-loop int32 references, in the spirit of
  * XNNPACK's GemmMicrokernelTester: a parameter struct per case, gemm_test() packs real weights with
- * qw_pack_gemm_weights, packs A with the selection's pack_a kernel, runs the microkernel for mr rows
- * and compares EVERY output exactly (tolerance 0) with sum_k (a - a_zp) * (w - w_zp[n]). Every
- * buffer is allocated with its exact size so AddressSanitizer flags any over-read or over-write.
- * Both the build's kernels (qw_kernels()) and the scalar set are swept, then the whole driver
- * through the public qw_gemm (int32 output, QW_REQUANT_NONE), then its argument checks, then dwconv. */
+ * the config's pack_w, packs A with its pack_a kernel, runs its microkernel for mr rows and compares
+ * EVERY output exactly (tolerance 0) with sum_k (a - a_zp) * (w - w_zp[n]). Every buffer is
+ * allocated with its exact size so AddressSanitizer flags any over-read or over-write. Each kernel
+ * table of kernel_tables.h is swept (sizes from its configs), then the whole driver through
+ * qw_gemm_with (int32 output, QW_REQUANT_NONE) for each table, then the argument checks, then dwconv. */
 #include <math.h>
 
 #include "check.h"
-#include "config.h"
+#include "kernel_tables.h"
+#include "operators/operators.h"
 #include "qwasm.h"
 
 #define SENTINEL ((int32_t)0x5A5A5A5A)
@@ -40,7 +41,7 @@ static int32_t value_of(uint8_t byte, int is_signed) {
 /* ---- GEMM microkernel tester ------------------------------------------------------------------- */
 
 struct gemm_params {
-  size_t m;        /* rows = mr of the kernel call, 1..4 */
+  size_t m;        /* rows = mr of the kernel call, 1..config mr */
   size_t n;        /* columns (nc of the kernel call) */
   size_t k;
   size_t a_stride; /* bytes; 0: k */
@@ -52,16 +53,28 @@ struct gemm_params {
   int extremes;         /* values at the ends of the ranges: the largest |products| */
 };
 
-struct kernel_selection {
-  const char* name;
-  const struct qw_kernels* kernels;
-};
+/* W[n][k] = w[j * n_stride + kk * k_stride] packed by the config's pack_w. */
+static void pack_matrix(const struct qw_gemm_config* gemm, size_t n, size_t k, const uint8_t* w, size_t n_stride,
+                        size_t k_stride, int is_signed, const int32_t* zero_points, size_t zp_count, void* packed) {
+  const struct qw_gemm_weights weights = {
+      .w = w,
+      .is_signed = is_signed,
+      .n_stride = n_stride,
+      .k_stride = k_stride,
+      .k_inner = k,
+      .k_outer_stride = 0,
+      .zero_points = zero_points,
+      .zp_per_column = zp_count != 1,
+  };
+  gemm->pack_w(gemm->nr, gemm->kr, n, k, &weights, packed);
+}
 
-static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
+static void gemm_test(struct gemm_params p, struct kernel_table sel) {
+  const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   const size_t m = p.m, n = p.n, k = p.k;
   const size_t a_stride = p.a_stride != 0 ? p.a_stride : k;
   const size_t c_stride = p.c_stride != 0 ? p.c_stride : n;
-  const size_t kc = qw_round_up(k, QW_GEMM_KR);
+  const size_t kc = qw_round_up(k, gemm->kr);
   const size_t zp_count = p.per_channel ? n : 1;
   const int32_t w_lo = p.w_signed ? -128 : 0;
 
@@ -78,10 +91,10 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
       w[j * n_stride + kk * k_stride] = gen_byte(p.w_signed, p.extremes, w_zp[p.per_channel ? j : 0]);
     }
   }
-  const size_t packed_bytes = qw_gemm_packed_size(n, k);
+  const size_t packed_bytes = qw_gemm_packed_bytes(gemm, n, k);
   int16_t* packed = exact_alloc(packed_bytes);
   memset(packed, 0x77, packed_bytes);
-  qw_pack_gemm_weights(n, k, w, n_stride, k_stride, p.w_signed, w_zp, zp_count, packed);
+  pack_matrix(gemm, n, k, w, n_stride, k_stride, p.w_signed, w_zp, zp_count, packed);
 
   /* The packing itself: every weight at its index, everything else (K and N padding) zero. */
   {
@@ -90,7 +103,7 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
     int bad = 0;
     for (size_t j = 0; j < n; j++) {
       for (size_t kk = 0; kk < k; kk++) {
-        const size_t i = qw_gemm_packed_index(k, j, kk);
+        const size_t i = qw_gemm_x16c2_index(gemm->nr, gemm->kr, k, j, kk);
         const int32_t expect = value_of(w[j * n_stride + kk * k_stride], p.w_signed) - w_zp[p.per_channel ? j : 0];
         bad += i >= packed_bytes / sizeof(int16_t) || used[i] || packed[i] != expect;
         if (i < packed_bytes / sizeof(int16_t)) used[i] = 1;
@@ -99,7 +112,7 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
     for (size_t i = 0; i < packed_bytes / sizeof(int16_t); i++) {
       bad += !used[i] && packed[i] != 0;
     }
-    CHECK(bad == 0, "packed weights n=%zu k=%zu: %d wrong entries", n, k, bad);
+    CHECK(bad == 0, "%s packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
     free(used);
   }
 
@@ -114,7 +127,7 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
   for (size_t i = 0; i < m * kc; i++) {
     panel[i] = (int16_t)0x7777; /* garbage: the padding must be written as zeros */
   }
-  sel.kernels->gemm_pack_a[p.a_signed](m, k, a, a_stride, p.a_zero_point, panel);
+  gemm->pack_a[p.a_signed](m, k, kc, a, a_stride, p.a_zero_point, panel);
   {
     int bad = 0;
     for (size_t r = 0; r < m; r++) {
@@ -132,7 +145,7 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
   for (size_t i = 0; i < c_elems; i++) {
     c[i] = SENTINEL;
   }
-  sel.kernels->gemm[m - 1](m, n, kc, panel, packed, c, c_stride);
+  gemm->gemm[m - 1](m, n, kc, panel, packed, c, c_stride);
 
   int bad = 0;
   for (size_t r = 0; r < m; r++) {
@@ -169,11 +182,11 @@ static void gemm_test(struct gemm_params p, struct kernel_selection sel) {
   free(c);
 }
 
-static void test_gemm_microkernels(struct kernel_selection sel) {
+static void test_gemm_microkernels(struct kernel_table sel) {
   static const size_t ncs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 64};
   static const size_t ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 31, 33, 64, 100};
   unsigned variant = 0;
-  for (size_t mr = 1; mr <= QW_GEMM_MR_MAX; mr++) {
+  for (size_t mr = 1; mr <= sel.kernels->gemm.mr; mr++) {
     for (size_t ni = 0; ni < sizeof ncs / sizeof ncs[0]; ni++) {
       for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++, variant++) {
         const size_t n = ncs[ni], k = ks[ki];
@@ -202,20 +215,21 @@ static void test_gemm_microkernels(struct kernel_selection sel) {
   }
   /* Deep K at the int32 limit of the contract (K < 2^15, |a - a_zp| = |w - w_zp| = 255): the sums
    * reach +-2,130,674,175 (the 1-row kernel keeps partial sums in two chains). */
-  for (size_t mr = 1; mr <= QW_GEMM_MR_MAX; mr++) {
+  const struct qw_gemm_config* gemm = &sel.kernels->gemm;
+  for (size_t mr = 1; mr <= gemm->mr; mr++) {
     for (int sign = 0; sign < 2; sign++) {
-      const size_t k = 32767, n = 9;
+      const size_t k = 32767, n = 9, kc = qw_round_up(k, gemm->kr);
       int32_t w_zp = sign ? 255 : 0;
       uint8_t* a = exact_alloc((mr - 1) * k + k);
       memset(a, 255, (mr - 1) * k + k);
       uint8_t* w = exact_alloc(n * k);
       memset(w, sign ? 0 : 255, n * k);
-      int16_t* packed = exact_alloc(qw_gemm_packed_size(n, k));
-      qw_pack_gemm_weights(n, k, w, k, 1, 0, &w_zp, 1, packed);
-      int16_t* panel = exact_alloc(mr * qw_round_up(k, QW_GEMM_KR) * sizeof(int16_t));
-      sel.kernels->gemm_pack_a[0](mr, k, a, k, 0, panel);
+      int16_t* packed = exact_alloc(qw_gemm_packed_bytes(gemm, n, k));
+      pack_matrix(gemm, n, k, w, k, 1, 0, &w_zp, 1, packed);
+      int16_t* panel = exact_alloc(mr * kc * gemm->a_element_size);
+      gemm->pack_a[0](mr, k, kc, a, k, 0, panel);
       int32_t* c = exact_alloc(mr * n * sizeof(int32_t));
-      sel.kernels->gemm[mr - 1](mr, n, qw_round_up(k, QW_GEMM_KR), panel, packed, c, n);
+      gemm->gemm[mr - 1](mr, n, kc, panel, packed, c, n);
       const int32_t expect = (sign ? -1 : 1) * 32767 * 255 * 255;
       int bad = 0;
       for (size_t i = 0; i < mr * n; i++) {
@@ -231,9 +245,10 @@ static void test_gemm_microkernels(struct kernel_selection sel) {
   }
 }
 
-/* ---- the driver through the public API --------------------------------------------------------- */
+/* ---- the driver, through the config ------------------------------------------------------------- */
 
-static void test_qw_gemm_driver(void) {
+static void test_qw_gemm_driver(struct kernel_table sel) {
+  const struct qw_kernels* kernels = sel.kernels;
   for (int iter = 0; iter < 300; iter++) {
     const size_t m = 1 + rng_u32() % 9;
     /* Mostly small; some deep K, where the driver blocks the columns (block = 256 KiB of weights). */
@@ -266,18 +281,18 @@ static void test_qw_gemm_driver(void) {
       bias[j] = (int32_t)rng_u32();
     }
 
-    void* packed = exact_alloc(qw_gemm_pack_size(n, k));
-    CHECK(qw_gemm_pack(n, k, w, w_dtype, k, 1, w_zp, zp_count, packed) == QW_OK, "qw_gemm_pack status");
+    void* packed = exact_alloc(qw_gemm_pack_size_with(kernels, n, k));
+    CHECK(qw_gemm_pack_with(kernels, n, k, w, w_dtype, k, 1, w_zp, zp_count, packed) == QW_OK, "qw_gemm_pack status");
     void* blob = exact_alloc(qw_requantization_size(n));
     const double one = 1.0;
     CHECK(qw_requantization_init(blob, n, QW_REQUANT_NONE, 1.0, &one, 1, w_zp, w_dtype, NULL, with_bias ? bias : NULL,
                                  1.0, 0, QW_QINT32, -INFINITY, INFINITY, 0) == QW_OK,
           "qw_requantization_init status");
-    void* ws = exact_alloc(qw_gemm_workspace_size(n, k));
+    void* ws = exact_alloc(qw_gemm_workspace_size_with(kernels, n, k));
     const size_t y_bytes = (m - 1) * y_stride + n * sizeof(int32_t);
     int32_t* y = exact_alloc(y_bytes);
     memset(y, 0x5A, y_bytes);
-    const qw_status st = qw_gemm(m, n, k, a, a_stride, a_dtype, a_zp, packed, blob, y, y_stride, ws);
+    const qw_status st = qw_gemm_with(kernels, m, n, k, a, a_stride, a_dtype, a_zp, packed, blob, y, y_stride, ws);
     CHECK(st == QW_OK, "qw_gemm status %d", st);
 
     int bad = 0;
@@ -292,16 +307,16 @@ static void test_qw_gemm_driver(void) {
         const int32_t expect = (int32_t)(uint32_t)((uint64_t)sum + (uint64_t)(with_bias ? (int64_t)bias[j] : 0));
         const int32_t got = y[r * row + j];
         if (got != expect && bad++ == 0) {
-          CHECK(0, "qw_gemm m=%zu n=%zu k=%zu a_stride=%zu a_signed=%d a_zp=%d w_signed=%d zp_count=%zu bias=%d: "
+          CHECK(0, "%s qw_gemm m=%zu n=%zu k=%zu a_stride=%zu a_signed=%d a_zp=%d w_signed=%d zp_count=%zu bias=%d: "
                 "y[%zu][%zu] = %d, expected %d",
-                m, n, k, a_stride, a_signed, a_zp, w_signed, zp_count, with_bias, r, j, got, expect);
+                sel.name, m, n, k, a_stride, a_signed, a_zp, w_signed, zp_count, with_bias, r, j, got, expect);
         }
       }
       for (size_t j = n; r + 1 < m && j < row; j++) {
         bad += y[r * row + j] != SENTINEL;
       }
     }
-    CHECK(bad == 0, "qw_gemm m=%zu n=%zu k=%zu: %d wrong outputs", m, n, k, bad);
+    CHECK(bad == 0, "%s qw_gemm m=%zu n=%zu k=%zu: %d wrong outputs", sel.name, m, n, k, bad);
 
     free(w_zp);
     free(w);
@@ -409,47 +424,54 @@ struct dwconv_params {
   int extremes;
 };
 
-static void dwconv_test(struct dwconv_params p, qw_dwconv_ukernel ukernel, const char* name) {
-  const size_t C = p.channels, T = p.taps, TP = qw_dwconv_taps_padded(T), P = p.pixels;
-  const size_t bytes = qw_dwconv_packed_size(C, T);
+static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
+  const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
+  const size_t C = p.channels, T = p.taps, TP = qw_dwconv_taps_padded(dwconv, T), P = p.pixels;
+  const size_t bytes = qw_dwconv_packed_bytes(dwconv, C, T);
   const size_t weights16 = (bytes - C * sizeof(int32_t)) / sizeof(int16_t);
 
+  /* w[c][t], as a depthwise convolution's [out_c][1][kernel_h][kernel_w] weights are laid out. */
   int32_t* w_zp = exact_alloc(C * sizeof(int32_t));
   uint8_t* w = exact_alloc(T * C);
   for (size_t c = 0; c < C; c++) {
     w_zp[c] = (p.w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
   }
-  for (size_t t = 0; t < T; t++) {
-    for (size_t c = 0; c < C; c++) {
-      w[t * C + c] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
+  for (size_t c = 0; c < C; c++) {
+    for (size_t t = 0; t < T; t++) {
+      w[c * T + t] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
     }
   }
   int16_t* packed = exact_alloc(bytes);
-  memset(packed, 0, bytes);
-  uint8_t* seen = exact_alloc(weights16);
-  memset(seen, 0, weights16);
-  int collisions = 0;
-  for (size_t t = 0; t < T; t++) {
+  memset(packed, 0x77, bytes);
+  dwconv->pack(dwconv->cr, dwconv->tr, C, T, w, p.w_signed, w_zp, 1, packed);
+
+  /* The packing itself: every weight at its index, everything else zero, then the per-channel sums. */
+  {
+    uint8_t* seen = exact_alloc(weights16);
+    memset(seen, 0, weights16);
+    int bad = 0;
     for (size_t c = 0; c < C; c++) {
-      const size_t i = qw_dwconv_weight_index(C, T, t, c);
-      if (i >= weights16 || seen[i]) {
-        collisions++;
-        continue;
+      for (size_t t = 0; t < T; t++) {
+        const size_t i = qw_dwconv_x16pairs_index(dwconv->cr, TP, t, c);
+        bad += i >= weights16 || seen[i] || packed[i] != value_of(w[c * T + t], p.w_signed) - w_zp[c];
+        if (i < weights16) seen[i] = 1;
       }
-      seen[i] = 1;
-      packed[i] = (int16_t)(value_of(w[t * C + c], p.w_signed) - w_zp[c]);
     }
-  }
-  CHECK(collisions == 0, "dwconv weight index: %d out of range or repeated (C=%zu T=%zu)", collisions, C, T);
-  int32_t* sums = (int32_t*)((char*)packed + bytes - C * sizeof(int32_t));
-  for (size_t c = 0; c < C; c++) {
-    int32_t s = 0;
-    for (size_t t = 0; t < T; t++) s += value_of(w[t * C + c], p.w_signed) - w_zp[c];
-    sums[c] = s;
+    for (size_t i = 0; i < weights16; i++) {
+      bad += !seen[i] && packed[i] != 0;
+    }
+    const int32_t* sums = (const int32_t*)((const char*)packed + bytes - C * sizeof(int32_t));
+    for (size_t c = 0; c < C; c++) {
+      int32_t sum = 0;
+      for (size_t t = 0; t < T; t++) sum += value_of(w[c * T + t], p.w_signed) - w_zp[c];
+      bad += sums[c] != sum;
+    }
+    CHECK(bad == 0, "%s dwconv packing C=%zu T=%zu: %d wrong entries", sel.name, C, T, bad);
+    free(seen);
   }
 
-  /* Each (pixel, tap) row its own exact allocation of C bytes; the padded tap's pointer to a row
-   * of random bytes, which its zero weights must cancel. */
+  /* Each (pixel, tap) row its own exact allocation of C bytes; the padded taps' pointers to rows
+   * of random bytes, which their zero weights must cancel. */
   uint8_t** rows = exact_alloc(P * TP * sizeof(uint8_t*));
   const uint8_t** input = exact_alloc(P * TP * sizeof(uint8_t*));
   for (size_t i = 0; i < P * TP; i++) {
@@ -460,24 +482,24 @@ static void dwconv_test(struct dwconv_params p, qw_dwconv_ukernel ukernel, const
     input[i] = rows[i];
   }
   int32_t* acc = exact_alloc(P * C * sizeof(int32_t));
-  ukernel(P, C, T, input, packed, acc);
+  dwconv->ukernel[p.a_signed](P, C, T, input, packed, acc);
 
   int bad = 0;
   for (size_t px = 0; px < P; px++) {
     for (size_t c = 0; c < C; c++) {
       int64_t sum = 0;
       for (size_t t = 0; t < T; t++) {
-        sum += (int64_t)value_of(rows[px * TP + t][c], p.a_signed) * (value_of(w[t * C + c], p.w_signed) - w_zp[c]);
+        sum += (int64_t)value_of(rows[px * TP + t][c], p.a_signed) * (value_of(w[c * T + t], p.w_signed) - w_zp[c]);
       }
       const int32_t got = acc[px * C + c];
       if (sum != got && bad++ == 0) {
         CHECK(0, "%s pixels=%zu channels=%zu taps=%zu a_signed=%d w_signed=%d extremes=%d: acc[%zu][%zu] = %d, "
               "expected %lld",
-              name, P, C, T, p.a_signed, p.w_signed, p.extremes, px, c, got, (long long)sum);
+              sel.name, P, C, T, p.a_signed, p.w_signed, p.extremes, px, c, got, (long long)sum);
       }
     }
   }
-  CHECK(bad == 0, "%s dwconv: %d wrong outputs", name, bad);
+  CHECK(bad == 0, "%s dwconv: %d wrong outputs", sel.name, bad);
 
   for (size_t i = 0; i < P * TP; i++) free(rows[i]);
   free(rows);
@@ -486,10 +508,9 @@ static void dwconv_test(struct dwconv_params p, qw_dwconv_ukernel ukernel, const
   free(w_zp);
   free(w);
   free(packed);
-  free(seen);
 }
 
-static void test_dwconv(struct kernel_selection sel) {
+static void test_dwconv(struct kernel_table sel) {
   static const size_t pixel_counts[] = {1, 2, 5};
   unsigned v = 0;
   for (int a_signed = 0; a_signed < 2; a_signed++) {
@@ -497,7 +518,7 @@ static void test_dwconv(struct kernel_selection sel) {
       for (size_t T = 1; T <= 10; T++, v++) {
         dwconv_test((struct dwconv_params){.pixels = pixel_counts[v % 3], .channels = C, .taps = T,
                                            .a_signed = a_signed, .w_signed = (int)(v / 3 % 2), .extremes = v % 4 == 3},
-                    sel.kernels->dwconv[a_signed], sel.name);
+                    sel);
       }
     }
   }
@@ -505,21 +526,21 @@ static void test_dwconv(struct kernel_selection sel) {
   for (int a_signed = 0; a_signed < 2; a_signed++) {
     dwconv_test((struct dwconv_params){.pixels = 7, .channels = 37, .taps = 9, .a_signed = a_signed, .w_signed = 1,
                                        .extremes = 1},
-                sel.kernels->dwconv[a_signed], sel.name);
+                sel);
     dwconv_test((struct dwconv_params){.pixels = 3, .channels = 64, .taps = 25, .a_signed = a_signed, .w_signed = 0,
                                        .extremes = 1},
-                sel.kernels->dwconv[a_signed], sel.name);
+                sel);
   }
 }
 
 int main(void) {
-  const struct kernel_selection selections[2] = {{qw_kernels()->isa, qw_kernels()}, {"scalar", &qw_scalar_kernels}};
-  const int count = qw_kernels() == &qw_scalar_kernels ? 1 : 2;
-  for (int s = 0; s < count; s++) {
-    test_gemm_microkernels(selections[s]);
-    test_dwconv(selections[s]);
+  struct kernel_table tables[3];
+  const size_t count = kernel_tables(tables);
+  for (size_t t = 0; t < count; t++) {
+    test_gemm_microkernels(tables[t]);
+    test_dwconv(tables[t]);
+    test_qw_gemm_driver(tables[t]);
   }
-  test_qw_gemm_driver();
   test_qw_gemm_arguments();
   printf("isa: %s\n", qw_isa());
   return check_summary("test_gemm");

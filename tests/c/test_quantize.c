@@ -41,7 +41,7 @@ static void test_simd_matches_scalar(void) {
   for (int rounding = 0; rounding <= 1; rounding++) {
     for (int dt = 0; dt < 3; dt++) {
       for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
-        for (size_t n = 0; n <= 70; n += (n < 40 ? 1 : 7)) {
+        for (size_t n = 1; n <= 70; n += (n < 40 ? 1 : 7)) {
           const int32_t zps[] = {0, dtype_min[dt], dtype_max[dt], dt == 0 ? 128 : 3};
           for (size_t zi = 0; zi < 4; zi++) {
             struct qw_quantize_params p;
@@ -75,7 +75,7 @@ static void test_simd_matches_scalar(void) {
 static void test_dequantize_simd_matches_scalar(void) {
   const struct qw_kernels* selected = qw_kernels();
   for (int dt = 0; dt < 3; dt++) {
-    for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 13)) {
+    for (size_t n = 1; n <= 300; n += (n < 40 ? 1 : 13)) {
       const struct qw_dequantize_params p = {rng_uniform(1e-4f, 2.0f), dt == 2 ? (int32_t)rng_u32() : (int32_t)(rng_u32() % 256) + dtype_min[dt]};
       void* q = exact_alloc(n * dtype_size[dt]);
       float* a = exact_alloc(n * sizeof(float));
@@ -248,7 +248,7 @@ static void test_requantize_kernels_match_scalar(void) {
   for (int out_signed = 0; out_signed <= 1; out_signed++) {
     const int32_t lo = out_signed ? -128 : 0, hi = out_signed ? 127 : 255;
     const int32_t zps[] = {lo, hi, out_signed ? 0 : 128, out_signed ? -3 : 7};
-    for (size_t n = 0; n <= 70; n += (n < 40 ? 1 : 7)) {
+    for (size_t n = 1; n <= 70; n += (n < 40 ? 1 : 7)) {
       for (unsigned variant = 0; variant < 24; variant++) {
         int32_t* acc = exact_alloc(n * sizeof(int32_t));
         int32_t* bias = exact_alloc(n * sizeof(int32_t));

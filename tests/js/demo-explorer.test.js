@@ -260,3 +260,50 @@ test('wasm memory does not grow across many control changes', async () => {
   await page.setViewportSize({ width: 1366, height: 900 });
   assert.deepEqual(errors, []);
 });
+
+test('the preset\'s note describes the settings on screen: 127.5 only under symmetric qint8, and a button to get there', async () => {
+  const fresh = await demo.open();
+  try {
+    const p = fresh.page;
+    await p.waitForFunction(() => window.qwasmExplorer?.state?.version > 0);
+    const seen = () => p.evaluate(() => ({ note: document.querySelector('[data-out="note"]').textContent, s: window.qwasmExplorer.state }));
+    // the page opens on seed 004's tensor with quint8 affine MinMax: the note must not claim the symmetric rule
+    const first = await seen();
+    assert.equal(first.s.settings.scheme, 'affine');
+    assert.equal(first.s.settings.dtype, 'quint8');
+    assert.doesNotMatch(first.note.replace(/asks why.*?see it\./, ''), /127\.5/, first.note);
+    assert.equal(first.s.scales[0], Math.fround(20 / 255), 'quint8 affine: (10 − (−10)) / 255');
+    assert.match(first.note, /Here \(quint8 affine\)/);
+    // its button switches to the settings the seed asks about, and then the note's claim is the scale shown
+    await p.click('.qx-note-apply');
+    const sym = await seen();
+    assert.equal(sym.s.settings.scheme, 'symmetric');
+    assert.equal(sym.s.settings.dtype, 'qint8');
+    assert.match(sym.note, /divides the range by 127\.5, not 127: scale = 10 \/ 127\.5/);
+    assert.equal(sym.s.scales[0], Math.fround(10 / 127.5));
+    assert.equal(await p.$('.qx-note-apply'), null, 'no button once the settings are there');
+    assert.deepEqual(fresh.errors, []);
+  } finally {
+    await fresh.page.close();
+  }
+});
+
+test('Histogram per channel: a visible note at the control says it does not apply', async () => {
+  await radio('source', 'synthetic');
+  await radio('granularity', 'channel');
+  await select('observer', 'histogram');
+  const na = await page.evaluate(() => {
+    const el = document.querySelector('[data-out="notApplicable"]');
+    return { hidden: el.hidden, visible: el.offsetParent !== null, text: el.textContent };
+  });
+  assert.equal(na.hidden, false);
+  assert.equal(na.visible, true);
+  assert.match(na.text, /Not applicable per channel: PyTorch's HistogramObserver has only a per-tensor form/);
+  assert.match((await state()).error ?? '', /per-tensor only/, 'and nothing else is computed in its place');
+  await radio('granularity', 'tensor');
+  assert.equal(await page.evaluate(() => document.querySelector('[data-out="notApplicable"]').hidden), true);
+  assert.equal((await state()).error, null);
+  await select('observer', 'minmax');
+  await radio('source', 'preset');
+  assert.deepEqual(errors, []);
+});

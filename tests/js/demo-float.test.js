@@ -4,10 +4,12 @@
 // prediction is their argmax, and the SQNR shown is the one computed here from the page's int8 and float
 // logits. The layer table's per-layer SQNR (each int8 output tensor, dequantized, against the float activation
 // the export returns under the same name) is recomputed here from the tensors the page holds. Loaded models get
-// no float reference; a missing onnxruntime-web leaves the int8 side working.
+// no float reference; a missing onnxruntime-web leaves the int8 side working. onnxruntime-web (15 MB, mostly its
+// .wasm) is downloaded only when the user asks, on a button that says how much it weighs.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
+import { ORT_FILES } from '../../tools/demo.mjs';
 import { ARTIFACTS, startModelView } from './demo-page.js';
 
 const digits = JSON.parse(readFileSync(new URL('../../models/digits.json', import.meta.url), 'utf8'));
@@ -62,6 +64,23 @@ function sqnr(f, q) {
   }
   return 10 * Math.log10(signal / noise);
 }
+
+/** The resources the page has fetched from vendor/ort/ so far. */
+const ortRequests = (p = page) => p.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/vendor/ort/')));
+
+test('onnxruntime-web is not downloaded until asked for; the button says how much it weighs', async () => {
+  await shown('sample:0', 'off');
+  assert.deepEqual((await ortRequests()).map((n) => n.replace(/.*\/vendor\/ort\//, '')), ['manifest.json']);
+  const bytes = ORT_FILES.reduce((n, f) => n + statSync(new URL(`../../node_modules/onnxruntime-web/dist/${f}`, import.meta.url)).size, 0);
+  const button = await page.textContent('.mv-float-load');
+  assert.ok(button.includes(`${(bytes / 1e6).toFixed(1)} MB download`), `${button} (the files are ${bytes} bytes)`);
+  assert.equal(await page.getAttribute('.mv-float-load', 'data-bytes'), String(bytes));
+  await page.locator('.mv-output').screenshot({ path: `${ARTIFACTS}model-float-off.png` });
+  await page.click('.mv-float-load');
+  await shown('sample:0');
+  assert.ok((await ortRequests()).some((n) => n.endsWith('ort-wasm-simd-threaded.wasm')), 'the .wasm came when asked for');
+  assert.deepEqual(errors, []);
+});
 
 test('every bundled test image: onnxruntime-web\'s float logits are PyTorch\'s, the SQNR shown is the one computed here', async () => {
   const t0 = Date.now();
@@ -176,6 +195,12 @@ test('a drawing gets a float prediction too; a loaded model gets none, the reset
   const drawnLayers = await layerSqnr();
   const fc = drawnLayers.snap.layers.find((l) => l.tensor === 'fc');
   assert.ok(Math.abs(fc.sqnr - drawn.sqnr) < 1e-9, 'a drawing gets per-layer SQNR too');
+  // a blank pad is no input to judge the models on: no red "classes differ", whatever the two argmaxes are
+  await page.click('.mv-clear');
+  await page.waitForFunction(() => document.querySelector('.mv-muted') !== null);
+  await shown('draw');
+  const blank = await page.evaluate(() => ({ text: document.querySelector('.mv-agreement').textContent, cls: document.querySelector('.mv-agreement').className }));
+  assert.deepEqual(blank, { text: 'blank input: no verdict', cls: 'mv-agreement' });
 
   await page.click('.mv-thumb[data-index="2"]');
   await page.setInputFiles('.mv-file', { name: 'convnet.onnx', mimeType: 'application/octet-stream', buffer: otherOnnx });
@@ -203,6 +228,7 @@ test('without onnxruntime-web the page starts, the int8 side works and a note sa
     await p.route('**/vendor/ort/**', (route) => route.fulfill({ status: 404, body: 'not found' }));
     await p.click('nav button[data-view="model"]');
     await p.waitForSelector('#model[data-ready]', { timeout: 20000 });
+    await p.click('.mv-float-load');
     const got = await shown('sample:0', 'failed', p);
     assert.deepEqual(Float32Array.from(got.int8), Float32Array.from(digits.test_images[0].logits));
     assert.match(got.text, /Float reference unavailable: onnxruntime-web could not be loaded/);

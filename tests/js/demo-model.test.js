@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { ARTIFACTS, startModelView } from './demo-page.js';
+import { ARTIFACTS, startModelView, waitForPrediction } from './demo-page.js';
 import { qwasm, setup } from './helpers.js';
 
 const digits = JSON.parse(readFileSync(new URL('../../models/digits.json', import.meta.url), 'utf8'));
@@ -30,17 +30,15 @@ after(async () => {
 
 /** Waits until the prediction shows a result for `source` ('draw' or 'sample:i') of model `name`. */
 async function prediction(source, name = 'digits.onnx') {
-  await page.waitForFunction(([s, n]) => {
-    const el = document.querySelector('.mv-prediction');
-    return el?.dataset.source === s && el.dataset.model === n && !document.querySelector('#model').dataset.busy;
-  }, [source, name], { timeout: 10000 });
+  await waitForPrediction(page, source, name);
   return page.evaluate(() => {
     const el = document.querySelector('.mv-prediction');
     return { cls: Number(el.dataset.class), logits: JSON.parse(el.dataset.logits), bitexact: document.querySelector('.mv-reference').dataset.bitexact };
   });
 }
 
-const liveBytes = () => page.evaluate(() => window.qwasmDemo.qwasm.memoryStats().liveBytes);
+// the models live in the model view's worker (web_demo/model-worker.js): its wasm memory is the one to watch
+const liveBytes = () => page.evaluate(() => window.qwasmModelView.memoryStats().then((s) => s.liveBytes));
 
 test('the model view starts with the digits model and no errors', async () => {
   const state = await page.evaluate(() => ({
@@ -114,6 +112,22 @@ test('drawing on the canvas produces a prediction', async () => {
   assert.deepEqual(errors, []);
 });
 
+test('latency: plain runs repeated until the clock\'s step is below 1% of their total, the mean shown', async () => {
+  for (const i of [1, 2]) {
+    await page.click(`.mv-thumb[data-index="${i}"]`);
+    await prediction(`sample:${i}`);
+    const t = await page.evaluate(() => ({ ...document.querySelector('.mv-runinfo').dataset, text: document.querySelector('.mv-latency-int8').textContent }));
+    const [ms, runs, totalMs, stepMs] = [t.ms, t.runs, t.totalMs, t.stepMs].map(Number);
+    assert.ok(stepMs > 0 && stepMs <= 0.1 + 1e-9, `the clock's step ${stepMs} ms`);
+    assert.ok(totalMs >= 100 * stepMs, `${runs} runs over ${totalMs} ms: the step ${stepMs} ms is not below 1% of it`);
+    assert.ok(Number.isInteger(runs) && runs >= 1);
+    assert.ok(Math.abs(ms * runs - totalMs) < 1e-9, 'the mean of the timed runs');
+    assert.equal(t.text, ms < 1 ? `${(ms * 1000).toFixed(ms < 0.1 ? 1 : 0)} µs` : `${ms.toFixed(2)} ms`);
+  }
+  assert.match(await page.textContent('.mv-runinfo'), /mean of \d+ runs? over [\d.]+ ms after \d+ untimed; the clock's step here is [\d.]+ µs, < 1% of that/);
+  assert.deepEqual(errors, []);
+});
+
 test('a malformed or truncated model shows the loader\'s error and the page keeps working', async () => {
   const random = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 7919 + 13) % 256));
   for (const [name, buffer] of [['random.onnx', random], ['truncated.onnx', digitsOnnx.subarray(0, digitsOnnx.length >> 1)]]) {
@@ -121,7 +135,7 @@ test('a malformed or truncated model shows the loader\'s error and the page keep
     await page.waitForSelector('.mv-load-error:not([hidden])');
     const message = await page.textContent('.mv-load-error');
     assert.match(message, new RegExp(`Could not use "${name}": \\w*Error: .+`), message);
-    assert.match(message, /digits\.onnx\) is still loaded/);
+    assert.match(message, /The model in use is still digits\.onnx\./);
     if (name === 'truncated.onnx') await page.screenshot({ path: `${ARTIFACTS}model-error.png` });
     assert.equal(await page.textContent('.mv-model-name'), 'digits.onnx');
     await page.click('.mv-thumb[data-index="3"]');
@@ -194,5 +208,47 @@ test('the explainer follows a loaded model with fused ReLU6 ranges, depthwise an
   assert.ok(clamped > 0, 'some of the elements were clamped');
   await page.click('.mv-reset');
   await prediction('sample:0');
+  assert.deepEqual(errors, []);
+});
+
+test("the explainer recomputes an element under another profile, equal to qwasm's kernel in that profile on the same input", async () => {
+  await page.click('.mv-thumb[data-index="3"]');
+  await prediction('sample:3');
+  const snap = await page.evaluate(() => window.qwasmModelView.snapshot());
+  const model = await qwasm.loadModel(new Uint8Array(digitsOnnx));
+  try {
+    const fc = model.layers.find((l) => l.opType === 'QGemm');
+    // the demo numbers its own layer list: take the option that names the QGemm
+    const fcOption = await page.$$eval('.mv-ex-layer option', (os) => os.filter((o) => / \(QGemm\)$/.test(o.textContent)).map((o) => o.value));
+    assert.equal(fcOption.length, 1, 'one QGemm in the layer list');
+    const input = snap.layers.find((l) => l.tensor === fc.inputs[0]);
+    const weight = model.weight(fc.name);
+    const bias = model.initializer(fc.bias.name).data;
+    const x = qwasm.fromIntRepr(Uint8Array.from(input.data), input.dims, fc.input.scale, fc.input.zeroPoint, 'quint8');
+    for (const semantics of ['pytorch-fbgemm', 'onnx']) {
+      await page.selectOption('.mv-ex-layer', fcOption[0]);
+      await page.selectOption('.mv-ex-compare', semantics);
+      await page.waitForSelector(`.mv-other[data-other="${semantics}"]`);
+      const coords = await page.$$eval('.mv-ex-coord', (cs) => cs.map((c) => Number(c.value)));
+      const shown = Number(await page.textContent(`.mv-other[data-other="${semantics}"] .mv-eq strong`));
+      // the file's int32 bias at scale in * w: ONNX adds it as it is, FBGEMM's form takes its float value
+      const sw = Math.fround(Math.fround(fc.input.scale) * Math.fround(fc.weight.scales[0]));
+      const b = semantics === 'onnx' ? Int32Array.from(bias) : Float32Array.from(bias, (v) => Math.fround(v * sw));
+      const packed = qwasm.packLinear(weight, b, { semantics });
+      const y = qwasm.linear(x, packed, { scale: fc.output.scale, zeroPoint: fc.output.zeroPoint, dtype: fc.output.dtype === 'int8' ? 'qint8' : 'quint8' });
+      try {
+        assert.equal(shown, y.intRepr()[coords[coords.length - 1]], `${semantics}: the explainer's ${shown} against the kernel`);
+      } finally {
+        y.dispose();
+        packed.dispose();
+      }
+    }
+    x.dispose();
+    weight.dispose();
+  } finally {
+    model.dispose();
+  }
+  await page.selectOption('.mv-ex-compare', '');
+  assert.equal(await page.$('.mv-other'), null);
   assert.deepEqual(errors, []);
 });

@@ -166,69 +166,83 @@ describe("pooling equals torch 2.13 (mode 'fbgemm': the generic kernels, never Q
   });
 });
 
-describe('dynamic linear (torch.ao.nn.quantized.dynamic.Linear, fbgemm and x86) from qwasm integer ops', () => {
-  // What torch 2.13 computes (tools/golden/torch2_ops.py dynamic_ref): the float input quantized per tensor
-  // with ATen's ChooseQuantizationParams (double arithmetic, reduce_range: [0, 127]) and FBGEMM's quantize,
-  // the exact int32 sums, then fma((float)acc, x_s * w_s[c], bias[c]). qwasm supplies the quantize
-  // (rounding 'fbgemm') and the sums (mode 'none'); the qparams choice and the float epilogue are written
-  // here: qwasm has no dynamic linear op of its own (docs/pytorch2.md).
-  const f32 = Math.fround;
-  function chooseQParamsDynamic(min, max, reduceRange) {
-    const [qmin, qmax] = reduceRange ? [0, 127] : [0, 255];
-    let lo = Math.min(f32(min), 0), hi = Math.max(f32(max), 0);
-    let scale = (hi - lo) / (qmax - qmin);
-    if (f32(scale) === 0 || !Number.isFinite(f32(1 / f32(scale)))) scale = 0.1;
-    const SMALL = 6.1e-5;
-    if (scale < SMALL) {
-      const org = scale;
-      scale = SMALL;
-      if (lo === 0) hi = f32(SMALL * (qmax - qmin));
-      else if (hi === 0) lo = f32(-SMALL * (qmax - qmin));
-      else { const amp = f32(SMALL / org); lo = f32(lo * amp); hi = f32(hi * amp); }
-    }
-    const fromMin = qmin - lo / scale, fromMax = qmax - hi / scale;
-    const zp = Math.abs(qmin) - Math.abs(lo / scale) < Math.abs(qmax) - Math.abs(hi / scale) ? fromMin : fromMax;
-    const rint = (v) => { const r = Math.round(v); return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
-    return { scale: f32(scale), zeroPoint: zp < qmin ? qmin : zp > qmax ? qmax : rint(zp) };
-  }
-  /** float32 fma: a * b exact in double, the double sum rounded to odd when inexact, then to float32. */
-  function fmaf(a, b, c) {
-    const p = a * b;
-    let s = p + c;
-    const bb = s - p;
-    const e = (p - (s - bb)) + (c - bb);
-    if (e !== 0 && Number.isFinite(s)) {
-      const view = new DataView(new ArrayBuffer(8));
-      view.setFloat64(0, s);
-      const bits = view.getBigUint64(0);
-      if ((bits & 1n) === 0n) view.setBigUint64(0, (e > 0) === (s > 0) ? bits + 1n : bits - 1n);
-      s = view.getFloat64(0);
-    }
-    return f32(s);
-  }
-
-  test('32 cases: per-tensor and per-channel qint8 weights, zero points, bias, relu, reduce_range both ways', () => {
-    const { cases } = fixture('torch2/dynamic.json');
+describe('dynamic linear (torch.ao.nn.quantized.dynamic.Linear): dynamicLinear equals torch on every engine', () => {
+  // tests/fixtures/torch2/dynamic.json (torch 2.13 fbgemm and x86, tools/golden/torch2_ops.py),
+  // torch2/dynamic_qnnpack.json (2.13 qnnpack) and torch/dynamic.json (Debian's 1.13 qnnpack), the last two from
+  // tools/golden/torch_dynamic.py: float outputs compared bit for bit.
+  const runDynamic = (file, semantics) => {
+    const { cases } = fixture(file);
     for (const c of cases) {
-      const x = Float32Array.from(c.input.values);
-      const { scale, zeroPoint } = chooseQParamsDynamic(Math.min(...x), Math.max(...x), c.params.reduce_range);
-      const xq = qwasm.quantizePerTensor(x, c.input.shape, scale, zeroPoint, 'quint8', { rounding: 'fbgemm' });
       const w = weightOf(c.weight);
-      const packed = qwasm.packLinear(w, null, { mode: 'none' });
-      const acc = qwasm.linear(xq, packed, { mode: 'none' });
-      const sums = acc.intRepr();
-      const n = c.params.out_features;
-      const ws = c.weight.scales ?? [c.weight.scale];
-      const y = Float32Array.from(sums, (v, i) => {
-        const j = i % n;
-        const mult = f32(f32(scale) * f32(ws[ws.length === 1 ? 0 : j]));
-        const r = c.bias === null ? f32(f32(v) * mult) : fmaf(f32(v), mult, f32(c.bias[j]));
-        return c.params.relu ? Math.max(r, 0) : r;
-      });
-      assertBitEqual(assert, y, Float32Array.from(c.output.values), c.name);
-      for (const t of [xq, w, packed, acc]) t.dispose();
+      const packed = qwasm.packLinear(w, c.bias, { semantics });
+      try {
+        const y = qwasm.dynamicLinear(Float32Array.from(c.input.values), c.input.shape, packed, { semantics, relu: c.params.relu, reduceRange: c.params.reduce_range });
+        assert.deepEqual(y.shape, c.output.shape, c.name);
+        assertBitEqual(assert, y.data, Float32Array.from(c.output.values), `${c.name} (${semantics})`);
+      } finally {
+        packed.dispose();
+        w.dispose();
+      }
     }
-    assert.equal(cases.length, 32);
+    return cases.length;
+  };
+  test("fbgemm and x86 engines ('pytorch-fbgemm', 'pytorch-x86': ChooseQuantizationParams over [0, 127] with reduce_range, the fma epilogue)", () => {
+    assert.equal(runDynamic('torch2/dynamic.json', 'pytorch-fbgemm'), 32);
+    assert.equal(runDynamic('torch2/dynamic.json', 'pytorch-x86'), 32);
+  });
+  test("qnnpack engine, torch 2.13 ('pytorch2-qnnpack') and Debian's 1.13 ('pytorch-qnnpack'): [0, 255], multiply then add", () => {
+    assert.equal(runDynamic('torch2/dynamic_qnnpack.json', 'pytorch2-qnnpack'), 36);
+    assert.equal(runDynamic('torch/dynamic.json', 'pytorch-qnnpack'), 36);
+  });
+  test('the forms differ on these cases: the epilogue and the quantize rule matter', () => {
+    const { cases } = fixture('torch/dynamic.json');
+    let differ = 0;
+    for (const c of cases) {
+      const w = weightOf(c.weight);
+      const packed = qwasm.packLinear(w, c.bias);
+      const y = qwasm.dynamicLinear(Float32Array.from(c.input.values), c.input.shape, packed, { semantics: 'pytorch-fbgemm', relu: c.params.relu, reduceRange: false });
+      if (y.data.some((v, i) => v !== Math.fround(c.output.values[i]))) differ++;
+      packed.dispose();
+      w.dispose();
+    }
+    assert.ok(differ >= 5, `${differ} cases differ`);
+  });
+  test("form 'onnx': com.microsoft DynamicQuantizeMatMul as onnxruntime-web computes it (tests/fixtures/ort_ops)", async () => {
+    const { loadCases } = await import('../../tools/transformer/ort-ops-cases.mjs');
+    const cases = loadCases().cases.filter((c) => c.op === 'DynamicQuantizeMatMul');
+    for (const c of cases) {
+      const [a, b, bScale, bZero, bias] = c.inputs;
+      const [k, n] = b.dims;
+      const wt = new b.data.constructor(n * k); // B [K, N] -> the weight [N, K]
+      for (let i = 0; i < k; i++) for (let j = 0; j < n; j++) wt[j * k + i] = b.data[i * n + j];
+      const dtype = b.dtype === 'uint8' ? 'quint8' : 'qint8';
+      const w = bScale.data.length > 1
+        ? qwasm.fromIntReprPerChannel(wt, [n, k], Array.from(bScale.data), Array.from(bZero.data), 0, dtype)
+        : qwasm.fromIntRepr(wt, [n, k], bScale.data[0], Number(bZero?.data[0] ?? 0), dtype);
+      const packed = qwasm.packLinear(w, bias && !bias.absent ? bias.data : null, { mode: 'none' }); // mode 'onnx' packs int32 biases only
+      try {
+        const y = qwasm.dynamicLinear(a.data, a.dims, packed, { semantics: 'onnx' });
+        assertBitEqual(assert, y.data, c.web[0].data, c.name);
+      } finally {
+        packed.dispose();
+        w.dispose();
+      }
+    }
+    assert.equal(cases.length, 5);
+  });
+
+  test('bad input is a named error', () => {
+    const w = qwasm.fromIntRepr([1, 2, 3, 4, 5, 6], [2, 3], 0.01, 0, 'qint8');
+    const packed = qwasm.packLinear(w, [0.5, -0.5]);
+    try {
+      assert.throws(() => qwasm.dynamicLinear([1, 2], [1, 2], packed), { name: 'RangeError', message: /dynamicLinear: shape \[1,2\] must end in inFeatures = 3/ });
+      assert.throws(() => qwasm.dynamicLinear([1, NaN, 2], [1, 3], packed), { name: 'RangeError', message: /dynamicLinear: x must be finite numbers, got NaN at 1/ });
+      assert.throws(() => qwasm.dynamicLinear([1, 2, 3], [1, 3], w), { name: 'TypeError', message: /dynamicLinear: weights must come from packLinear/ });
+      assert.throws(() => qwasm.dynamicLinear([1, 2, 3], [1, 3], packed, { mode: 'tflite' }), { name: 'UnsupportedError' });
+    } finally {
+      packed.dispose();
+      w.dispose();
+    }
   });
 });
 
@@ -357,5 +371,76 @@ describe('the semantics profiles carry all of the above: one name per engine', (
         c.op === 'torch.mean' ? qwasm.mean(track(q(c.inputs[0])), [2, 3], true, { semantics }) : qwasm.adaptiveAvgPool2d(track(q(c.inputs[0])), c.params.output_size, { semantics }));
     }
     assert.ok(n >= 40, `${n} cases`);
+  });
+});
+
+describe("PyTorch 2.13's qnnpack engine on x86: semantics 'pytorch2-qnnpack' (tests/fixtures/torch2/qnnpack.json)", () => {
+  // torch_ops.py's cases run again on torch 2.13 (engine 'qnnpack'): QNNPACK's fixed-point add, tables and pooling as
+  // in 1.13, FBGEMM's quantize and the generic kernels' scalar tails around them.
+  const semantics = 'pytorch2-qnnpack';
+  const pick = (v) => (Array.isArray(v) ? v : [v, v]);
+  const run = (accept, fn) => runCases('qnnpack', accept, fn);
+  test('add / add_relu: QNNPACK fixed point for same shapes, the float kernel with FBGEMM tails when broadcasting', () => {
+    const n = run((c) => /quantized\.add(_relu)?$/.test(c.op), (c, track) =>
+      qwasm.add(track(q(c.inputs[0])), track(q(c.inputs[1])), { scale: c.params.scale, zeroPoint: c.params.zero_point, relu: c.params.relu, semantics }));
+    assert.ok(n >= 30, `${n} cases`);
+  });
+  test('cat (quantize_per_tensor with FBGEMM rounding), leaky_relu (generic kernel, FBGEMM tail)', () => {
+    const n = run((c) => c.op.endsWith('quantized.cat'), (c, track) =>
+      qwasm.cat(c.inputs.map((t) => track(q(t))), c.params.dim, { scale: c.params.scale ?? undefined, zeroPoint: c.params.zero_point ?? undefined, semantics }));
+    const m = run((c) => /leaky_relu|LeakyReLU/.test(c.op), (c, track) =>
+      qwasm.leakyRelu(track(q(c.inputs[0])), c.params.negative_slope, { scale: c.params.scale ?? c.output.scale, zeroPoint: c.params.zero_point ?? c.output.zero_point, semantics }));
+    assert.ok(n >= 5 && m >= 20, `${n} cat, ${m} leaky_relu cases`);
+  });
+  test('max / avg / adaptive pooling and mean: QNNPACK for quint8 without ceil_mode, the generic kernels elsewhere', () => {
+    const n = run((c) => c.family === 'pooling' && (c.op !== 'torch.mean' || c.params.dim.join() === '2,3'), (c, track) => {
+      const p = c.params;
+      const x = track(q(c.inputs[0]));
+      if (c.op.endsWith('max_pool2d')) return qwasm.maxPool2d(x, { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), dilation: pick(p.dilation), ceilMode: p.ceil_mode, semantics });
+      if (c.op.endsWith('.avg_pool2d')) {
+        return qwasm.avgPool2d(x, { kernelSize: pick(p.kernel_size), stride: pick(p.stride), padding: pick(p.padding), ceilMode: p.ceil_mode, countIncludePad: p.count_include_pad, divisorOverride: p.divisor_override, semantics });
+      }
+      if (c.op.endsWith('adaptive_avg_pool2d')) return qwasm.adaptiveAvgPool2d(x, p.output_size, { semantics });
+      return qwasm.mean(x, p.dim, p.keepdim, { semantics });
+    });
+    assert.ok(n >= 55, `${n} cases`);
+  });
+});
+
+describe("channels-last pooling on the fbgemm engine: the vector loops' channels round differently (cpuCapability)", async () => {
+  const { adaptiveAvgPool2dChannelsLast, avgPool2dChannelsLast } = await import('../../js/ops/pooling.js');
+  const doc = fixture('torch2/qnnpack.json');
+  const capability = doc.cpu_capability.toLowerCase();
+  const pool = (c, x, cpuCapability) => {
+    const p = c.params;
+    const options = { mode: 'fbgemm', cpuCapability };
+    if (c.op === 'adaptive') return adaptiveAvgPool2dChannelsLast(x, p.output_size, options);
+    return avgPool2dChannelsLast(x, { ...options, kernelSize: p.kernel_size, stride: p.stride, padding: p.padding ?? [0, 0], countIncludePad: p.count_include_pad ?? true });
+  };
+  test(`every case with the fixture's dispatch level (${doc.cpu_capability})`, () => {
+    for (const c of doc.channels_last) {
+      const x = q(c.inputs[0]);
+      const y = pool(c, x, capability);
+      assertBitEqual(assert, y.intRepr(), c.output.q, c.name);
+      assert.deepEqual(y.shape, c.output.shape, c.name);
+      x.dispose();
+      y.dispose();
+    }
+    assert.equal(doc.channels_last.length, 24);
+  });
+  test('another dispatch level rounds some of them differently', () => {
+    const other = capability === 'avx512' ? 'avx2' : 'avx512';
+    const differ = doc.channels_last.filter((c) => {
+      const x = q(c.inputs[0]);
+      const y = pool(c, x, other);
+      const d = Array.from(y.intRepr()).some((v, i) => v !== c.output.q[i]);
+      x.dispose();
+      y.dispose();
+      return d;
+    });
+    assert.ok(differ.length >= 2, `${differ.length} cases differ with ${other}`);
+    const x = q(doc.channels_last[0].inputs[0]);
+    assert.throws(() => pool(doc.channels_last[0], x, 'sse'), { name: 'TypeError', message: /avgPool2d: cpuCapability must be 'avx512', 'avx2' or 'default', got "sse"/ });
+    x.dispose();
   });
 });

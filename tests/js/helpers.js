@@ -91,3 +91,23 @@ export async function runModelCase(c) {
     model.dispose();
   }
 }
+
+/**
+ * Loads ONNX bytes in qwasm and in onnxruntime-web (tools/bench/ort.mjs) and calls fn(run, model): run(input name,
+ * Float32Array, dims) -> { ours, ref } (every output of each). Both are released afterwards.
+ */
+export async function withQwasmAndOrt(bytes, fn) {
+  const { createOrtRunner } = await import('../../tools/bench/ort.mjs');
+  const model = await qwasm.loadModel(bytes);
+  const ort = await createOrtRunner(bytes);
+  const run = async (name, data, dims) => ({
+    ours: await model.run({ [name]: { data, dims } }),
+    ref: await ort.run({ [name]: { type: 'float32', data, dims } }),
+  });
+  try {
+    return await fn(run, model);
+  } finally {
+    model.dispose();
+    await ort.release();
+  }
+}

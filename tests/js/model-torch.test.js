@@ -13,7 +13,7 @@ failOnLeaks(before, afterEach);
 const root = new URL('../../', import.meta.url);
 const bytesOf = (path) => new Uint8Array(readFileSync(new URL(path, root)));
 
-for (const name of ['convnet', 'blocknet', 'shapenet']) {
+for (const name of ['convnet', 'blocknet', 'shapenet', 'modsnet']) {
   test(`exported ${name}: every tensor equals PyTorch's int_repr, outputs bit for bit`, async () => {
     const doc = fixture(`torch/models/${name}.json`);
     const model = await qwasm.loadModel(bytesOf(`tests/fixtures/torch/models/${name}.onnx`));

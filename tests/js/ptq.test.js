@@ -86,9 +86,12 @@ test('qnnpack qconfig on the digits CNN: the qparams PyTorch chose, its accuracy
   }
 });
 
-test('x86 qconfig: per-channel symmetric weights along the output channel, reduced-range activations', async () => {
-  const result = await qwasm.quantizeStatic(read('models/digits-float.onnx'), calibration.slice(0, 64), { qconfig: 'x86' });
+test('x86 qconfig: per-channel symmetric weights along the output channel, reduced-range activations; progress per sample', async () => {
+  const progress = [];
+  const result = await qwasm.quantizeStatic(read('models/digits-float.onnx'), calibration.slice(0, 64), { qconfig: 'x86', batchSize: 16, onProgress: (p) => progress.push(p) });
   try {
+    const pass = (stage) => Array.from({ length: 64 }, (_, i) => ({ stage, done: i + 1, total: 64 }));
+    assert.deepEqual(progress, [...pass('calibrate'), ...pass('measure')]);
     const convs = result.model.layers.filter((l) => l.weight);
     assert.equal(convs.length, 5);
     for (const l of convs) {
@@ -108,6 +111,7 @@ test('quantizeStatic: bad arguments are named errors', async () => {
   await assert.rejects(qwasm.quantizeStatic(float, []), /calibration set is empty/);
   await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { qconfig: 'tflite' }), /quantizeStatic: unknown qconfig "tflite"/);
   await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { batchSize: 0 }), /batchSize must be a positive integer/);
+  await assert.rejects(qwasm.quantizeStatic(float, calibration.slice(0, 2), { onProgress: 5 }), { name: 'TypeError', message: /quantizeStatic: onProgress must be a function, got number/ });
   await assert.rejects(qwasm.quantizeStatic(read('models/digits.onnx'), calibration.slice(0, 2)), /already quantized; pass the float model/);
   await assert.rejects(qwasm.quantizeStatic(float, [{ image: new Float32Array(64) }]), /has no input "image"/);
   await assert.rejects(qwasm.quantizeStatic(float, [{ input: new Float32Array(10) }]), /input "input" has 10 values/);
@@ -127,6 +131,29 @@ test('MobileNetV2 (torchvision, float export): every conv, add and pool fused, e
     const theirs = await ort.run({ x: { type: 'float32', data: x.data, dims: x.dims } });
     const ours = await result.model.run({ x });
     assertBitEqual(assert, ours[ort.outputNames[0]].data, theirs[ort.outputNames[0]], 'MobileNetV2 logits');
+  } finally {
+    result.model.dispose();
+  }
+});
+
+test('weights and biases round as PyTorch quantizes them: x * (1 / scale), not x / scale (torch 1.13 fixture)', async () => {
+  // tools/golden/torch_ptq_rounding.py: a Conv2d and a Linear reading the graph input, with weights and biases on
+  // half steps where the two rules disagree, quantized by torch (qnnpack qconfig); the integers its modules hold.
+  const doc = JSON.parse(readFileSync(new URL('tests/fixtures/torch/ptq_rounding.json', root), 'utf8'));
+  const calibration = doc.calibration.map((x) => ({ input: { data: Float32Array.from(x), dims: doc.input.shape } }));
+  const result = await qwasm.quantizeStatic(read(`tests/fixtures/torch/${doc.model}`), calibration, { qconfig: doc.qconfig, batchSize: doc.batch_size });
+  try {
+    const input = result.qparams.get('input');
+    assert.equal(input.scale, Math.fround(doc.input.scale));
+    assert.equal(input.zeroPoint, doc.input.zero_point);
+    for (const [name, layer] of Object.entries(doc.layers)) {
+      assert.ok(layer.weight.onnx_rule_differs >= 10 && layer.bias.onnx_rule_differs >= 3, `${name}: the fixture must separate the rules`);
+      const w = result.model.initializer(`${layer.weight.name}_quantized`);
+      assertBitEqual(assert, Array.from(w.data), layer.weight.q, `${name} weight integers`);
+      assert.equal(result.model.initializer(`${layer.weight.name}_scale`).data[0], Math.fround(layer.weight.scale));
+      const b = result.model.initializer(`${layer.bias.name}_quantized`);
+      assertBitEqual(assert, Array.from(b.data), layer.bias.q, `${name} bias integers`);
+    }
   } finally {
     result.model.dispose();
   }

@@ -11,7 +11,7 @@ failOnLeaks(before, afterEach);
 const FAMILIES = Object.keys(FORMS);
 
 test('every profile names a known form for every family, and the package exports the table', () => {
-  assert.deepEqual(Object.keys(PROFILES), ['pytorch-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite']);
+  assert.deepEqual(Object.keys(PROFILES), ['pytorch-qnnpack', 'pytorch2-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite']);
   for (const [name, profile] of Object.entries(PROFILES)) {
     assert.equal(typeof profile.reference, 'string');
     for (const family of FAMILIES) assert.ok(Object.hasOwn(FORMS[family], profile[family]), `${name}.${family} = ${profile[family]}`);
@@ -27,7 +27,7 @@ test('a form override wins over the profile; unknown names and missing kernels a
   assert.equal(semanticsOf({}, 'f', 'pytorch-qnnpack').form('add', 'fbgemm'), 'fbgemm');
   assert.equal(semanticsOf({}, 'f', 'onnx').form('mul', 'qnnpack'), 'pytorch'); // an earlier name of the form
   assert.equal(semanticsOf({}, 'f', 'onnx').form('leakyRelu', 'float'), 'generic');
-  assert.throws(() => semanticsOf({ semantics: 'pytorch' }, 'add'), /add: unknown semantics 'pytorch'; expected one of 'pytorch-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite'/);
+  assert.throws(() => semanticsOf({ semantics: 'pytorch' }, 'add'), /add: unknown semantics 'pytorch'; expected one of 'pytorch-qnnpack', 'pytorch2-qnnpack', 'pytorch-fbgemm', 'pytorch-x86', 'onnx', 'tflite'/);
   assert.throws(() => semanticsOf({ semantics: 'tflite' }, 'add').form('add'),
     { name: 'UnsupportedError', message: /add: the 'tflite' semantics' add form \(TFLite's fixed-point add .*\) is not implemented/ });
   assert.throws(() => semanticsOf({}, 'mul', 'onnx').form('mul', 'tflite'), { name: 'UnsupportedError', message: /mul: the mul form 'tflite'/ });

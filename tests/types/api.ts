@@ -969,7 +969,7 @@ async function models(): Promise<void> {
   const outScale: number | undefined = firstWeighted?.output?.scale;
   if (firstWeighted) model.weight(firstWeighted.name).dispose();
   void outScale;
-  const ptq = await qwasm.quantizeStatic(new Uint8Array(0), [{ input: new Float32Array(64) }], { qconfig: 'qnnpack', batchSize: 16 });
+  const ptq = await qwasm.quantizeStatic(new Uint8Array(0), [{ input: new Float32Array(64) }], { qconfig: 'qnnpack', batchSize: 16, onProgress: ({ stage, done, total }) => console.log(stage, done, total) });
   const db: number | null = ptq.report[0].sqnrDb;
   const file: Uint8Array = ptq.bytes;
   ptq.model.dispose();

@@ -1,13 +1,16 @@
 """QDQ models in the form onnxruntime's quantize_static writes them, without onnxruntime.
 
-There is no onnxruntime Python package on this machine, so this is a reimplementation (own code) of the
+Written when the project's machines had no onnxruntime Python package: a reimplementation (own code) of the
 output format of `onnxruntime.quantization.quantize_static(..., quant_format=QuantFormat.QDQ)` with MinMax
 calibration, written from onnxruntime's sources (onnxruntime/python/tools/quantization/: qdq_quantizer.py,
 base_quantizer.py, quant_utils.py, calibrate.py, registry.py, operators/*.py; ORT 1.19-1.20 era; see
 docs/quantize-static.md for what is reproduced and what is not). The float model is evaluated with torch
 (onnx 1.12 has no onnx.reference) for the calibration ranges.
 
-    /usr/bin/python3 tools/golden/ort_quantize_static.py    # -> tests/fixtures/ort_static/*.onnx + .json
+    /usr/bin/python3 tools/golden/ort_quantize_static.py    # -> build/ort_static_reimpl/*.onnx + .json
+
+The fixtures tests/fixtures/ort_static now come from the real tool (tools/golden/ort_quantize_real.py, which
+takes the float models, calibration sets and option sets from here and prints how the real files differ).
 
 Library use: quantize_static(model, calibration_feeds, per_channel=False, reduce_range=False,
 extra_options={...}) -> onnx.ModelProto. Supported extra_options: ActivationSymmetric, WeightSymmetric,
@@ -645,7 +648,11 @@ FIXTURES = [
 PROBES = {('cnn', 'per_channel')}
 
 
+REIMPL_OUT = os.path.join(ROOT, 'build', 'ort_static_reimpl')
+
+
 def main():
+    OUT = REIMPL_OUT
     os.makedirs(OUT, exist_ok=True)
     only = set(sys.argv[1:])
     for name, build, calib, tests, variants in FIXTURES:

@@ -31,6 +31,7 @@ warnings.filterwarnings("ignore")  # torch.ao.quantization and quantized tensors
 
 from common import FIXTURES, write_fixture  # noqa: E402
 import torch_ops as T  # noqa: E402  (tensor helpers shared with the 1.13 generator)
+from torch_ops import R  # noqa: E402  (the exporter's reference: python/qwasm_export/reference.py)
 
 import torch.ao.nn.intrinsic.quantized as nniq  # noqa: E402
 import torch.ao.nn.quantized as nnq  # noqa: E402
@@ -172,35 +173,13 @@ def fbgemm_depthwise(p, cin, cout):
 
 
 def depthwise_acc(c):
-    """The depthwise fast path's sums: raw uint8 inputs times raw int8 weights, the taps of each output
-    taken in row-major order in pairs (0, 1), (2, 3), ... (the last alone when odd) and each pair added in
-    saturating int16 (vpmaddubsw), padding reading the input zero point; then the exact corrections
-    - x_zp * (sum_t w - w_zp * taps) - w_zp * sum_t x."""
+    """The depthwise fast path's sums (python/qwasm_export/reference.py depthwise_acc_fbgemm: pairs of taps added in
+    saturating int16, as vpmaddubsw does)."""
     x, w, p = c["inputs"][0], c["weight"], c["params"]
-    xz = x["zero_point"]
-    xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"])
     wq = np.array(w["q"], dtype=np.int64).reshape(w["shape"])
-    cout, _, kh, kw = wq.shape
-    _, wz = w_qparams(w, cout)
-    n, cin, h, wd = xq.shape
-    (sh, sw), (ph, pw) = p["stride"], p["padding"]
-    xp = np.pad(xq, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=xz)
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
-    acc = np.zeros((n, cout, oh, ow), dtype=np.int64)
-    rowsum = np.zeros_like(acc)
-    for co in range(cout):
-        ci = co // (cout // cin)
-        prods = []
-        for i in range(kh):
-            for j in range(kw):
-                patch = xp[:, ci, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-                prods.append(patch * wq[co, 0, i, j])
-                rowsum[:, co] += patch
-        for t in range(0, len(prods), 2):
-            pair_sum = prods[t] + (prods[t + 1] if t + 1 < len(prods) else 0)
-            acc[:, co] += np.clip(pair_sum, -32768, 32767)
-    wsum = wq.reshape(cout, -1).sum(1)
-    return acc - (xz * (wsum - wz * kh * kw)).reshape(1, -1, 1, 1) - rowsum * wz.reshape(1, -1, 1, 1)
+    _, wz = w_qparams(w, wq.shape[0])
+    xq = np.array(x["q"], dtype=np.int64).reshape(x["shape"])
+    return R.depthwise_acc_fbgemm(xq, x["zero_point"], wq, wz, p["stride"], list(p["padding"]) * 2)
 
 
 def conv_ref(c, path="fbgemm"):

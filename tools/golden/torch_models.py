@@ -86,20 +86,20 @@ def check_bias_rounding(rng, n=4000):
 # =========================================================================================================
 # Synthetic models
 
-def per_channel_affine_qconfig():
-    """qint8 weights with per-channel *affine* (non-zero) zero points; QNNPACK accepts them."""
-    return QConfig(activation=get_default_qconfig("qnnpack").activation,
+def per_channel_affine_qconfig(engine):
+    """qint8 weights with per-channel *affine* (non-zero) zero points; QNNPACK and FBGEMM accept them."""
+    return QConfig(activation=get_default_qconfig(engine).activation,
                    weight=PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_affine))
 
 
-def per_channel_symmetric_qconfig():
-    return QConfig(activation=get_default_qconfig("qnnpack").activation,
+def per_channel_symmetric_qconfig(engine):
+    return QConfig(activation=get_default_qconfig(engine).activation,
                    weight=PerChannelMinMaxObserver.with_args(dtype=torch.qint8,
                                                              qscheme=torch.per_channel_symmetric))
 
 
-def per_tensor_affine_qconfig():
-    return QConfig(activation=get_default_qconfig("qnnpack").activation,
+def per_tensor_affine_qconfig(engine):
+    return QConfig(activation=get_default_qconfig(engine).activation,
                    weight=MinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_tensor_affine))
 
 
@@ -138,15 +138,15 @@ class ConvNet(nn.Module):
         x = self.pool2(x)
         return self.dequant(x)
 
-    def prepare_float(self):
+    def prepare_float(self, engine):
         with torch.no_grad():
             self.dw.weight.mul_(0.15)      # keeps the depthwise output below 6: ReLU6's bound saturates at 255
             self.grouped.weight.mul_(6.0)  # ... and the grouped conv's output far above 6
         fuse_modules(self, [["conv1", "bn1", "relu1"]], inplace=True)
-        self.qconfig = get_default_qconfig("qnnpack")
-        self.conv1.qconfig = per_channel_symmetric_qconfig()
-        self.dil.qconfig = per_channel_affine_qconfig()
-        self.grouped.qconfig = per_tensor_affine_qconfig()
+        self.qconfig = get_default_qconfig(engine)
+        self.conv1.qconfig = per_channel_symmetric_qconfig(engine)
+        self.dil.qconfig = per_channel_affine_qconfig(engine)
+        self.grouped.qconfig = per_tensor_affine_qconfig(engine)
 
     input_shape = (1, 3, 11, 11)
 
@@ -198,12 +198,12 @@ class BlockNet(nn.Module):
         h = self.fc1_relu(self.fc1(h))
         return self.dequant(self.fc2(h))
 
-    def prepare_float(self):
+    def prepare_float(self, engine):
         fuse_modules(self, [["conv_a", "relu_a"], ["fc1", "fc1_relu"]], inplace=True)
-        self.qconfig = get_default_qconfig("qnnpack")
-        self.fc1.qconfig = per_channel_symmetric_qconfig()
-        self.fc2.qconfig = per_tensor_affine_qconfig()
-        self.conv_b.qconfig = per_channel_affine_qconfig()
+        self.qconfig = get_default_qconfig(engine)
+        self.fc1.qconfig = per_channel_symmetric_qconfig(engine)
+        self.fc2.qconfig = per_tensor_affine_qconfig(engine)
+        self.conv_b.qconfig = per_channel_affine_qconfig(engine)
 
     input_shape = (1, 4, 7, 7)
 
@@ -240,18 +240,62 @@ class ShapeNet(nn.Module):
         x = self.hsig(self.fc2(x))
         return self.dequant(x.reshape(n, 5))
 
-    def prepare_float(self):
+    def prepare_float(self, engine):
         fuse_modules(self, [["conv", "relu"]], inplace=True)
-        self.qconfig = get_default_qconfig("qnnpack")
-        self.fc1.qconfig = per_channel_affine_qconfig()
+        self.qconfig = get_default_qconfig(engine)
+        self.fc1.qconfig = per_channel_affine_qconfig(engine)
 
     input_shape = (3, 4, 5, 5)
 
 
-MODELS = [("convnet", ConvNet), ("blocknet", BlockNet), ("shapenet", ShapeNet)]
+class ModsNet(nn.Module):
+    """The modules the exporter rewrites into other ONNX operators: nearest upsampling (Gather), ConvTranspose2d (a
+    convolution of the input spread out with its zero point), pixel_unshuffle / PixelShuffle (Reshape, Transpose),
+    a broadcasting add (PyTorch's float kernel), add_scalar and mul_scalar (tables or new qparams), Conv1d (a
+    convolution of height 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = QuantStub()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.convt = nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1)
+        self.add = nnq.FloatFunctional()
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.badd = nnq.FloatFunctional()
+        self.shift = nnq.FloatFunctional()
+        self.halve = nnq.FloatFunctional()
+        self.conv1d = nn.Conv1d(32, 16, 3, stride=2, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+        self.dequant = DeQuantStub()
+
+    def forward(self, x):
+        x = self.relu(self.conv(self.quant(x)))
+        s = self.add.add(self.up(x), self.convt(x))
+        p = self.unshuffle(s)
+        b = self.badd.add(p, self.pool(p))
+        b = self.halve.mul_scalar(self.shift.add_scalar(b, 0.3), 0.5)
+        c = self.conv1d(b.flatten(2))
+        return self.dequant(self.shuffle(c.reshape(c.shape[0], 16, 3, 6)))
+
+    def prepare_float(self, engine):
+        fuse_modules(self, [["conv", "relu"]], inplace=True)
+        self.qconfig = get_default_qconfig(engine)
+        # PyTorch's ConvTranspose takes per-tensor weights only
+        self.convt.qconfig = QConfig(activation=self.qconfig.activation,
+                                     weight=MinMaxObserver.with_args(dtype=torch.qint8,
+                                                                     qscheme=torch.per_tensor_symmetric))
+
+    input_shape = (1, 3, 6, 6)
 
 
-def build_quantized(cls, seed):
+MODELS = [("convnet", ConvNet), ("blocknet", BlockNet), ("shapenet", ShapeNet), ("modsnet", ModsNet)]
+
+
+def build_quantized(cls, seed, engine="qnnpack"):
+    torch.backends.quantized.engine = engine
     torch.manual_seed(seed)
     m = cls().eval()
     with torch.no_grad():  # non-trivial BN statistics
@@ -261,7 +305,7 @@ def build_quantized(cls, seed):
                 mod.running_var.uniform_(0.5, 2.0)
                 mod.weight.uniform_(0.5, 1.5)
                 mod.bias.uniform_(-0.2, 0.2)
-    m.prepare_float()
+    m.prepare_float(engine)
     prepare(m, inplace=True)
     with torch.no_grad():
         for _ in range(16):
@@ -284,13 +328,13 @@ def quant_scale(model):
     return float(model.quant.scale)
 
 
-def write_model(name, cls, seed=0):
-    m = build_quantized(cls, seed)
+def write_model(name, cls, seed=0, engine="qnnpack", outdir=OUTDIR, generator=GENERATOR):
+    m = build_quantized(cls, seed, engine)
     example = torch.zeros(*cls.input_shape)
-    path = os.path.join(OUTDIR, name + ".onnx")
+    path = os.path.join(outdir, name + ".onnx")
     with warnings.catch_warnings():  # ConvNet reproduces torch's channels-last hardtanh bug on purpose
         warnings.filterwarnings("ignore", message=".*reads this channels-last input in memory order")
-        exp = export(m, example, path)
+        exp = export(m, example, path, engine=engine)
     dq_in = {nd.output[0]: nd.input[0] for nd in exp.model.graph.node if nd.op_type == "DequantizeLinear"}
     inputs = test_inputs(cls, quant_scale(m), seed + 1)
     cases = []
@@ -309,9 +353,10 @@ def write_model(name, cls, seed=0):
                       "tensors": {k: rec(v) for k, v in cap.items() if v.is_quantized}})
     covers = sorted({("%s.%s" % (nd.domain, nd.op_type)) if nd.domain else nd.op_type
                      for nd in exp.model.graph.node})
-    hdr = {"generator": GENERATOR, "torch": torch.__version__, "engine": "qnnpack", "model": name + ".onnx",
+    hdr = {"generator": generator, "torch": torch.__version__, "engine": engine,
+           "semantics": exp.model.metadata_props[0].value, "model": name + ".onnx",
            "description": " ".join(cls.__doc__.split()), "covers": covers}
-    size = write_fixture(os.path.join(OUTDIR, name + ".json"), hdr, {"cases": cases})
+    size = write_fixture(os.path.join(outdir, name + ".json"), hdr, {"cases": cases})
     print("%-10s %6d bytes onnx, %7d bytes json, %2d nodes: %s" % (name, os.path.getsize(path), size,
                                                                    len(exp.model.graph.node), ", ".join(covers)))
     return exp
@@ -319,6 +364,19 @@ def write_model(name, cls, seed=0):
 
 # =========================================================================================================
 # torchvision (not committed: too big)
+
+def reestimate_bn(m, shape, runs):
+    """BatchNorm statistics of a randomly initialized model re-estimated on random inputs (realistic ranges)."""
+    with torch.no_grad():
+        m.train()
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.reset_running_stats()
+                mod.momentum = None
+        for _ in range(runs):
+            m(torch.randn(*shape))
+        m.eval()
+
 
 def torchvision_models(outdir):
     import time
@@ -329,15 +387,7 @@ def torchvision_models(outdir):
     for name, fn in builders:
         t0 = time.time()
         m = fn(weights=None, quantize=False).eval()
-        with torch.no_grad():  # re-estimate BN statistics on random inputs
-            m.train()
-            for mod in m.modules():
-                if isinstance(mod, nn.BatchNorm2d):
-                    mod.reset_running_stats()
-                    mod.momentum = None
-            for _ in range(4):
-                m(torch.randn(4, 3, 224, 224))
-            m.eval()
+        reestimate_bn(m, (4, 3, 224, 224), 4)
         m.fuse_model(is_qat=False) if "is_qat" in m.fuse_model.__code__.co_varnames else m.fuse_model()
         m.qconfig = get_default_qconfig("qnnpack")
         prepare(m, inplace=True)

@@ -32,6 +32,8 @@ import torch.nn.functional as F
 sys.dont_write_bytecode = True  # keep tools/golden free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import FIXTURES, write_fixture  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python"))
+from qwasm_export import reference as R  # noqa: E402  (the exporter's numpy reference)
 
 import torch.ao.nn.quantized as nnq  # noqa: E402
 import torch.ao.nn.quantized.functional as qF  # noqa: E402
@@ -465,12 +467,7 @@ def elu_ref(c):
     return quantize_ref(y, o["scale"], o["zero_point"], dt)
 
 
-def out_size(n, k, s, p, d, ceil):
-    eff = d * (k - 1) + 1
-    o = (n + 2 * p - eff + ((s - 1) if ceil else 0)) // s + 1
-    if ceil and (o - 1) * s >= n + p:
-        o -= 1
-    return o
+out_size = R.out_size  # PyTorch's pooling output size (a window must start inside the input or the left padding)
 
 
 def pool_in(c):

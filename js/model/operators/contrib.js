@@ -6,10 +6,10 @@ import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { f32, roundHalfEven } from '../../reference.js';
 import { add, cat, leakyRelu, mul, sigmoid } from '../../ops/elementwise.js';
 import { linear, packLinear } from '../../ops/linear.js';
-import { avgPool2d, avgPool2dChannelsLast, mean } from '../../ops/pooling.js';
+import { adaptiveAvgPool2dChannelsLast, avgPool2d, avgPool2dChannelsLast, mean } from '../../ops/pooling.js';
 import { semanticsOf } from '../../semantics.js';
 import { dimsOf, host, outputQParams, qvalue, scalar, toHost, toQ } from '../values.js';
-import { packedConstantWeights } from './quantized.js';
+import { biasOf, packedConstantWeights } from './quantized.js';
 import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -94,10 +94,11 @@ function averagePool(global) {
       const xq = nhwc ? stored.permute([0, 3, 1, 2]) : stored;
       if (nhwc) stored.dispose();
       try {
-        const out = { scale: scalar(ys, w), zeroPoint: zeroPointOf(yz, w), semantics: ctx.semantics };
+        const out = { scale: scalar(ys, w), zeroPoint: zeroPointOf(yz, w), semantics: ctx.semantics, cpuCapability: ctx.cpuCapability };
         let pooled;
         if (global) {
-          pooled = mean(xq, [2, 3], true, out);
+          // channels_last = 1 under PyTorch's forms: adaptive_avg_pool2d(1) of a channels-last tensor (its own kernel)
+          pooled = nhwc && form !== 'onnx' ? adaptiveAvgPool2dChannelsLast(xq, [1, 1], out) : mean(xq, [2, 3], true, out);
         } else {
           const pads = attrs.pads;
           const options = { ...out, kernelSize: attrs.kernel_shape, stride: attrs.strides, ceilMode: !!attrs.ceil_mode, countIncludePad: !!attrs.count_include_pad };
@@ -153,7 +154,7 @@ export const CONTRIB_OPERATORS = {
     run(ctx, [a, as, az, bv, bs, bz, c, ys, yz], attrs) {
       const w = where(ctx.node);
       const packed = packedConstantWeights(ctx, 3, [bv, bs, bz], (weight) =>
-        packLinear(weight, c ? Int32Array.from(toHost(c).data) : null, { semantics: ctx.semantics }));
+        packLinear(weight, biasOf(ctx, c, w), { semantics: ctx.semantics }));
       const aq = toQ(a, scalar(as, w), scalar(az, w), w);
       try {
         const out = outputQParams(ys, yz, w);

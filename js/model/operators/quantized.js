@@ -3,6 +3,7 @@
 // model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul } from '../../ops/linear.js';
+import { semanticsOf } from '../../semantics.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
   QDTYPE, dimsOf, dtypeOf, floatData, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
@@ -46,6 +47,20 @@ export function packedConstantWeights(ctx, index, [wv, ws, wz], pack, key) {
       weight.dispose();
     }
   }, key);
+}
+
+/**
+ * The bias input B of QLinearConv / QGemm: int32 (ONNX), or float32 in a file whose PyTorch semantics keep the bias
+ * in float, added after the accumulator is scaled (FBGEMM, oneDNN: tools/export_torch.py writes torch's own float
+ * bias there; docs/exporter.md).
+ */
+export function biasOf(ctx, b, w) {
+  if (!b) return null;
+  const h = toHost(b);
+  if (h.dtype === 'int32') return Int32Array.from(h.data);
+  const form = semanticsOf(ctx, w).form('requantization');
+  if (h.dtype === 'float32' && (form === 'fbgemm' || form === 'x86')) return Float32Array.from(h.data);
+  throw new ModelFormatError(`${w}: bias B must be int32${form === 'fbgemm' || form === 'x86' ? ' or float32' : ''}, got ${h.dtype}`);
 }
 
 /** A fused integer Clip (passes/clip.js) narrows a layer's output range. */
@@ -129,7 +144,7 @@ export const QUANTIZED_OPERATORS = {
     run(ctx, [x, xs, xz, wv, ws, wz, ys, yz, b], attrs) {
       const w = where(ctx.node);
       const packed = packedConstantWeights(ctx, 3, [wv, ws, wz], (weight) =>
-        packConv2d(weight, b ? Int32Array.from(toHost(b).data) : null, { ...attrs.conv, semantics: ctx.semantics }));
+        packConv2d(weight, biasOf(ctx, b, w), { ...attrs.conv, semantics: ctx.semantics }));
       const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
       try {
         return [qvalue(conv2d(xq, packed, withOutputRange(outputQParams(ys, yz, w), attrs)))];

@@ -6,9 +6,12 @@
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { QW_DTYPE, QW_F32_BINARY_OP, QW_F32_UNARY_OP, QW_GELU_FORM } from '../../runtime/abi.js';
 import { backend } from '../../runtime/runtime.js';
+import { dynamicLinear, packLinear } from '../../ops/linear.js';
+import { semanticsOf } from '../../semantics.js';
 import { contiguousStrides, copyStrided, rawTensor } from '../../tensor/qtensor.js';
-import { dimsOf, dtypeOf, host, numel, ptrOf, toHost, wasmValue } from '../values.js';
+import { dimsOf, dtypeOf, host, numel, ptrOf, toHost, wasmValue, weightTensor } from '../values.js';
 import { A } from './attributes.js';
+import { transposeHost } from './float.js';
 import { axisOf, batchOffsets, broadcastStrides, int32Lists, produce, ptrOrNull, withWasm } from './kernel-args.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -335,10 +338,38 @@ function dynamicWeights(ctx, w, [bIndex, scaleIndex, zpIndex, biasIndex], inputs
   });
 }
 
+/**
+ * DynamicQuantizeMatMul in a PyTorch profile (files of tools/export_torch.py: torch.ao's dynamic Linear, B = W^T
+ * [K, N] with per-tensor or per-column scales): W packed once with packLinear, run by dynamicLinear (js/ops/linear.js)
+ * in the profile's form ('qnnpack', 'fbgemm'), bit for bit PyTorch's.
+ */
+function pytorchLinearWeights(ctx, w, [, b, scale, zeroPoint, bias]) {
+  return ctx.prepare(() => {
+    for (const i of [1, 2, 3, 4]) {
+      if (ctx.node.inputs[i] && !ctx.isConstant(ctx.node.inputs[i])) throw new UnsupportedError(`${w}: input ${i} (${ctx.node.inputs[i]}) must be a constant`);
+    }
+    const bt = toHost(b);
+    if (bt.dims.length !== 2) throw new UnsupportedError(`${w}: only 2-D constant weights are supported, got [${bt.dims}]`);
+    const biasData = bias === undefined ? null : toHost(bias);
+    if (biasData && biasData.dtype !== 'float32') throw new ModelFormatError(`${w}: bias must be float32, got ${biasData.dtype}`);
+    const weight = weightTensor(host(bt.dtype, [bt.dims[1], bt.dims[0]], transposeHost(bt, [1, 0]).data), scale, zeroPoint, 0, w);
+    try {
+      return packLinear(weight, biasData && Float32Array.from(biasData.data), { semantics: ctx.semantics });
+    } finally {
+      weight.dispose();
+    }
+  });
+}
+
+/** The form of a dynamic product: 'onnx' (onnxruntime's, qwasm's packed kernel) or a PyTorch engine's (dynamicLinear). */
+const dynamicForm = (ctx) => semanticsOf(ctx, where(ctx.node)).form('dynamic');
+
 /** At load: packs a dynamic product's weights when they are all constants (inputs: the constants, others undefined). */
 function packIfConstant(ctx, indices, inputs) {
   const present = indices.filter((i) => i >= 0 && ctx.node.inputs[i]);
-  if (present.every((i) => inputs[i] !== undefined)) dynamicWeights(ctx, where(ctx.node), indices, inputs);
+  if (!present.every((i) => inputs[i] !== undefined)) return;
+  if (ctx.node.opType === 'DynamicQuantizeMatMul' && dynamicForm(ctx) !== 'onnx') pytorchLinearWeights(ctx, where(ctx.node), inputs);
+  else dynamicWeights(ctx, where(ctx.node), indices, inputs);
 }
 
 /** Rows of K of a matmul input [..., K], and the output dims [..., N]. */
@@ -519,11 +550,17 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
    */
   DynamicQuantizeMatMul: {
     inputs: ['A', 'B', 'b_scale', 'b_zero_point?', 'bias?'],
+    uses: ['dynamic'],
     pack: (ctx, inputs) => packIfConstant(ctx, [1, 2, 3, 4], inputs),
     run(ctx, inputs) {
       const w = where(ctx.node);
       const [a] = inputs;
       requireFloat(w, [a], ['A']);
+      if (dynamicForm(ctx) !== 'onnx') {
+        const x = toHost(a);
+        const y = dynamicLinear(x.data, x.dims, pytorchLinearWeights(ctx, w, inputs), { semantics: ctx.semantics });
+        return [host('float32', y.shape, y.data)];
+      }
       const packed = dynamicWeights(ctx, w, [1, 2, 3, 4], inputs);
       const { m, outDims } = rowsOf(w, a, packed);
       return withWasm(ctx, [a], (wa) => [produce('float32', outDims, (y) => backend().withBuffers([backend().size('qw_dynamic_matmul_workspace_size', m, packed.n, packed.k)], (ws) =>

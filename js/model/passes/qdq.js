@@ -5,7 +5,7 @@
 // The fusions are a table of rules (RULES below): which op types a rule looks at, what it must find around the
 // node (match), and the nodes that replace the group (rewrite). docs/quantize-static.md: what quantize_static's
 // files need.
-import { quantizeOnnx } from '../../reference.js';
+import { quantizeOnnx, roundHalfEven } from '../../reference.js';
 import { applyRules, graphView } from './rules.js';
 
 /**
@@ -204,8 +204,58 @@ const RULES = [
   },
 ];
 
-/** Rewrites QDQ groups into integer operators (convertS8ToU8 first). Returns the number of groups fused. */
+/**
+ * ONNX Runtime's WeightBiasQuantization (optimizer/qdq_transformer/weight_bias_quantization.cc), which runs before
+ * its QDQ fusions: a Conv / Gemm reading a DequantizeLinear with a scalar scale and a DequantizeLinear'd weight, whose
+ * output leads to a QuantizeLinear without branching (through a Relu / Clip at most), gets its float constant bias b
+ * replaced by DequantizeLinear(Cast<int32>(Round(b / s)), s) with s = x_scale * w_scale (float32; per output channel
+ * for per-channel weights on their output axis). torch.onnx.export of PT2E models writes such float biases. The
+ * fusion then sees an int32 bias; a group that does not fuse runs its float op on the rounded bias, as ORT does.
+ */
+function quantizeFloatBiases(graph) {
+  const g = graphView(graph);
+  const inits = g.inits;
+  // nodes reading a value (graph outputs do not count, as in ORT's GetConsumerNodes)
+  const readers = (name) => g.consumers(name).filter((c) => c.opType !== '__output__');
+  const leadsToQ = (node) => {
+    for (let cur = node; ;) {
+      const next = readers(cur.outputs[0]);
+      if (cur.outputs.length !== 1 || next.length !== 1) return false;
+      if (next[0].opType === 'QuantizeLinear') return true;
+      if (next[0].opType !== 'Relu' && next[0].opType !== 'Clip') return false;
+      cur = next[0];
+    }
+  };
+  const added = new Map();
+  for (const node of graph.nodes) {
+    if ((node.opType !== 'Conv' && node.opType !== 'Gemm') || (node.domain && node.domain !== 'ai.onnx')) continue;
+    const [dx, dw] = [g.producer(node.inputs[0]), g.producer(node.inputs[1])];
+    const b = node.inputs[2] ? inits.get(node.inputs[2]) : undefined;
+    if (dx?.opType !== 'DequantizeLinear' || dw?.opType !== 'DequantizeLinear' || b?.dtype !== 'float32' || b.dims.length !== 1) continue;
+    const xs = inits.get(dx.inputs[1]);
+    const ws = inits.get(dw.inputs[1]);
+    if (!xs || xs.data.length !== 1 || !ws || !leadsToQ(node)) continue;
+    if (ws.dims.length === 1) { // per channel: on the output axis, one scale per bias element
+      const w = inits.get(dw.inputs[0]);
+      const axis = (dw.attributes.axis ?? 1) < 0 && w ? dw.attributes.axis + w.dims.length : dw.attributes.axis ?? 1;
+      const expected = node.opType === 'Gemm' && (node.attributes.transB ?? 0) === 0 ? 1 : 0;
+      if (ws.data.length !== b.data.length || axis !== expected || (dw.attributes.block_size ?? 0) !== 0) continue;
+    }
+    const scale = Float32Array.from(ws.data, (w) => Math.fround(Number(xs.data[0]) * w));
+    const data = Int32Array.from(b.data, (v, c) => roundHalfEven(Math.fround(v / scale[scale.length === 1 ? 0 : c])));
+    const base = `${node.name}_bias`;
+    inits.set(`${base}_int32`, { dtype: 'int32', dims: b.dims.slice(), data });
+    inits.set(`${base}_scale`, { dtype: 'float32', dims: ws.dims.slice(), data: scale });
+    const dq = { name: `${base}_dq`, opType: 'DequantizeLinear', domain: '', inputs: [`${base}_int32`, `${base}_scale`], outputs: [`${base}_dq`], attributes: ws.dims.length === 1 ? { axis: 0 } : {} };
+    node.inputs[2] = `${base}_dq`;
+    added.set(node, dq);
+  }
+  if (added.size) graph.nodes = graph.nodes.flatMap((n) => (added.has(n) ? [added.get(n), n] : [n]));
+}
+
+/** Rewrites QDQ groups into integer operators (quantizeFloatBiases and convertS8ToU8 first). Returns the number of groups fused. */
 export function fuseQdq(graph) {
+  quantizeFloatBiases(graph);
   convertS8ToU8(graph);
   const fused = applyRules(graph, RULES, view(graph));
   if (fused === 0) return 0;
