@@ -24,6 +24,7 @@ export function dequantize(q: number, scale: number, zeroPoint: number): number;
 /**
  * ATen's ChooseQuantizationParams as PyTorch's dynamic linear picks its input's qparams: the range widened to 0 over
  * [qmin, qmax] (default [0, 255]; [0, 127] with reduce_range), double arithmetic, the scale at least 6.1e-5.
+ * Throws a TypeError for non-numbers or non-integer qmin / qmax; a RangeError for non-finite min / max or qmin >= qmax.
  */
 export function chooseQParamsDynamic(min: number, max: number, qmin?: number, qmax?: number): { scale: number; zeroPoint: number };
 /** PyTorch's per-channel dequantize with a float64 channel scale. */

@@ -7,10 +7,36 @@
 // float32 arithmetic is written with Math.fround after every operation, as C evaluates it with
 // -ffp-contract=off (no FMA). Integers are plain numbers; int32 wrap-around is made explicit with wrapInt32.
 
-export const f32 = Math.fround;
+const fr = Math.fround; // float32 rounding inside this module (f32, below, is the checked public form)
 
 export const INT32_MIN = -2147483648;
 export const INT32_MAX = 2147483647;
+
+// Arguments are checked the way the rest of qwasm checks them (a TypeError naming the function and argument): numbers
+// must be numbers (NaN and the infinities included: the rules say what they give), integers integers.
+function describe(v) {
+  return typeof v === 'bigint' ? `${v}n (a BigInt)` : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'symbol' ? 'a symbol' : String(v);
+}
+
+/** Checks that each of values is a number: names[i] is its argument name. */
+function numbers(fn, names, values) {
+  for (let i = 0; i < values.length; i++) {
+    if (typeof values[i] !== 'number') throw new TypeError(`${fn}: ${names[i]} must be a number, got ${describe(values[i])}`);
+  }
+}
+
+/** Math.fround with its argument checked: a number rounded to float32. */
+export function f32(x) {
+  numbers('f32', ['x'], [x]);
+  return fr(x);
+}
+
+/** Checks that each of values is an integer (a number with no fraction). */
+function integers(fn, names, values) {
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isInteger(values[i])) throw new TypeError(`${fn}: ${names[i]} must be an integer, got ${describe(values[i])}`);
+  }
+}
 
 /** The integer range of each dtype, by PyTorch's and ONNX's names. */
 export const RANGES = Object.freeze({
@@ -20,17 +46,20 @@ export const RANGES = Object.freeze({
 
 /** An integer reduced modulo 2^32 to int32, as C's unsigned arithmetic and wasm's i32 wrap. */
 export function wrapInt32(v) {
+  integers('wrapInt32', ['v'], [v]);
   return Number(BigInt.asIntN(32, BigInt(v)));
 }
 
 /** nearbyint under the default rounding mode: the nearest integer, ties to even. */
 export function roundHalfEven(x) {
+  numbers('roundHalfEven', ['x'], [x]);
   const r = Math.round(x); // ties toward +infinity
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /** C's round(): the nearest integer, ties away from zero. */
 export function roundHalfAway(x) {
+  numbers('roundHalfAway', ['x'], [x]);
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
 
@@ -46,10 +75,13 @@ function clampedFloatToInt32(t) {
  * float32: the reciprocal, the product, and the zero point added after rounding (visible for qint32 beyond 2^24).
  * NaN gives the zero point (PyTorch 1.13 gives qmin through an int64 overflow; qwasm chooses not to).
  */
+const QUANTIZE_ARGS = ['x', 'scale', 'zeroPoint', 'qmin', 'qmax'];
+
 export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
-  const r = roundHalfEven(f32(f32(x) * f32(1 / f32(scale))));
+  numbers('quantizeTorch', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
+  const r = roundHalfEven(fr(fr(x) * fr(1 / fr(scale))));
   if (Number.isNaN(r)) return zeroPoint;
-  const t = clamp(f32(r + f32(zeroPoint)), f32(qmin), f32(qmax));
+  const t = clamp(fr(r + fr(zeroPoint)), fr(qmin), fr(qmax));
   return clampedFloatToInt32(t);
 }
 
@@ -58,15 +90,16 @@ export function quantizeTorch(x, scale, zeroPoint, qmin, qmax) {
  * once there, and where that lands on a float32 midpoint the rounding error says which way the exact sum lies.
  */
 export function fmaf(a, b, c) {
-  const p = f32(a) * f32(b);
-  const cc = f32(c);
+  numbers('fmaf', ['a', 'b', 'c'], [a, b, c]);
+  const p = fr(a) * fr(b);
+  const cc = fr(c);
   const s = p + cc;
-  if (!Number.isFinite(s)) return f32(s);
+  if (!Number.isFinite(s)) return fr(s);
   const t = s - p;
   const err = (p - (s - t)) + (cc - t); // the exact p + cc is s + err (TwoSum)
-  const r = f32(s);
+  const r = fr(s);
   if (err === 0 || r === s) return r;
-  const other = f32(r < s ? nextUp(r) : nextDown(r)); // the float32 on the other side of s
+  const other = fr(r < s ? nextUp(r) : nextDown(r)); // the float32 on the other side of s
   if ((r + other) / 2 !== s) return r; // not a midpoint: s and the exact sum round alike
   return (err > 0) === (other > r) ? other : r;
 }
@@ -88,9 +121,10 @@ function nextDown(x) {
  * q = clamp(nearbyint(fmaf(x, 1 / scale, zp))), one rounding with the zero point added first; NaN and +Inf give qmax.
  */
 export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
-  const t = fmaf(x, f32(1 / f32(scale)), zeroPoint);
+  numbers('quantizeFbgemm', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
+  const t = fmaf(x, fr(1 / fr(scale)), zeroPoint);
   if (Number.isNaN(t)) return qmax;
-  return clampedFloatToInt32(roundHalfEven(clamp(t, f32(qmin), f32(qmax))));
+  return clampedFloatToInt32(roundHalfEven(clamp(t, fr(qmin), fr(qmax))));
 }
 
 /**
@@ -99,9 +133,10 @@ export function quantizeFbgemm(x, scale, zeroPoint, qmin, qmax) {
  * 8-bit types, qmin for qint32.
  */
 export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
-  const t = roundHalfEven(f32(f32(zeroPoint) + f32(f32(x) * f32(1 / f32(scale)))));
+  numbers('quantizeFbgemmScalar', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
+  const t = roundHalfEven(fr(fr(zeroPoint) + fr(fr(x) * fr(1 / fr(scale)))));
   if (Number.isNaN(t)) return qmin === INT32_MIN ? INT32_MIN : 0;
-  return clampedFloatToInt32(clamp(t, f32(qmin), f32(qmax)));
+  return clampedFloatToInt32(clamp(t, fr(qmin), fr(qmax)));
 }
 
 /**
@@ -112,6 +147,10 @@ export function quantizeFbgemmScalar(x, scale, zeroPoint, qmin, qmax) {
  * scale and the zero point.
  */
 export function chooseQParamsDynamic(min, max, qmin = 0, qmax = 255) {
+  numbers('chooseQParamsDynamic', ['min', 'max'], [min, max]);
+  integers('chooseQParamsDynamic', ['qmin', 'qmax'], [qmin, qmax]);
+  if (!(qmin < qmax)) throw new RangeError(`chooseQParamsDynamic: qmin ${qmin} must be below qmax ${qmax}`);
+  if (!Number.isFinite(min) || !Number.isFinite(max)) throw new RangeError(`chooseQParamsDynamic: min and max must be finite, got ${min}, ${max}`);
   const SMALL = 6.1e-5;
   let lo = Math.min(f32(min), 0);
   let hi = Math.max(f32(max), 0);
@@ -136,7 +175,8 @@ export function chooseQParamsDynamic(min, max, qmin = 0, qmax = 255) {
 
 /** ONNX QuantizeLinear (rounding 'onnx'): q = saturate(round_half_even(x / scale) + zp), the addition exact. */
 export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
-  const r = roundHalfEven(f32(f32(x) / f32(scale)));
+  numbers('quantizeOnnx', QUANTIZE_ARGS, [x, scale, zeroPoint, qmin, qmax]);
+  const r = roundHalfEven(fr(fr(x) / fr(scale)));
   if (Number.isNaN(r)) return zeroPoint;
   return clamp(clamp(r, -(2 ** 33), 2 ** 33) + zeroPoint, qmin, qmax);
 }
@@ -146,12 +186,15 @@ export function quantizeOnnx(x, scale, zeroPoint, qmin, qmax) {
  * (inexact beyond 2^24, for qint32) and one float32 product.
  */
 export function dequantize(q, scale, zeroPoint) {
-  return f32(f32(scale) * f32(wrapInt32(q - zeroPoint)));
+  numbers('dequantize', ['scale'], [scale]);
+  integers('dequantize', ['q', 'zeroPoint'], [q, zeroPoint]);
+  return fr(fr(scale) * fr(wrapInt32(q - zeroPoint)));
 }
 
 /** PyTorch's per-channel dequantize, with the channel's float64 scale: (float)((double)((float)q - (float)zp) * scale). */
 export function dequantizePerChannel(q, scale, zeroPoint) {
-  return f32(f32(f32(q) - f32(zeroPoint)) * scale);
+  numbers('dequantizePerChannel', ['q', 'scale', 'zeroPoint'], [q, scale, zeroPoint]);
+  return fr(fr(fr(q) - fr(zeroPoint)) * scale);
 }
 
 // ---- dynamic quantization (ONNX DynamicQuantizeLinear, onnxruntime's DynamicQuantizeMatMul) -------------
@@ -163,9 +206,13 @@ export function dequantizePerChannel(q, scale, zeroPoint) {
  * scale, 0, 255)). The values are then quantized with quantizeOnnx. NaN or infinite values have no range (RangeError).
  */
 export function dynamicQParams(values) {
+  if (!Array.isArray(values) && !(ArrayBuffer.isView(values) && !(values instanceof DataView))) {
+    throw new TypeError(`dynamicQParams: values must be an array or a typed array of numbers, got ${describe(values)}`);
+  }
   let lo = 0;
   let hi = 0;
   for (const v of values) {
+    if (typeof v !== 'number') throw new TypeError(`dynamicQParams: values must be numbers, got ${describe(v)}`);
     if (!Number.isFinite(v)) throw new RangeError(`dynamicQParams: ${v} has no uint8 range`);
     const x = f32(v);
     if (x < lo) lo = x;
@@ -182,6 +229,9 @@ export function dynamicQParams(values) {
  * plus the bias when there is one.
  */
 export function dynamicMatMulOutput(acc, aScale, bScale, bias) {
+  integers('dynamicMatMulOutput', ['acc'], [acc]);
+  numbers('dynamicMatMulOutput', ['aScale', 'bScale'], [aScale, bScale]);
+  if (bias !== undefined) numbers('dynamicMatMulOutput', ['bias'], [bias]);
   const scaled = f32(f32(acc) * f32(f32(aScale) * f32(bScale)));
   return bias === undefined ? scaled : f32(scaled + f32(bias));
 }
@@ -190,6 +240,8 @@ export function dynamicMatMulOutput(acc, aScale, bScale, bias) {
 
 /** TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31) with m0 a Q31 integer in [2^30, 2^31). */
 export function quantizeMultiplier(m) {
+  numbers('quantizeMultiplier', ['m'], [m]);
+  if (m === Infinity) return { m0: INT32_MAX, shift: 30 }; // not representable: saturated, as below
   if (!(m > 0)) return { m0: 0, shift: 0 };
   // frexp: m = q * 2^e with q in [0.5, 1); dividing by a power of two is exact
   let e = Math.floor(Math.log2(m)) + 1;
@@ -205,6 +257,7 @@ export function quantizeMultiplier(m) {
 
 /** gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +infinity, saturated. */
 export function srdhm(a, b) {
+  integers('srdhm', ['a', 'b'], [a, b]);
   if (a === INT32_MIN && b === INT32_MIN) return INT32_MAX;
   const ab = BigInt(a) * BigInt(b);
   const nudge = ab >= 0n ? 1n << 30n : 1n - (1n << 30n);
@@ -213,6 +266,8 @@ export function srdhm(a, b) {
 
 /** gemmlowp's RoundingDivideByPOT: x / 2^e (0 <= e <= 31), rounded half away from zero. */
 export function rdbpot(x, e) {
+  integers('rdbpot', ['x'], [x]);
+  if (!(Number.isInteger(e) && e >= 0 && e <= 31)) throw new RangeError(`rdbpot: e must be an integer in [0, 31], got ${describe(e)}`);
   const mask = Number((1n << BigInt(e)) - 1n) | 0;
   const remainder = x & mask;
   const threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -227,35 +282,38 @@ export function rdbpot(x, e) {
  * int32 bias (onnx), or 0; `perChannel`: the weights have per-channel qparams (FBGEMM scales a per-tensor bias by a
  * reciprocal, a per-channel one by a division).
  */
-export function requantizationParams(form, { inScale, weightScale, outScale, bias = 0, perChannel = false }) {
-  const [sIn, sW, sOut] = [f32(inScale), f32(weightScale), f32(outScale)];
+export function requantizationParams(form, scales) {
+  if (scales === null || typeof scales !== 'object') throw new TypeError(`requantizationParams: scales must be { inScale, weightScale, outScale, bias, perChannel }, got ${describe(scales)}`);
+  const { inScale, weightScale, outScale, bias = 0, perChannel = false } = scales;
+  numbers('requantizationParams', ['inScale', 'weightScale', 'outScale', 'bias'], [inScale, weightScale, outScale, bias]);
+  const [sIn, sW, sOut] = [fr(inScale), fr(weightScale), fr(outScale)];
   switch (form) {
     case 'qnnpack':
     case 'fixedpoint': {
       // PyTorch's qnnpack: requant_scale = w_scale * in_scale * (1 / out_scale) in float32; the float bias
       // quantized to int32 by torch's rule at scale (float)(w_scale * in_scale), that product in float64.
-      const biasInt = bias === 0 ? 0 : quantizeTorch(bias, f32(weightScale * inScale), 0, INT32_MIN, INT32_MAX);
-      const params = { multiplier: f32(f32(sW * sIn) * f32(1 / sOut)), biasInt, biasFloat: 0, m0: 0, shift: 0 };
+      const biasInt = bias === 0 ? 0 : quantizeTorch(bias, fr(weightScale * inScale), 0, INT32_MIN, INT32_MAX);
+      const params = { multiplier: fr(fr(sW * sIn) * fr(1 / sOut)), biasInt, biasFloat: 0, m0: 0, shift: 0 };
       if (form === 'fixedpoint') Object.assign(params, quantizeMultiplier((inScale * weightScale) / outScale));
       return params;
     }
     case 'fbgemm': {
       // FBGEMM: act_times_w_scale = in_scale * w_scale; the float bias enters as bias / act_times_w_scale per channel,
       // times the float64 reciprocal (rounded to float32) per tensor; a scaled value beyond int32 gives qmin.
-      const act = f32(sIn * sW);
-      const biasFloat = bias === 0 ? 0 : perChannel ? f32(f32(bias) / act) : f32(f32(bias) * f32(1 / act));
-      return { multiplier: f32(act / sOut), biasInt: 0, biasFloat, m0: 0, shift: 0, overflowToMin: true };
+      const act = fr(sIn * sW);
+      const biasFloat = bias === 0 ? 0 : perChannel ? fr(fr(bias) / act) : fr(fr(bias) * fr(1 / act));
+      return { multiplier: fr(act / sOut), biasInt: 0, biasFloat, m0: 0, shift: 0, overflowToMin: true };
     }
     case 'onednn':
       // oneDNN as PyTorch 2.x's x86 engine drives it: the scales pass through 1 / scale in float64 and float32.
       return {
-        multiplier: sW, biasInt: 0, biasFloat: f32(bias), m0: 0, shift: 0,
-        srcScale: f32(1 / f32(1 / inScale)), dstInvScale: f32(1 / f32(1 / f32(1 / outScale))),
+        multiplier: sW, biasInt: 0, biasFloat: fr(bias), m0: 0, shift: 0,
+        srcScale: fr(1 / fr(1 / inScale)), dstInvScale: fr(1 / fr(1 / fr(1 / outScale))),
       };
     case 'onnx':
-      return { multiplier: f32(f32(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
+      return { multiplier: fr(fr(sIn * sW) / sOut), biasInt: bias, biasFloat: 0, m0: 0, shift: 0 };
     default:
-      throw new TypeError(`requantizationParams: unknown form ${JSON.stringify(form)}`);
+      throw new TypeError(`requantizationParams: unknown form ${describe(form)}`);
   }
 }
 
@@ -268,13 +326,16 @@ export function requantizationParams(form, { inScale, weightScale, outScale, bia
  *               shifted = scaled + zp, result = clamp(shifted, qmin, qmax): two integer roundings, no float.
  */
 export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
+  if (!['qnnpack', 'fbgemm', 'onednn', 'onnx', 'fixedpoint'].includes(form)) throw new TypeError(`requantizeSteps: unknown form ${describe(form)}`);
+  if (params === null || typeof params !== 'object') throw new TypeError(`requantizeSteps: params must come from requantizationParams(), got ${describe(params)}`);
+  integers('requantizeSteps', ['acc', 'zeroPoint', 'qmin', 'qmax'], [acc, zeroPoint, qmin, qmax]);
   const x = wrapInt32(acc + params.biasInt);
   if (form === 'onednn') {
     // v = ((float)x * S) * w_scale + bias; then v * (1 / out_scale) + zp, rounded once (NaN: qmin)
-    const v = f32(f32(f32(f32(x) * params.srcScale) * params.multiplier) + params.biasFloat);
-    const t = f32(f32(v * params.dstInvScale) + f32(zeroPoint));
+    const v = fr(fr(fr(fr(x) * params.srcScale) * params.multiplier) + params.biasFloat);
+    const t = fr(fr(v * params.dstInvScale) + fr(zeroPoint));
     if (Number.isNaN(t)) return { x, scaled: v, rounded: NaN, shifted: t, result: qmin };
-    const result = roundHalfEven(clamp(t, f32(qmin), f32(qmax)));
+    const result = roundHalfEven(clamp(t, fr(qmin), fr(qmax)));
     return { x, scaled: v, rounded: result, shifted: t, result };
   }
   if (form === 'fixedpoint') {
@@ -285,12 +346,12 @@ export function requantizeSteps(form, acc, params, zeroPoint, qmin, qmax) {
     const shifted = scaled + zeroPoint;
     return { x, left, right, high, scaled, rounded: scaled, shifted, result: clamp(shifted, qmin, qmax) };
   }
-  const scaled = f32(f32(f32(x) + params.biasFloat) * params.multiplier);
+  const scaled = fr(fr(fr(x) + params.biasFloat) * params.multiplier);
   if (params.overflowToMin && !(Math.abs(scaled) < 2147483648)) return { x, scaled, rounded: NaN, shifted: NaN, result: qmin };
   const rounded = roundHalfEven(scaled);
   if (Number.isNaN(rounded)) return { x, scaled, rounded, shifted: NaN, result: clamp(zeroPoint, qmin, qmax) };
-  const shifted = f32(rounded + f32(zeroPoint));
-  return { x, scaled, rounded, shifted, result: clampedFloatToInt32(clamp(shifted, f32(qmin), f32(qmax))) };
+  const shifted = fr(rounded + fr(zeroPoint));
+  return { x, scaled, rounded, shifted, result: clampedFloatToInt32(clamp(shifted, fr(qmin), fr(qmax))) };
 }
 
 /** One output of a requantization form: requantizeSteps(...).result. */
@@ -310,6 +371,9 @@ export class Sqnr {
   count = 0;
 
   add(reference, approx) {
+    for (const [name, v] of [['reference', reference], ['approx', approx]]) {
+      if (!Array.isArray(v) && !ArrayBuffer.isView(v)) throw new TypeError(`Sqnr.add: ${name} must be an array or a typed array of numbers, got ${describe(v)}`);
+    }
     if (reference.length !== approx.length) throw new RangeError(`Sqnr.add: ${reference.length} reference values but ${approx.length} approximations`);
     for (let i = 0; i < reference.length; i++) {
       const r = Number(reference[i]);

@@ -7,7 +7,7 @@
 #include "qtypes.h"
 
 void* qw_alloc(size_t size) {
-  if (size == 0) {
+  if (size == 0 || size > QW_MAX_BYTES) {
     return NULL;
   }
   void* ptr = NULL;
@@ -24,7 +24,8 @@ const char* qw_isa(void) {
 
 qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
                       int32_t zero_point) {
-  if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR ||
+      !qw_count_fits(n, sizeof(float)) || !qw_aligned(y, qw_dtype_size(dtype))) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_qparams_valid(dtype, scale, zero_point)) {
@@ -40,8 +41,10 @@ qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_roun
 
 qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y, qw_dtype dtype,
                                   qw_rounding rounding, const float* scales, const int32_t* zero_points) {
+  size_t n;
   if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || !qw_dtype_valid(dtype) ||
-      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
+      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR || !qw_size3(outer, channels, inner, &n) || !qw_count_fits(n, sizeof(float)) ||
+      !qw_aligned(y, qw_dtype_size(dtype))) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {
@@ -65,7 +68,8 @@ qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, c
 }
 
 qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float scale, int32_t zero_point) {
-  if ((n != 0 && (q == NULL || y == NULL)) || !qw_dtype_valid(dtype)) {
+  if ((n != 0 && (q == NULL || y == NULL)) || !qw_dtype_valid(dtype) || !qw_count_fits(n, sizeof(float)) ||
+      !qw_aligned(q, qw_dtype_size(dtype))) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_qparams_valid(dtype, scale, zero_point)) {
@@ -80,7 +84,9 @@ qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float
 
 qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner, const void* q, float* y,
                                     qw_dtype dtype, const double* scales, const int32_t* zero_points) {
-  if (q == NULL || y == NULL || scales == NULL || zero_points == NULL || !qw_dtype_valid(dtype)) {
+  size_t n;
+  if (q == NULL || y == NULL || scales == NULL || zero_points == NULL || !qw_dtype_valid(dtype) ||
+      !qw_size3(outer, channels, inner, &n) || !qw_count_fits(n, sizeof(float)) || !qw_aligned(q, qw_dtype_size(dtype))) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {
@@ -103,7 +109,9 @@ qw_status qw_dequantize_per_channel(size_t outer, size_t channels, size_t inner,
 qw_status qw_requantize(size_t n, const void* x, qw_dtype x_dtype, float x_scale, int32_t x_zero_point, void* y,
                         qw_dtype y_dtype, float y_scale, int32_t y_zero_point, qw_rounding rounding) {
   if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(x_dtype) || !qw_dtype_valid(y_dtype) ||
-      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR) {
+      (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR ||
+      !qw_count_fits(n, qw_dtype_size(x_dtype) > qw_dtype_size(y_dtype) ? qw_dtype_size(x_dtype) : qw_dtype_size(y_dtype)) ||
+      !qw_aligned(x, qw_dtype_size(x_dtype)) || !qw_aligned(y, qw_dtype_size(y_dtype))) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_qparams_valid(x_dtype, x_scale, x_zero_point) || !qw_qparams_valid(y_dtype, y_scale, y_zero_point)) {

@@ -98,7 +98,7 @@ qw_status qw_choose_qparams(float min_val, float max_val, qw_dtype dtype, qw_qsc
 qw_status qw_choose_qparams_per_channel(size_t channels, const float* min_vals, const float* max_vals, qw_dtype dtype,
                                         qw_qscheme qscheme, int32_t qmin, int32_t qmax, int has_custom_range,
                                         float eps, float* scales, int32_t* zero_points) {
-  if (min_vals == NULL || max_vals == NULL || scales == NULL || zero_points == NULL) {
+  if (min_vals == NULL || max_vals == NULL || scales == NULL || zero_points == NULL || !qw_count_fits(channels, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {

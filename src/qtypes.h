@@ -56,6 +56,41 @@ static inline int qw_qparams_valid(qw_dtype dtype, float scale, int32_t zero_poi
   return qw_scale_valid(scale) && qw_zero_point_valid(dtype, zero_point);
 }
 
+/* ---- sizes (qwasm.h: every buffer and element count is at most QW_MAX_BYTES) ---- */
+
+/* *out = a * b * c computed in 64 bits; 1 when it is at most QW_MAX_BYTES, else 0 (and *out untouched). */
+static inline int qw_size3(uint64_t a, uint64_t b, uint64_t c, size_t* out) {
+  uint64_t p;
+  if (__builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, c, &p) || p > QW_MAX_BYTES) {
+    return 0;
+  }
+  *out = (size_t)p;
+  return 1;
+}
+
+/* 1 when a * b * c * d (64-bit) is at most QW_MAX_BYTES. */
+static inline int qw_size_fits4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t p;
+  return !__builtin_mul_overflow(a, b, &p) && !__builtin_mul_overflow(p, c, &p) && !__builtin_mul_overflow(p, d, &p) &&
+         p <= QW_MAX_BYTES;
+}
+
+/* What a *_size function returns for a total computed in 64 bits: the total, or 0 when it passes QW_MAX_BYTES. */
+static inline size_t qw_size_or_zero(uint64_t total) {
+  return total <= QW_MAX_BYTES ? (size_t)total : 0;
+}
+
+/* n elements of a dtype fit in one buffer. */
+static inline int qw_count_fits(size_t n, size_t elem_size) {
+  size_t bytes;
+  return qw_size3(n, elem_size, 1, &bytes);
+}
+
+/* p is aligned for elements of elem_size bytes (int32 data is read and written as int32_t). */
+static inline int qw_aligned(const void* p, size_t elem_size) {
+  return ((uintptr_t)p & (elem_size - 1)) == 0;
+}
+
 /* Element i of 8-bit data as its dtype's integer. */
 static inline int32_t qw_load_q8(const void* data, size_t i, qw_dtype dtype) {
   return dtype == QW_QINT8 ? (int32_t)((const int8_t*)data)[i] : (int32_t)((const uint8_t*)data)[i];

@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-torch / -torchvision / -onnx: tools/golden/torch_models.py exports the torchvision models npm test runs.
-APT_PACKAGES=(emscripten cmake make gcc libc6-dev libsimde-dev binaryen nodejs chromium python3-torch python3-torchvision python3-onnx python3-numpy)
+# clang-14 + libclang-rt-14-dev: the libFuzzer harness of the C API (tools/fuzz/c/run.sh, -fsanitize=fuzzer).
+APT_PACKAGES=(emscripten cmake make gcc libc6-dev libsimde-dev binaryen nodejs chromium python3-torch python3-torchvision python3-onnx python3-numpy
+  clang-14 libclang-rt-14-dev)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -2,7 +2,8 @@
 # npm test: installs what is missing, builds, and runs every suite:
 #   native C tests under AddressSanitizer + UBSan (scalar kernels, and the SIMD kernels through SIMDe),
 #   the same C tests compiled to wasm and run under Node in both builds (the real SIMD128 kernels),
-#   the node:test suites against BOTH wasm builds (SIMD128 and scalar), and the TypeScript API check.
+#   the node:test suites against BOTH wasm builds (SIMD128 and scalar), a short libFuzzer run over the C API, and
+#   the TypeScript API check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,9 @@ echo "== native C tests (ASan + UBSan)"
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Debug > "$log/cmake.txt" || { cat "$log/cmake.txt"; exit 1; }
 cmake --build build/native -j"$(nproc)"
 ctest --test-dir build/native --output-on-failure | tee "$log/ctest.txt"
+
+echo "== a short libFuzzer run over the C entry points (ASan + UBSan; longer: bash tools/fuzz/c/run.sh 600)"
+bash tools/fuzz/c/run.sh "${QWASM_C_FUZZ_SECONDS:-15}"
 
 echo "== the same C tests as wasm under Node (SIMD128 and scalar builds)"
 NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build/wasm --target wasm-tests -j"$(nproc)" > "$log/wasm-tests-build.txt" ||

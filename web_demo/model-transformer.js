@@ -4,6 +4,7 @@
 // one output element of such a product recomputed in integers (model-transformer-analysis.js) and compared with
 // the kernel's. The model view (model-view.js) shows this panel instead of the image panels for such a model.
 import { h } from './dom.js';
+import { extent } from './model-analysis.js';
 import { activationQParams, dynamicLayers, explainDynamic, tokenFeeds, vocabularySize } from './model-transformer-analysis.js';
 
 const fmt = (v) => (v === null || v === undefined ? '–' : Number(v).toPrecision(6));
@@ -57,7 +58,7 @@ export function createTransformerPanel() {
       }
       const { profile } = await model.run(feeds, { profile: true });
       const out = await model.run(feeds, { intermediates: true });
-      result = { out, profile, latency: Math.min(...times) };
+      result = { out, profile, latency: extent(times)[0] };
       error.hidden = true;
       renderSummary();
       renderTable();
@@ -89,7 +90,8 @@ export function createTransformerPanel() {
       h('tbody', {}, ...layers.map((info, i) => {
         const q = activationQParams(model, info, result.out.intermediates);
         const w = info.weight;
-        const scales = w.scales.length > 1 ? `${fmt(Math.min(...w.scales))} … ${fmt(Math.max(...w.scales))} (${w.scales.length})` : fmt(w.scales[0]);
+        const [lo, hi] = extent(w.scales);
+        const scales = w.scales.length > 1 ? `${fmt(lo)} … ${fmt(hi)} (${w.scales.length})` : fmt(w.scales[0]);
         const button = h('button', { type: 'button', class: 'tf-explain', text: 'explain', onclick: () => { explained = { layer: i, row: 0, col: 0 }; renderExplainer(); } });
         return h('tr', { 'data-layer': info.layer.name },
           h('td', { text: String(info.index) }), h('td', {}, h('code', { text: info.layer.name })), h('td', { text: info.layer.opType }),

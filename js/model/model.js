@@ -4,19 +4,21 @@
 // planned on the first run with given input shapes (js/model/memory-plan.js). Everything that depends only
 // on the input shapes (Shape / Gather / Concat chains, position ids, constant masks) is computed on that first
 // run and kept for those shapes (js/model/shape-plans.js), so later runs do no shape arithmetic.
-import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { ModelFormatError, NotImplementedError, UnsupportedError } from '../errors.js';
 import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
+import { forget, releaseWhenCollected } from '../runtime/owned.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
 import { newStorage } from '../tensor/qtensor.js';
 import { MemoryPlan } from './memory-plan.js';
-import { decodeOnnx } from './onnx.js';
+import { checkGraphNames, decodeOnnx, isDecodedGraph } from './onnx.js';
 import { optimize } from './passes/passes.js';
-import { prepareNode } from './operators/registry.js';
+import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
+import { MAX_RANK } from '../tensor/check.js';
 import { ShapePlans, staticNodes } from './shape-plans.js';
-import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, releaseValue, toHost, viewValue, wasmValue } from './values.js';
+import { BYTES, ONNX_OF, dimsOf, dtypeOf, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -33,6 +35,7 @@ export async function loadModel(source, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`loadModel: options must be an object, got ${String(options)}`);
   const bytes = await readSource(source);
   const graph = await decodeOnnx(bytes);
+  checkNodesBeforePasses(graph); // the passes read attributes and inputs: they see only well-formed ones
   optimize(graph);
   return new Model(graph, options);
 }
@@ -53,9 +56,13 @@ export class Model {
   #persistent = new Set(); // host data that outlives runs (initializers, shape-plan values): uploaded once
   #uploads = new Map(); // such data -> its storage in wasm memory
   #graphInputs;
+  #memoryOwner; // ModelMemory: what dispose() (or the finalizer) gives back
   #disposed = false;
 
-  constructor(graph, options) {
+  /** @internal Use loadModel(). */
+  constructor(graph, options = {}) {
+    if (!isDecodedGraph(graph)) throw new TypeError('Model: use loadModel() to load a model');
+    if (options === null || typeof options !== 'object') throw new TypeError(`Model: options must be an object, got ${String(options)}`);
     this.#graph = graph;
     const name = options.semantics ?? graph.metadata.get('qwasm.semantics') ?? 'onnx';
     let semantics;
@@ -73,7 +80,8 @@ export class Model {
     }
     // Every node must have an operator whose semantics forms exist, valid attributes, every input a producer:
     // checked now, not in the middle of a run.
-    this.#steps = graph.nodes.map((node) => prepareNode(node, graph.opsets, semantics));
+    checkGraphNames(graph, 'after the graph passes');
+    this.#steps = graph.nodes.map((node) => prepareNode(node, graph, semantics));
     const available = new Set([...graph.initializers.keys(), ...graph.inputs.map((i) => i.name), '']);
     for (const node of graph.nodes) {
       for (const input of node.inputs) {
@@ -94,8 +102,11 @@ export class Model {
     this.#static = staticNodes(graph, this.#steps.map((s) => s.operator));
     for (const init of graph.initializers.values()) this.#persistent.add(init.data);
     this.#memory = new MemoryPlan(backend());
-    this.#plans = new ShapePlans((plan) => this.#forgetPlan(plan));
+    const [persistent, uploads] = [this.#persistent, this.#uploads]; // not `this`: the finalizer's memory must not hold the Model
+    this.#plans = new ShapePlans((plan) => forgetPlan(plan, persistent, uploads));
     const prepared = this.#prepared;
+    this.#memoryOwner = new ModelMemory(prepared, this.#plans, this.#uploads, this.#memory);
+    releaseWhenCollected(this, this.#memoryOwner); // a safety net: dispose() what you load
     this.#ctx = {
       semantics: name,
       cpuCapability: capability,
@@ -192,6 +203,7 @@ export class Model {
    * it has several scales). The caller owns it (dispose()). Throws when the layer has no constant weight.
    */
   weight(layerName) {
+    if (typeof layerName !== 'string') throw new TypeError(`Model.weight: layerName must be a string, got ${typeof layerName}`);
     const i = this.#order.findIndex((n) => n.name === layerName);
     if (i < 0) throw new RangeError(`Model.weight: no layer named "${layerName}"`);
     const w = this.#described[i].weight;
@@ -213,35 +225,52 @@ export class Model {
     return { dtype: init.dtype, dims: init.dims.slice(), data: init.data.slice() };
   }
 
-  #input(spec, value) {
+  /**
+   * A feed checked against its input: { q } (a QTensor, cloned when the run starts) or { dims, data }. Everything
+   * is checked here, before the run allocates anything.
+   */
+  #feed(spec, value) {
     const where = `Model.run: input "${spec.name}"`;
+    const fixedDims = spec.dims.length > 0; // a file without a shape declares no dimensions at all
+    const checkShape = (dims) => {
+      if (fixedDims && dims.length !== spec.dims.length) {
+        throw new RangeError(`${where} has ${dims.length} dimensions [${dims}], the model expects ${spec.dims.length} [${spec.dims}]`);
+      }
+      spec.dims.forEach((d, i) => {
+        if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
+      });
+    };
     if (value instanceof QTensor) {
-      if (ONNX_OF_QDTYPE[value.dtype] !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype} (${INPUT_ARRAYS[spec.dtype]}), got a ${value.dtype} QTensor`);
-      return { kind: 'q', q: value.clone() };
+      if (value.disposed) throw new TypeError(`${where} is a disposed QTensor`);
+      if (ONNX_OF[value.dtype] !== spec.dtype) throw new TypeError(`${where} must be ${spec.dtype}, got a ${value.dtype} QTensor`);
+      checkShape(value.shape);
+      return { q: value, dims: value.shape.slice() };
     }
-    const data = value?.data ?? value;
-    const Expected = ARRAY[spec.dtype];
-    if (!(data instanceof Expected)) {
-      const got = ArrayBuffer.isView(data) ? data.constructor.name : value === null ? 'null' : value?.constructor?.name ?? typeof value;
-      throw new TypeError(`${where} must be ${spec.dtype}: a ${INPUT_ARRAYS[spec.dtype]} or { data, dims }${QDTYPE_INPUTS.has(spec.dtype) ? ' or a QTensor' : ''}, got ${got}`);
+    const data = ArrayBuffer.isView(value) ? value : value?.data;
+    const Expected = INPUT_ARRAYS[spec.dtype];
+    if (!Expected || !(data instanceof Expected)) {
+      const shown = value !== null && typeof value === 'object' && 'data' in value ? data : value; // { data } reports its data
+      const got = shown === null ? 'null' : shown?.constructor?.name ?? typeof shown;
+      throw new TypeError(`${where} must be ${spec.dtype}: a ${INPUT_ARRAY_NAMES[spec.dtype] ?? Expected?.name ?? 'typed array'} or { data, dims }${ONNX_OF.quint8 === spec.dtype || ONNX_OF.qint8 === spec.dtype ? ' or a QTensor' : ''}, got ${got}`);
     }
-    const dtype = spec.dtype;
-    const dims = value?.dims ?? spec.dims.map((d) => {
-      if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
-      return d;
-    });
-    if (!Array.isArray(dims) || dims.some((d) => !Number.isSafeInteger(d) || d < 0)) {
-      throw new RangeError(`${where}: dims must be an array of non-negative integers, got ${JSON.stringify(dims)}`);
-    }
-    if (spec.dims.length > 0 && dims.length !== spec.dims.length) {
-      throw new RangeError(`${where} has ${dims.length} dimensions [${dims}], the model expects ${spec.dims.length} [${spec.dims}]`);
+    let dims = ArrayBuffer.isView(value) ? undefined : value.dims;
+    if (dims === undefined) {
+      dims = spec.dims.map((d) => {
+        if (typeof d !== 'number') throw new TypeError(`${where}: dimension "${d}" is symbolic; pass { data, dims }`);
+        return d;
+      });
+    } else {
+      if (!Array.isArray(dims)) throw new TypeError(`${where}: dims must be an array of non-negative integers, got ${typeof dims === 'string' ? JSON.stringify(dims) : typeof dims}`);
+      if (dims.length > MAX_RANK) throw new RangeError(`${where}: dims has ${dims.length} dimensions; at most ${MAX_RANK} are supported`);
+      dims.forEach((d, i) => {
+        if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`${where}: dims[${i}] must be a non-negative integer, got ${typeof d === 'bigint' ? `${d}n` : String(d)}`);
+      });
+      dims = dims.slice();
     }
     const expected = dims.reduce((a, b) => a * b, 1);
     if (data.length !== expected) throw new RangeError(`${where} has ${data.length} values, its shape [${dims}] needs ${expected}`);
-    spec.dims.forEach((d, i) => {
-      if (typeof d === 'number' && d !== dims[i]) throw new RangeError(`${where}: dimension ${i} is ${dims[i]}, the model expects ${d}`);
-    });
-    return host(dtype, dims.slice(), data);
+    checkShape(dims);
+    return { dims, data };
   }
 
   /** A value in wasm memory (a reference the caller releases): wasm data shared, host data copied in. */
@@ -274,19 +303,6 @@ export class Model {
     return value;
   }
 
-  /** A shape plan was dropped: its memos and the wasm copies of its values go. */
-  #forgetPlan(plan) {
-    for (const m of plan.memos) m?.value?.dispose?.();
-    for (const outs of plan.statics) {
-      for (const v of outs ?? []) {
-        if (!v) continue;
-        this.#persistent.delete(v.data);
-        this.#uploads.get(v.data)?.release();
-        this.#uploads.delete(v.data);
-      }
-    }
-  }
-
   /**
    * The activation arena: { arenaBytes, slots, plannedBytes } (plannedBytes: the sum of the sizes the
    * arena overlaps; zeros until a run has planned it). Planned on the first run for given input shapes.
@@ -300,19 +316,26 @@ export class Model {
    * { outputName: { dtype, dims, data } } (and, with { intermediates: true }, every node output too;
    * with { profile: true }, `profile`: each node's wall time in ms, for finding the slow layers).
    */
-  async run(feeds, { intermediates = false, profile = false } = {}) {
-    if (this.#disposed) throw new Error('Model.run: the model was disposed');
-    if (feeds === null || typeof feeds !== 'object') throw new TypeError('Model.run: feeds must be { inputName: data }');
+  async run(feeds, options = {}) {
+    if (this.#disposed) throw new TypeError('Model.run: the model was disposed');
+    if (feeds === null || typeof feeds !== 'object' || ArrayBuffer.isView(feeds) || feeds instanceof QTensor) {
+      throw new TypeError(`Model.run: feeds must be { inputName: data }, got ${feeds === null ? 'null' : feeds?.constructor?.name ?? typeof feeds}`);
+    }
+    if (options === null || typeof options !== 'object') throw new TypeError(`Model.run: options must be { intermediates, profile }, got ${String(options)}`);
+    const { intermediates = false, profile = false } = options;
+    for (const [name, v] of [['intermediates', intermediates], ['profile', profile]]) {
+      if (typeof v !== 'boolean') throw new TypeError(`Model.run: options.${name} must be a boolean, got ${String(v)}`);
+    }
     for (const name of Object.keys(feeds)) {
       if (!this.inputs.some((i) => i.name === name)) throw new RangeError(`Model.run: the model has no input "${name}"; its inputs are ${this.inputs.map((i) => `"${i.name}"`).join(', ')}`);
     }
-    const shapes = this.inputs.map((spec) => {
-      const v = feeds[spec.name];
-      return v instanceof QTensor ? v.shape : v?.dims ?? spec.dims;
-    });
-    const key = JSON.stringify(shapes);
+    const checked = new Map(this.inputs.map((spec) => {
+      if (!Object.hasOwn(feeds, spec.name)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
+      return [spec.name, this.#feed(spec, feeds[spec.name])];
+    }));
+    const key = JSON.stringify([...checked.values()].map((f) => f.dims));
     this.#plan = this.#plans.get(key, this.#order.length);
-    const result = this.#memory.run(key, () => this.#runGraph(feeds, intermediates, profile));
+    const result = this.#memory.run(key, () => this.#runGraph(checked, intermediates, profile));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
   }
@@ -327,10 +350,7 @@ export class Model {
     const timings = [];
     const plan = this.#plan;
     try {
-      for (const spec of this.inputs) {
-        if (!(spec.name in feeds)) throw new RangeError(`Model.run: input "${spec.name}" is missing`);
-        values.set(spec.name, this.#input(spec, feeds[spec.name]));
-      }
+      for (const [name, f] of feeds) values.set(name, f.q ? qvalue(f.q.clone()) : host(this.inputs.find((s) => s.name === name).dtype, f.dims, f.data));
       const lookup = (name, node) => {
         if (name === '') return undefined;
         if (values.has(name)) return values.get(name);
@@ -345,23 +365,38 @@ export class Model {
         const t0 = profile ? performance.now() : 0;
         const { operator, attrs } = this.#steps[i];
         let outs;
-        if (this.#static[i]) {
-          // Depends on the input shapes alone: computed on the first run with these shapes, then reused.
-          outs = plan.statics[i];
-          if (!outs) {
-            outs = backend().outsidePlan(() => operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs).map(keepOnHost));
-            for (const v of outs) if (v) this.#persistent.add(v.data);
-            plan.statics[i] = outs;
+        try {
+          if (this.#static[i]) {
+            // Depends on the input shapes alone: computed on the first run with these shapes, then reused.
+            outs = plan.statics[i];
+            if (!outs) {
+              const inputs = node.inputs.map((n) => lookup(n, node));
+              checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+              outs = backend().outsidePlan(() => operator.run(this.#ctx, inputs, attrs).map(keepOnHost));
+              for (const v of outs) if (v) this.#persistent.add(v.data);
+              plan.statics[i] = outs;
+            }
+          } else {
+            const inputs = node.inputs.map((n) => lookup(n, node));
+            checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+            outs = operator.run(this.#ctx, inputs, attrs);
           }
-        } else {
-          outs = operator.run(this.#ctx, node.inputs.map((n) => lookup(n, node)), attrs);
+        } catch (error) {
+          throw atNode(error, node);
         }
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0, ...(this.#static[i] ? { static: true } : {}) });
+        outs.forEach((v, k) => {
+          const name = node.outputs[k];
+          if (v !== undefined && (name === undefined || name === '')) releaseValue(v); // an output nobody named
+        });
         node.outputs.forEach((name, k) => {
-          if (name !== '' && outs[k] !== undefined) {
-            values.set(name, outs[k]);
-            if (intermediates) captured[name] = snapshot(outs[k]);
+          if (name === '') return;
+          if (outs[k] === undefined) {
+            if (this.#lastUse.has(name)) throw new ModelFormatError(`${nodeLabel(node)}: gives no value for its output ${k} ("${name}"), which is read`);
+            return;
           }
+          values.set(name, outs[k]);
+          if (intermediates) captured[name] = snapshot(outs[k]);
         });
         for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
         for (const name of new Set(node.inputs)) {
@@ -370,7 +405,7 @@ export class Model {
         for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
       }
       const result = {};
-      for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name));
+      for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name) ?? lookup(o.name, { name: 'graph output' }));
       if (intermediates) result.intermediates = captured;
       if (profile) result.profile = timings;
       return result;
@@ -383,21 +418,35 @@ export class Model {
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const p of this.#prepared.values()) p.packed.dispose();
-    this.#prepared.clear();
-    this.#plans.clear();
-    for (const storage of this.#uploads.values()) storage.release();
-    this.#uploads.clear();
-    this.#memory.dispose();
+    forget(this);
+    this.#memoryOwner.release();
+  }
+}
+
+/** What a Model holds in wasm memory (packed layers, shape plans, uploaded constants, the arena), and how it is given back. */
+class ModelMemory {
+  constructor(prepared, plans, uploads, memory) {
+    this.prepared = prepared;
+    this.plans = plans;
+    this.uploads = uploads;
+    this.memory = memory;
+  }
+
+  release() {
+    for (const p of this.prepared.values()) p.packed.dispose();
+    this.prepared.clear();
+    this.plans.clear();
+    for (const storage of this.uploads.values()) storage.release();
+    this.uploads.clear();
+    this.memory.dispose();
   }
 }
 
 if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.prototype.dispose;
 
-/** Element types a Model.run input may have, with the array that carries each. */
-const INPUT_ARRAYS = Object.freeze({ float32: 'Float32Array', uint8: 'Uint8Array', int8: 'Int8Array', int32: 'Int32Array', int64: 'BigInt64Array', bool: 'Uint8Array (0 / 1)' });
-const ONNX_OF_QDTYPE = Object.freeze({ quint8: 'uint8', qint8: 'int8' });
-const QDTYPE_INPUTS = new Set(['uint8', 'int8']);
+/** The typed array that carries a model input of each element type (bool: 0 / 1 bytes). */
+const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
+const INPUT_ARRAY_NAMES = Object.freeze({ bool: 'Uint8Array (0 / 1)' });
 
 /** A value as host data, its wasm memory given back (a shape-plan value, kept across runs). */
 function keepOnHost(v) {
@@ -407,9 +456,33 @@ function keepOnHost(v) {
   return h;
 }
 
-/** A value copied out to the host: { dtype, dims, data }. */
+/** A value copied out to the host: { dtype, dims, data } (host data copied too: it may be a constant or a shape-plan value). */
 function snapshot(v) {
-  // host data may be a constant or a shape-plan value: the caller gets a copy it may change
   const data = v.kind === 'host' ? v.data.slice() : backend().outsidePlan(() => toHost(v)).data;
   return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data };
+}
+
+/** A shape plan was dropped: its memos and the wasm copies of its values go. */
+function forgetPlan(plan, persistent, uploads) {
+  for (const m of plan.memos) m?.value?.dispose?.();
+  for (const outs of plan.statics) {
+    for (const v of outs ?? []) {
+      if (!v) continue;
+      persistent.delete(v.data);
+      uploads.get(v.data)?.release();
+      uploads.delete(v.data);
+    }
+  }
+}
+
+const NAMED_ERRORS = [ModelFormatError, UnsupportedError, NotImplementedError, TypeError, RangeError];
+
+/**
+ * An error thrown while a node ran, naming the node and its operator (same class, the original as its cause);
+ * errors of other kinds (a wasm trap, an internal error) pass unchanged.
+ */
+function atNode(error, node) {
+  const label = nodeLabel(node);
+  if (!NAMED_ERRORS.some((E) => error?.constructor === E) || error.message.includes(label)) return error;
+  return new error.constructor(`${label}: ${error.message}`, { cause: error });
 }

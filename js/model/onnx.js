@@ -6,10 +6,12 @@
 // it, webpack and Rollup wrap it, Node imports it). A page without a bundler maps the specifier with an import map
 // (web_demo/index.html does: protobufjs's browser build, then a one-line module exporting globalThis.protobuf).
 import protobuf from 'protobufjs/light.js';
-import { ModelFormatError } from '../errors.js';
+import { ModelFormatError, UnsupportedError } from '../errors.js';
+import { QW_MAX_RANK as MAX_RANK } from '../runtime/abi.js';
 
 let modelProto = null;
-function modelProtoType() {
+/** The protobufjs type of onnx.ModelProto over the schema below (also what tools/fuzz mutates files with). */
+export function modelProtoType() {
   modelProto ??= protobuf.Root.fromJSON(SCHEMA).lookupType('onnx.ModelProto');
   return modelProto;
 }
@@ -84,6 +86,8 @@ export const ONNX_DTYPES = Object.freeze({
 
 /** Largest tensor qwasm accepts from a file: 2^28 elements. */
 const MAX_ELEMENTS = 2 ** 28;
+/** Largest dimension: the C core takes sizes as int32. */
+const MAX_DIM = 2 ** 31 - 1;
 
 
 /** A protobuf int64 (number or Long) as a safe JS number, or an error naming where it came from. */
@@ -94,10 +98,12 @@ function int64(v, where) {
 }
 
 function checkDims(dims, where) {
+  if (dims.length > MAX_RANK) throw new ModelFormatError(`${where}: ${dims.length} dimensions; at most ${MAX_RANK} are supported`);
   let numel = 1;
   const out = dims.map((d, i) => {
     const n = int64(d, `${where} dims[${i}]`);
     if (n < 0) throw new ModelFormatError(`${where}: dimension ${i} is negative (${n})`);
+    if (n > MAX_DIM) throw new ModelFormatError(`${where}: dimension ${i} (${n}) exceeds the limit of ${MAX_DIM}`);
     numel *= n;
     return n;
   });
@@ -134,16 +140,36 @@ export function tensorValues(t, where) {
   return { dtype: dtype.name, dims, data };
 }
 
+/** ONNX AttributeProto types qwasm's operators never take (valid ONNX: an UnsupportedError, not a format error). */
+const UNSUPPORTED_ATTRIBUTE_TYPES = { 5: 'GRAPH', 9: 'TENSORS', 10: 'GRAPHS', 11: 'SPARSE_TENSOR', 12: 'SPARSE_TENSORS', 13: 'TYPE_PROTO', 14: 'TYPE_PROTOS' };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A bytes field as text: the file's bytes must be UTF-8. */
+function text(bytes, where) {
+  if (!(bytes instanceof Uint8Array)) return '';
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ModelFormatError(`${where}: the string is not valid UTF-8`);
+  }
+}
+
+/** The value of an attribute, read from the field its declared type names (the others are ignored, as in ONNX). */
 function attributeValue(a, where) {
   switch (a.type) {
-    case 1: return a.f;
+    case 1: return a.f ?? 0;
     case 2: return int64(a.i, where);
-    case 3: return new TextDecoder().decode(a.s);
-    case 4: return tensorValues(a.t ?? {}, where);
-    case 6: return a.floats.slice();
-    case 7: return a.ints.map((v, i) => int64(v, `${where}[${i}]`));
-    case 8: return a.strings.map((s) => new TextDecoder().decode(s));
-    default: throw new ModelFormatError(`${where}: attribute type ${a.type} is not supported`);
+    case 3: return text(a.s, where);
+    case 4:
+      if (!a.t) throw new ModelFormatError(`${where}: a TENSOR attribute without a tensor`);
+      return tensorValues(a.t, where);
+    case 6: return Array.from(a.floats ?? []);
+    case 7: return (a.ints ?? []).map((v, i) => int64(v, `${where}[${i}]`));
+    case 8: return (a.strings ?? []).map((s, i) => text(s, `${where}[${i}]`));
+    default:
+      if (UNSUPPORTED_ATTRIBUTE_TYPES[a.type]) throw new UnsupportedError(`${where}: attributes of type ${UNSUPPORTED_ATTRIBUTE_TYPES[a.type]} are not supported`);
+      throw new ModelFormatError(`${where}: attribute type ${a.type} is not an ONNX attribute type`);
   }
 }
 
@@ -152,7 +178,14 @@ function valueInfo(v, where) {
   if (!tt) throw new ModelFormatError(`${where} "${v.name}": only tensor inputs and outputs are supported`);
   const dtype = ONNX_DTYPES[tt.elemType]?.name;
   if (dtype === undefined) throw new ModelFormatError(`${where} "${v.name}": element type ${typeName(tt.elemType)} is not supported`);
-  const dims = (tt.shape?.dim ?? []).map((d, i) => (d.dimParam ? d.dimParam : int64(d.dimValue, `${where} "${v.name}" dim ${i}`)));
+  if (!v.name) throw new ModelFormatError(`${where}: a value without a name`);
+  const dims = (tt.shape?.dim ?? []).map((d, i) => {
+    if (d.dimParam) return d.dimParam;
+    const n = int64(d.dimValue, `${where} "${v.name}" dim ${i}`);
+    if (n < 0 || n > MAX_DIM) throw new ModelFormatError(`${where} "${v.name}": dimension ${i} (${n}) is not in [0, ${MAX_DIM}]`);
+    return n;
+  });
+  if (dims.length > MAX_RANK) throw new ModelFormatError(`${where} "${v.name}": ${dims.length} dimensions; at most ${MAX_RANK} are supported`);
   return { name: v.name, dtype, dims };
 }
 
@@ -177,13 +210,17 @@ export async function decodeOnnx(bytes) {
   const initializers = new Map();
   for (const t of g.initializer ?? []) {
     if (!t.name) throw new ModelFormatError('malformed ONNX file: an initializer has no name');
+    if (initializers.has(t.name)) throw new ModelFormatError(`malformed ONNX file: two initializers are named "${t.name}"`);
     initializers.set(t.name, tensorValues(t, `initializer "${t.name}"`));
   }
   const nodes = (g.node ?? []).map((n, index) => {
+    if (!n.opType) throw new ModelFormatError(`malformed ONNX file: node ${index}${n.name ? ` "${n.name}"` : ''} has no op_type`);
     const name = n.name || `${n.opType}_${index}`;
     const attributes = {};
     const attributeTypes = {}; // kept so that encodeOnnx writes 1.0 back as a float, not an int
     for (const a of n.attribute ?? []) {
+      if (!a.name) throw new ModelFormatError(`node "${name}": an attribute has no name`);
+      if (Object.hasOwn(attributes, a.name)) throw new ModelFormatError(`node "${name}": attribute ${a.name} is given twice`);
       attributes[a.name] = attributeValue(a, `node "${name}" attribute ${a.name}`);
       attributeTypes[a.name] = a.type;
     }
@@ -200,7 +237,46 @@ export async function decodeOnnx(bytes) {
     if (!v.name || !dims) continue;
     shapes.set(v.name, dims.map((d) => (d.dimParam ? d.dimParam : Object.hasOwn(d, 'dimValue') ? Number(d.dimValue.toString()) : null)));
   }
-  return { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes, shapes };
+  const graph = { irVersion: int64(m.irVersion, 'ir_version'), opsets, metadata, inputs, outputs, initializers, nodes, shapes };
+  checkGraphNames(graph);
+  decoded.add(graph);
+  return graph;
+}
+
+/** The graphs decodeOnnx made (what a Model may be built from). */
+const decoded = new WeakSet();
+
+/** True for a graph that decodeOnnx returned. */
+export function isDecodedGraph(graph) {
+  return decoded.has(graph);
+}
+
+/**
+ * ONNX graphs are in single static assignment form: every value has one source (a graph input, an initializer
+ * or one node output), graph inputs and outputs are listed once. A second source would overwrite the first
+ * value in the middle of a run (and leak what it held); checked at load and again after the graph passes.
+ */
+export function checkGraphNames(graph, when = '') {
+  const at = `malformed ONNX file${when ? ` (${when})` : ''}`;
+  const source = new Map(); // value name -> what produces it
+  for (const name of graph.initializers.keys()) source.set(name, 'an initializer');
+  for (const v of graph.inputs) {
+    if (source.has(v.name)) throw new ModelFormatError(`${at}: graph input "${v.name}" is listed twice`);
+    source.set(v.name, 'a graph input');
+  }
+  for (const node of graph.nodes) {
+    for (const name of node.outputs) {
+      if (name === '') continue;
+      const first = source.get(name);
+      if (first) throw new ModelFormatError(`${at}: "${name}" is an output of node "${node.name}" (${node.opType}) and also of ${first}`);
+      source.set(name, `node "${node.name}" (${node.opType})`);
+    }
+  }
+  const outputs = new Set();
+  for (const v of graph.outputs) {
+    if (outputs.has(v.name)) throw new ModelFormatError(`${at}: graph output "${v.name}" is listed twice`);
+    outputs.add(v.name);
+  }
 }
 
 const DTYPE_CODE = Object.fromEntries(Object.entries(ONNX_DTYPES).map(([code, d]) => [d.name, Number(code)]));

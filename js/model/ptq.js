@@ -21,6 +21,7 @@ import { defaultQConfig } from '../ops/observers.js';
 import { quantizePerChannel, quantizePerTensor } from '../tensor/qtensor.js';
 import { decodeOnnx, encodeOnnx } from './onnx.js';
 import { loadModel, readSource } from './model.js';
+import { checkNodesBeforePasses } from './operators/registry.js';
 
 const COMPUTE = new Set(['Conv', 'Gemm', 'MatMul', 'Add', 'Mul', 'Concat']);
 const SHARED = new Set(['MaxPool', 'GlobalAveragePool', 'Flatten', 'Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Identity', 'Relu']);
@@ -286,7 +287,9 @@ function int8Value(intermediates, t, q) {
  * { scale, zeroPoint, dtype }), report ([{ tensor, producer, opType, scale, zeroPoint, sqnrDb }] over the
  * calibration set, in graph order), qconfig }.
  */
-export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack', batchSize = 1, onProgress = null } = {}) {
+export async function quantizeStatic(source, calibration, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`quantizeStatic: options must be an object, got ${String(options)}`);
+  const { qconfig = 'qnnpack', batchSize = 1, onProgress = null } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`quantizeStatic: batchSize must be a positive integer, got ${String(batchSize)}`);
   if (onProgress !== null && typeof onProgress !== 'function') throw new TypeError(`quantizeStatic: onProgress must be a function, got ${typeof onProgress}`);
   const progress = (stage, done, total) => onProgress?.({ stage, done, total });
@@ -294,6 +297,7 @@ export async function quantizeStatic(source, calibration, { qconfig = 'qnnpack',
   const samples = feedsArray(calibration);
   const bytes = await readSource(source);
   const graph = await decodeOnnx(bytes);
+  checkNodesBeforePasses(graph); // planQuantization reads attributes and inputs, as the passes do
   if (graph.nodes.some((n) => n.opType === 'QuantizeLinear' || n.opType === 'DequantizeLinear' || n.opType.startsWith('QLinear'))) {
     throw new ModelFormatError('quantizeStatic: the model is already quantized; pass the float model');
   }

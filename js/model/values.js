@@ -101,6 +101,15 @@ export function weightTensor(v, s, z, axis, where) {
   return perAxis ? fromIntReprPerChannel(h.data, h.dims, scales, zps, axis, qd) : fromIntRepr(h.data, h.dims, scales[0], zps[0], qd);
 }
 
+/** A number as an int64 the way qw_cast converts floats (ONNX Cast): truncated toward zero, saturated, NaN 0. */
+export function toInt64(v) {
+  if (typeof v === 'bigint') return v;
+  if (Number.isNaN(v)) return 0n;
+  if (v >= 2 ** 63) return 2n ** 63n - 1n;
+  if (v <= -(2 ** 63)) return -(2n ** 63n);
+  return BigInt(Math.trunc(v));
+}
+
 /** { scale, zeroPoint, dtype } of an operator's 8-bit output, from its y_scale / y_zero_point values. */
 export function outputQParams(s, z, where) {
   const { scales, zps, dtype } = qparamsOf(s, z, where);

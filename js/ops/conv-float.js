@@ -2,8 +2,9 @@
 // runs for a float ONNX Conv, so float models (calibration, post-training quantization) run end to end.
 // Weights are packed once into wasm memory; every call copies the input in and the output out.
 import { backend } from '../runtime/runtime.js';
-import { show } from '../tensor/check.js';
-import { convGeometry, convShapeStruct } from '../tensor/layout.js';
+import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
+import { checkBytes, show } from '../tensor/check.js';
+import { convGeometry, convOutputSize, convShapeStruct } from '../tensor/layout.js';
 
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
@@ -16,8 +17,7 @@ function floatArray(v, where, name) {
 /** A float convolution's weights packed in wasm memory, with its geometry. Made by packConv2dFloat. */
 export class PackedConv2dFloat {
   #backend;
-  #packed = 0;
-  #workspace = 0;
+  #mem; // packed, workspace: freed by dispose(), or when the object is collected undisposed
   #workspaceBytes = 0;
 
   constructor(weight, weightDims, bias, { stride = 1, padding = 0, dilation = 1, groups = 1 } = {}) {
@@ -33,47 +33,48 @@ export class PackedConv2dFloat {
     this.geometry = convGeometry(weightDims, { stride, padding, dilation, groups }, where);
     const be = backend();
     this.#backend = be;
+    const mem = new Allocations(be);
+    this.#mem = mem;
     const g = this.geometry;
     // The packing needs channels and kernel only; the spatial size of a call comes later.
     const shape = convShapeStruct(g, 1, (g.kh - 1) * g.dilation[0] + 1, (g.kw - 1) * g.dilation[1] + 1);
+    checkBytes(w.length, 4, where, 'the weight');
     be.withBuffers([64, 4 * w.length, 4 * outC], (ps, pw, pb) => {
       be.i32(ps, 16).set(shape);
       be.f32(pw, w.length).set(w);
       if (b) be.f32(pb, outC).set(b);
-      const size = be.size('qw_f32_conv2d_pack_size', ps);
-      if (size === 0) throw new RangeError(`${where}: inconsistent geometry ${show(g)}`);
-      const ptr = be.alloc(size);
+      const ptr = be.alloc(be.bytes(where, `the packed weights of shape ${show(weightDims)}`, 'qw_f32_conv2d_pack_size', ps), where);
       try {
         be.call(where, 'qw_f32_conv2d_pack', ps, pw, b ? pb : 0, ptr);
       } catch (error) {
         be.free(ptr);
         throw error;
       }
-      this.#packed = ptr;
-    });
+      mem.set('packed', ptr);
+    }, where);
+    releaseWhenCollected(this, mem);
   }
 
   get packedPtr() {
-    if (this.#packed === 0) throw new Error('PackedConv2dFloat: the packed weights were disposed');
-    return this.#packed;
+    const ptr = this.#mem.get('packed');
+    if (ptr === 0) throw new TypeError('PackedConv2dFloat: the packed weights were disposed');
+    return ptr;
   }
 
   /** A workspace of at least `bytes`, kept between calls. */
-  workspace(bytes) {
+  workspace(bytes, where = 'conv2dFloat') {
     if (bytes > this.#workspaceBytes) {
-      if (this.#workspace !== 0) this.#backend.free(this.#workspace);
-      this.#workspace = 0;
-      this.#workspace = this.#backend.outsidePlan(() => this.#backend.alloc(bytes)); // lives with the weights
+      this.#mem.free('workspace');
+      this.#workspaceBytes = 0;
+      this.#mem.set('workspace', this.#backend.outsidePlan(() => this.#backend.alloc(bytes, where))); // lives with the weights
       this.#workspaceBytes = bytes;
     }
-    return this.#workspace;
+    return this.#mem.get('workspace');
   }
 
   dispose() {
-    if (this.#packed !== 0) this.#backend.free(this.#packed);
-    if (this.#workspace !== 0) this.#backend.free(this.#workspace);
-    this.#packed = 0;
-    this.#workspace = 0;
+    forget(this);
+    this.#mem.freeAll();
     this.#workspaceBytes = 0;
   }
 }
@@ -105,20 +106,19 @@ export function conv2dFloat(x, xDims, weights, { relu = false } = {}) {
   const [batch, , h, w] = xDims;
   const b = backend();
   void weights.packedPtr;
-  return b.withBuffers([64, 8], (ps, po) => {
+  const [oh, ow] = convOutputSize(g, h, w, where);
+  const dims = [batch, g.outC, oh, ow];
+  const n = numel(dims);
+  checkBytes(xd.length, 4, where, 'the input');
+  checkBytes(n, 4, where, `the output of shape ${show(dims)}`);
+  return b.withBuffers([64], (ps) => {
     b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
-    if (h === 0 || w === 0 || b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
-      throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
-    }
-    const [oh, ow] = b.i32(po, 2);
-    const dims = [batch, g.outC, oh, ow];
-    const n = numel(dims);
-    const ws = weights.workspace(b.size('qw_f32_conv2d_workspace_size', ps));
+    const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_f32_conv2d_workspace_size', ps), where);
     return b.withBuffers([4 * xd.length, 4 * n], (px, py) => {
       b.f32(px, xd.length).set(xd);
       b.call(where, 'qw_f32_conv2d', ps, px, weights.packedPtr, py, ws);
       if (relu) b.call(where, 'qw_f32_relu', n, py, py);
       return { dims, data: b.f32(py, n).slice() };
-    });
-  });
+    }, where);
+  }, where);
 }

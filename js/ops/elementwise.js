@@ -65,7 +65,7 @@ function sharedDenseOrder(ar, br) {
 function binary(a, b, ar, br, shape, out, where, fn) {
   const order = sharedDenseOrder(ar, br);
   const data = order ? (t, fn2) => fn2(raw(t, where).ptr) : (t, fn2) => withContiguous(t, where, fn2);
-  return produce(newTensor(shape, ar.dtype, out.scale, out.zeroPoint, order ?? undefined), (y) =>
+  return produce(newTensor(shape, ar.dtype, out.scale, out.zeroPoint, order ?? undefined, where), (y) =>
     data(a, (pa) => data(b, (pb) => fn(pa, pb, raw(y, where).ptr))));
 }
 
@@ -92,7 +92,7 @@ export function add(a, b, options) {
       if (status !== QW_STATUS.QW_OK) throw statusError(status, where, 'qw_add');
       return;
     }
-    const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+    const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape, where);
     withIndexLists(n, ai, bi, (pai, pbi) => {
       const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
       if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
@@ -100,7 +100,7 @@ export function add(a, b, options) {
         const tail = form === 'fbgemm' || form === 'qnnpack2' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
         be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK, tail);
       }
-    });
+    }, where);
   });
 }
 
@@ -139,14 +139,14 @@ function innermostRun(shape, aShape, bShape) {
 export function mul(a, b, options) {
   const where = 'mul';
   const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'mul', where);
-  const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape);
+  const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape, where);
   const be = backend();
   return binary(a, b, ar, br, shape, out, where, (pa, pb, py) =>
     withIndexLists(n, ai, bi, (pai, pbi) => {
       const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
       if (form === 'onnx') be.call(where, 'qw_mul_onnx', ...args);
       else be.call(where, 'qw_mul', ...args, out.relu ? 1 : 0);
-    }));
+    }, where));
 }
 
 /**
@@ -171,7 +171,7 @@ export function cat(tensors, dim, options = {}) {
   const shape = first.shape.slice();
   shape[d] = rs.reduce((s, r) => s + r.shape[d], 0);
   const be = backend();
-  return produce(newTensor(shape, first.dtype, out.scale, out.zeroPoint), (y) => {
+  return produce(newTensor(shape, first.dtype, out.scale, out.zeroPoint, undefined, where), (y) => {
     let offset = 0;
     for (const t of tensors) {
       const part = t.requantize(out.scale, out.zeroPoint, first.dtype.name, { rounding }); // contiguous, output qparams
@@ -242,6 +242,9 @@ function clampInts(x, minValue, maxValue, options, where) {
 
 /** hardtanh (torch.ao.nn.quantized.functional.hardtanh): clamp with minValue <= maxValue required. options as clamp's. */
 export function hardtanh(x, minValue = -1, maxValue = 1, options = {}) {
+  for (const [name, v] of [['minValue', minValue], ['maxValue', maxValue]]) {
+    if (typeof v !== 'number' || Number.isNaN(v)) throw new TypeError(`hardtanh: ${name} must be a number, got ${show(v)}`);
+  }
   if (minValue > maxValue) throw new RangeError(`hardtanh: minValue ${minValue} is greater than maxValue ${maxValue}`);
   return clampInts(x, minValue, maxValue, options, 'hardtanh');
 }

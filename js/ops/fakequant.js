@@ -2,12 +2,11 @@
 // bit with PyTorch 1.13 for finite inputs: (clamp(zp + nearbyint(x * (1/scale)), qmin, qmax) - zp) * scale.
 // NaN gives 0 and +-Inf saturate (torch 1.13 turns all three into quant_min through an int64 overflow).
 import { backend } from '../runtime/runtime.js';
-import { checkShape, numelOf, show } from '../tensor/check.js';
+import { checkNumberArray, checkShape, numelOf, show } from '../tensor/check.js';
 
 function asFloat32(data, where) {
   if (data instanceof Float32Array) return data;
-  if (Array.isArray(data) || ArrayBuffer.isView(data)) return Float32Array.from(data);
-  throw new TypeError(`${where}: data must be a Float32Array or an array of numbers, got ${show(data)}`);
+  return Float32Array.from(checkNumberArray(data, undefined, where, 'data'));
 }
 
 function checkRange(zeroPoints, quantMin, quantMax, where) {
@@ -28,8 +27,8 @@ function checkRange(zeroPoints, quantMin, quantMax, where) {
 }
 
 function checkScale(s, where) {
-  const f = Math.fround(s);
-  if (typeof s !== 'number' || !Number.isFinite(f) || !(f > 0) || !Number.isFinite(Math.fround(1 / f))) {
+  const f = typeof s === 'number' ? Math.fround(s) : NaN;
+  if (!Number.isFinite(f) || !(f > 0) || !Number.isFinite(Math.fround(1 / f))) {
     throw new RangeError(`${where}: scale must be finite and > 0 (with a finite float32 reciprocal), got ${show(s)}`);
   }
 }

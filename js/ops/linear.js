@@ -7,10 +7,11 @@ import { backend } from '../runtime/runtime.js';
 import { QW_DTYPE, QW_REQUANT_MODE, QW_ROUNDING } from '../runtime/abi.js';
 import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
-import { checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
+import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
 import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
 import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
-import { broadcastShape, channelsLastStrides, convGeometry, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
+import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
+import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
 import { activationOperand, newTensor, produce, raw, tensorOperand, withContiguous } from './op.js';
 
 /** Requantization modes and their C codes (qw_requant_mode): the forms of semantics.js's `requantization` family. */
@@ -69,10 +70,8 @@ function callSpec(options, weights, where) {
  */
 class PackedWeights {
   #backend;
-  #packed;
-  #blob = 0;
+  #mem; // packed, blob, workspace: freed by dispose(), or when the object is collected undisposed
   #blobKey = null;
-  #workspace = 0;
   #workspaceBytes = 0;
 
   constructor(where, weight, bias, mode, channels, packFn) {
@@ -97,11 +96,16 @@ class PackedWeights {
     const b = backend();
     this.#backend = b;
     const contiguous = weight.contiguous();
+    let packed;
     try {
-      this.#packed = packFn(b, raw(contiguous, where), this.weightZeroPoints);
+      packed = packFn(b, raw(contiguous, where), this.weightZeroPoints);
     } finally {
       contiguous.dispose();
     }
+    const mem = new Allocations(b);
+    mem.set('packed', packed);
+    this.#mem = mem;
+    releaseWhenCollected(this, mem);
   }
 
   /**
@@ -113,8 +117,9 @@ class PackedWeights {
   }
 
   get packedPtr() {
-    if (this.#packed === 0) throw new Error(`${this.constructor.name}: the packed weights were disposed`);
-    return this.#packed;
+    const ptr = this.#mem.get('packed');
+    if (ptr === 0) throw new TypeError(`${this.constructor.name}: the packed weights were disposed`);
+    return ptr;
   }
 
   /** The requantization blob for an input scale, an output spec and a requantization form (cached for repeated calls). */
@@ -129,7 +134,7 @@ class PackedWeights {
     if (last !== null && last.inScale === inScale && last.scale === out.scale && last.zeroPoint === out.zeroPoint &&
         last.dtype === out.dtype && last.clampMin === out.clampMin && last.clampMax === out.clampMax && last.mode === mode &&
         last.outputRange?.[0] === out.outputRange?.[0] && last.outputRange?.[1] === out.outputRange?.[1]) {
-      return this.#blob;
+      return this.#mem.get('blob');
     }
     // The blob lives with the weights, not with the call: no part of a model run's memory plan.
     return b.outsidePlan(() => this.#initRequantization(inScale, out, mode, where));
@@ -139,49 +144,47 @@ class PackedWeights {
     const b = this.#backend;
     const key = { inScale, scale: out.scale, zeroPoint: out.zeroPoint, dtype: out.dtype, clampMin: out.clampMin, clampMax: out.clampMax, mode, outputRange: out.outputRange };
     const n = this.channels;
-    const size = b.size('qw_requantization_size', n);
-    if (this.#blob === 0) this.#blob = b.alloc(size);
+    if (this.#mem.get('blob') === 0) this.#mem.set('blob', b.alloc(b.bytes(where, 'the requantization parameters', 'qw_requantization_size', n), where));
+    const blob = this.#mem.get('blob');
+    this.#blobKey = null; // until the blob holds these parameters
     const ws = this.weightScales.length;
     const floatBias = this.bias instanceof Float32Array && mode !== REQUANT_MODES.onnx;
     b.withBuffers([8 * ws, 4 * ws, 4 * n], (ps, pz, pb) => {
       b.view(Float64Array, ps, ws).set(this.weightScales);
       b.i32(pz, ws).set(this.weightZeroPoints);
       if (this.bias !== null) b.view(this.bias.constructor, pb, n).set(this.bias);
-      b.call(where, 'qw_requantization_init', this.#blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
+      b.call(where, 'qw_requantization_init', blob, n, mode, inScale, ps, ws, pz, this.weightDtype.code,
         floatBias ? pb : 0, this.bias !== null && !floatBias ? pb : 0, out.scale, out.zeroPoint, out.dtype.code,
         out.clampMin, out.clampMax, this.perChannel ? 1 : 0);
       // An integer clamp (an ONNX Clip with 8-bit bounds fused into the layer) narrows the output range exactly.
-      if (out.outputRange) b.call(where, 'qw_requantization_clamp', this.#blob, n, out.outputRange[0], out.outputRange[1]);
-    });
+      if (out.outputRange) b.call(where, 'qw_requantization_clamp', blob, n, out.outputRange[0], out.outputRange[1]);
+    }, where);
     this.#blobKey = key;
-    return this.#blob;
+    return blob;
   }
 
   /** Scratch memory for a call, kept between calls (grown when a call needs more). */
-  workspace(bytes) {
+  workspace(bytes, where = 'qwasm') {
     void this.packedPtr;
     if (bytes > this.#workspaceBytes) {
-      if (this.#workspace !== 0) this.#backend.free(this.#workspace);
-      this.#workspace = 0;
-      this.#workspace = this.#backend.outsidePlan(() => this.#backend.alloc(bytes));
+      this.#mem.free('workspace');
+      this.#workspaceBytes = 0;
+      this.#mem.set('workspace', this.#backend.outsidePlan(() => this.#backend.alloc(bytes, where)));
       this.#workspaceBytes = bytes;
     }
-    return this.#workspace;
+    return this.#mem.get('workspace');
   }
 
   get disposed() {
-    return this.#packed === 0;
+    return this.#mem.get('packed') === 0;
   }
 
   /** Frees the packed weights. Idempotent. */
   dispose() {
-    if (this.#packed === 0) return;
-    this.#backend.free(this.#packed);
-    if (this.#blob !== 0) this.#backend.free(this.#blob);
-    if (this.#workspace !== 0) this.#backend.free(this.#workspace);
-    this.#packed = 0;
-    this.#blob = 0;
-    this.#workspace = 0;
+    if (this.disposed) return;
+    forget(this);
+    this.#mem.freeAll();
+    this.#blobKey = null;
     this.#workspaceBytes = 0;
   }
 }
@@ -200,7 +203,10 @@ function checkBias(bias, channels, mode, where) {
   if (mode === 'onnx') {
     throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array at scale in_scale * w_scale), got ${bias.constructor.name}`);
   }
-  return Float32Array.from(bias);
+  const b = Float32Array.from(bias);
+  const bad = b.findIndex(Number.isNaN);
+  if (bad >= 0) throw new RangeError(`${where}: bias[${bad}] is NaN; a bias must be a number (an infinite one saturates)`);
+  return b;
 }
 
 // ---- linear -------------------------------------------------------------------------------------
@@ -209,7 +215,7 @@ function checkBias(bias, channels, mode, where) {
 function packGemm(b, where, ptr, dtype, n, k, zeroPoints) {
   return b.withBuffers([4 * zeroPoints.length], (pz) => {
     b.i32(pz, zeroPoints.length).set(zeroPoints);
-    const packed = b.alloc(b.size('qw_gemm_pack_size', n, k));
+    const packed = b.alloc(b.bytes(where, `the packed ${n} x ${k} weights`, 'qw_gemm_pack_size', n, k), where);
     try {
       b.call(where, 'qw_gemm_pack', n, k, ptr, dtype.code, k, 1, pz, zeroPoints.length, packed);
     } catch (error) {
@@ -227,7 +233,7 @@ class PackedGemm extends PackedWeights {
     super(where, weight, bias, mode, n, (b, r, zeroPoints) => packGemm(b, where, r.ptr, r.dtype, n, k, zeroPoints));
     this.n = n;
     this.k = k;
-    this.workspaceBytes = backend().size('qw_gemm_workspace_size', n, k);
+    this.workspaceBytes = backend().bytes(where, 'the workspace', 'qw_gemm_workspace_size', n, k);
   }
 }
 
@@ -275,7 +281,7 @@ export function linear(x, weights, options) {
   }
   const m = numelOf(xr.shape) / k;
   const blob = weights.requantization(xr.quant.scale, out, mode, where);
-  return produce(newTensor([...xr.shape.slice(0, -1), n], out.dtype, out.scale, out.zeroPoint), (y) =>
+  return produce(newTensor([...xr.shape.slice(0, -1), n], out.dtype, out.scale, out.zeroPoint, undefined, where), (y) =>
     withContiguous(x, where, (xp) => gemm(where, weights, blob, m, xp, xr, raw(y, where).ptr, n * out.dtype.bytes)));
 }
 
@@ -312,7 +318,7 @@ export class PackedConv2d extends PackedWeights {
       return b.withBuffers([64, 4 * zeroPoints.length], (ps, pz) => {
         b.i32(ps, 16).set(shape);
         b.i32(pz, zeroPoints.length).set(zeroPoints);
-        const ptr = b.alloc(b.size('qw_conv2d_pack_size', ps));
+        const ptr = b.alloc(b.bytes(where, `the packed weights of shape ${show(w.shape)}`, 'qw_conv2d_pack_size', ps), where);
         try {
           b.call(where, 'qw_conv2d_pack', ps, r.ptr, r.dtype.code, pz, zeroPoints.length, ptr);
         } catch (error) {
@@ -351,18 +357,16 @@ function conv2dAs(where, x, weights, options) {
     throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xr.shape)}`);
   }
   const [batch, , h, w] = xr.shape;
+  const [oh, ow] = convOutputSize(g, h, w, where);
+  const shape = [batch, g.outC, oh, ow];
+  checkBytes(numelOf(shape), out.dtype.bytes, where, `the output of shape ${show(shape)}`);
   const b = backend();
-  return b.withBuffers([64, 8], (ps, po) => {
+  return b.withBuffers([64], (ps) => {
     b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
-    if (b.exports.qw_conv2d_output_size(ps, po, po + 4) !== 0) {
-      throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${h}x${w}`);
-    }
-    const [oh, ow] = b.i32(po, 2);
-    const shape = [batch, g.outC, oh, ow];
     const blob = weights.requantization(xr.quant.scale, out, mode, where);
-    return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, channelsLastStrides(shape)), (y) =>
+    return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, channelsLastStrides(shape), where), (y) =>
       withChannelsLast(xr, where, (xp) => {
-        const ws = weights.workspace(b.size('qw_conv2d_workspace_size', ps));
+        const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', ps), where);
         b.call(where, 'qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
       }));
   });
@@ -452,7 +456,7 @@ function runMatMul(a, ar, packs, shape, out, mode, where, pickB) {
   const [m, n] = shape.slice(-2);
   const blobs = packs.map((p) => p.requantization(ar.quant.scale, out, mode, where));
   const ws = packs[0].workspace(packs[0].workspaceBytes); // every pack has the same n and k
-  return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint), (y) =>
+  return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, undefined, where), (y) =>
     withContiguous(a, where, (ap) => {
       const yp = raw(y, where).ptr;
       const aBytes = m * packs[0].k * ar.dtype.bytes;
@@ -491,13 +495,13 @@ function broadcastIndex(i, full, src) {
 export function dynamicQuantizeLinear(data, shape) {
   const where = 'dynamicQuantizeLinear';
   const b = backend();
-  const dims = checkShape(shape ?? [data?.length], where);
+  const dims = checkShape(shape ?? [data?.length], where, 'shape', 4);
   const n = numelOf(dims);
   checkNumberArray(data, n, where, 'data');
   return b.withBuffers([4 * n], (px) => {
     b.f32(px, n).set(data);
     return dynamicQuantizeAt(px, dims, where);
-  });
+  }, where);
 }
 
 /**
@@ -508,7 +512,7 @@ export function dynamicQuantizeLinear(data, shape) {
 export function dynamicQuantizeAt(ptr, dims, where, { onnxruntime = false } = {}) {
   const b = backend();
   const n = numelOf(dims);
-  const storage = newStorage(Math.max(1, n));
+  const storage = newStorage(Math.max(1, n), where);
   let [scale, zeroPoint] = b.withBuffers([8], (pq) => {
     const status = b.exports.qw_dynamic_quantize(n, ptr, storage.ptr, pq, pq + 4);
     if (status !== 0) {
@@ -516,7 +520,7 @@ export function dynamicQuantizeAt(ptr, dims, where, { onnxruntime = false } = {}
       throw new RangeError(`${where}: data must be finite numbers (NaN or Infinity has no uint8 range)`);
     }
     return [b.f32(pq, 1)[0], b.i32(pq + 4, 1)[0]];
-  });
+  }, where);
   if (onnxruntime && (scale === 0 || !Number.isFinite(Math.fround(1 / scale)))) {
     ({ scale, zeroPoint } = dynamicQParams(b.f32(ptr, n)));
     b.call(where, 'qw_quantize', n, ptr, storage.ptr, QW_DTYPE.QW_QUINT8, QW_ROUNDING.QW_ROUND_ONNX, scale, zeroPoint);

@@ -6,8 +6,8 @@
 import { backend } from '../runtime/runtime.js';
 import { NotImplementedError } from '../errors.js';
 import { DTYPES } from '../tensor/dtype.js';
-import { checkShape, numelOf, show } from '../tensor/check.js';
-import { FLOAT32_EPS, QSCHEMES, chooseQParams, quantRange } from '../tensor/qparams.js';
+import { checkNumberArray, checkShape, numelOf, show } from '../tensor/check.js';
+import { FLOAT32_EPS, QSCHEMES, chooseQParamsFor, quantRange } from '../tensor/qparams.js';
 
 
 const f32 = Math.fround;
@@ -16,11 +16,7 @@ const PER_CHANNEL = ['per_channel_affine', 'per_channel_symmetric'];
 
 function asFloat32(data, where) {
   if (data instanceof Float32Array) return data;
-  if (Array.isArray(data) || ArrayBuffer.isView(data)) {
-    const out = Float32Array.from(data);
-    return out;
-  }
-  throw new TypeError(`${where}: data must be a Float32Array or an array of numbers, got ${show(data)}`);
+  return Float32Array.from(checkNumberArray(data, undefined, where, 'data'));
 }
 
 function checkData(data, shape, where) {
@@ -112,7 +108,7 @@ class UniformObserver {
   }
 
   _qparams(min, max) {
-    return chooseQParams({
+    return chooseQParamsFor({
       min,
       max,
       dtype: this.dtype,
@@ -120,7 +116,7 @@ class UniformObserver {
       reduceRange: this.reduceRange,
       eps: this.eps,
       ...this._custom,
-    });
+    }, `${this.name}.calculateQparams`);
   }
 }
 
@@ -416,7 +412,7 @@ export class PlaceholderObserver {
   }
 
   calculateQparams() {
-    throw new Error('PlaceholderObserver: calculate_qparams should not be called for PlaceholderObserver');
+    throw new TypeError('PlaceholderObserver: calculate_qparams should not be called for PlaceholderObserver');
   }
 
   reset() {

@@ -1,7 +1,7 @@
 // What every operator family shares: operand checks, output allocation, contiguous views of operands,
 // broadcast index lists and output qparams. One copy, so every operator checks and names things alike.
 import { backend } from '../runtime/runtime.js';
-import { checkScale, checkZeroPoint, numelOf, show } from '../tensor/check.js';
+import { checkBytes, checkScale, checkZeroPoint, numelOf, show } from '../tensor/check.js';
 import { QTensor, contiguousStrides, newStorage, perTensor, rawTensor, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastSourceIndex } from '../tensor/layout.js';
 
@@ -22,9 +22,13 @@ export function activationOperand(t, where, name = 'input') {
 /** The raw fields of a tensor made by this module (no checks). */
 export const raw = (t, where) => rawTensor(t, where);
 
-/** A new tensor with per-tensor qparams (storage of at least one byte), row-major unless strides are given. */
-export function newTensor(shape, dtype, scale, zeroPoint, strides = contiguousStrides(shape)) {
-  const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes);
+/**
+ * A new tensor with per-tensor qparams (storage of at least one byte), row-major unless strides are given; `where`
+ * names the operator in the RangeError of a shape too large for one buffer.
+ */
+export function newTensor(shape, dtype, scale, zeroPoint, strides = contiguousStrides(shape), where = 'qwasm') {
+  checkBytes(numelOf(shape), dtype.bytes, where, `the output of shape ${show(shape)}`);
+  const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes, where);
   return wrapStorage(storage, 0, shape, strides, dtype, perTensor(scale, zeroPoint));
 }
 
@@ -67,16 +71,18 @@ export function sameShape(a, b) {
 }
 
 /** Per-output source indices of a numpy broadcast of two shapes to `shape` (null: that operand has the shape). */
-export function broadcastIndices(shape, aShape, bShape) {
-  return [sameShape(aShape, shape) ? null : broadcastSourceIndex(shape, aShape), sameShape(bShape, shape) ? null : broadcastSourceIndex(shape, bShape)];
+export function broadcastIndices(shape, aShape, bShape, where = 'qwasm') {
+  const same = [sameShape(aShape, shape), sameShape(bShape, shape)];
+  if (!same[0] || !same[1]) checkBytes(numelOf(shape), 4, where, `the broadcast index lists of shape ${show(shape)}`);
+  return [same[0] ? null : broadcastSourceIndex(shape, aShape), same[1] ? null : broadcastSourceIndex(shape, bShape)];
 }
 
 /** Copies index lists (null: none) into wasm memory for one call: fn(aIndexPtr, bIndexPtr), 0 for none. */
-export function withIndexLists(n, ai, bi, fn) {
+export function withIndexLists(n, ai, bi, fn, where = 'qwasm') {
   const b = backend();
   return b.withBuffers([ai ? 4 * n : 0, bi ? 4 * n : 0], (pai, pbi) => {
     if (ai) b.i32(pai, n).set(ai);
     if (bi) b.i32(pbi, n).set(bi);
     return fn(ai ? pai : 0, bi ? pbi : 0);
-  });
+  }, where);
 }

@@ -9,7 +9,7 @@ import { QW_AVG_POOL, QW_POOL2D_SHAPE, structValues } from '../runtime/abi.js';
 import { UnsupportedError } from '../errors.js';
 import { semanticsOf } from '../semantics.js';
 import { f32, roundHalfEven } from '../reference.js';
-import { show } from '../tensor/check.js';
+import { checkBytes, show } from '../tensor/check.js';
 import { fromIntRepr } from '../tensor/qtensor.js';
 import { channelsLastStrides, pair, withChannelsLast } from '../tensor/layout.js';
 import { activationOperand, newTensor, produce, raw } from './op.js';
@@ -282,6 +282,7 @@ function ortAvgPool2d(x, options, where) {
   const oh = ortOutputSize(h, k[0], strides[0], pads[0], pads[2], ceilMode);
   const ow = ortOutputSize(w, k[1], strides[1], pads[1], pads[3], ceilMode);
   if (!(oh > 0 && ow > 0)) throw new RangeError(`${where}: kernel ${show(k)} does not fit the padded input ${h}x${w}`);
+  checkBytes(nb * c * oh * ow, 1, where, `the output of shape ${show([nb, c, oh, ow])}`);
   const data = x.intRepr();
   const sx = f32(r.quant.scale);
   const sy = f32(out.scale);

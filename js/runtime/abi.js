@@ -37,6 +37,8 @@ export const QW_F32_BINARY_OP = Object.freeze({ QW_F32_ADD: 0, QW_F32_SUB: 1, QW
 export const QW_TENSOR_TYPE = Object.freeze({ QW_TYPE_FLOAT32: 1, QW_TYPE_UINT8: 2, QW_TYPE_INT8: 3, QW_TYPE_INT32: 6, QW_TYPE_INT64: 7, QW_TYPE_BOOL: 9 });
 /** QW_MAX_RANK. */
 export const QW_MAX_RANK = 8;
+/** QW_MAX_BYTES: the largest buffer (and element count) the C core takes, 2^31 - 1. */
+export const QW_MAX_BYTES = 0x7fffffff;
 
 /** struct qw_conv2d_shape: int32 fields in declaration order. */
 export const QW_CONV2D_SHAPE = Object.freeze([

@@ -13,6 +13,9 @@ export async function init(options = {}) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`init: options must be an object, got ${String(options)}`);
   }
+  if (options.simd != null && typeof options.simd !== 'boolean') {
+    throw new TypeError(`init: simd must be a boolean, got ${String(options.simd)}`);
+  }
   if (active == null) {
     pending ??= loadBackend(options).then(
       (backend) => (active = backend),
@@ -24,7 +27,7 @@ export async function init(options = {}) {
     await pending;
   }
   if (options.simd != null && options.simd !== active.simd) {
-    throw new Error(`init: qwasm is already running the ${active.isa} build; simd: ${options.simd} cannot apply now`);
+    throw new RangeError(`init: qwasm is already running the ${active.isa} build; simd: ${options.simd} cannot apply now`);
   }
   return backendInfo();
 }
@@ -32,7 +35,7 @@ export async function init(options = {}) {
 /** The active backend; throws when init() has not completed. */
 export function backend() {
   if (active == null) {
-    throw new Error('qwasm: not initialized; call `await init()` first');
+    throw new TypeError('qwasm: not initialized; call `await init()` first');
   }
   return active;
 }

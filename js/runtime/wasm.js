@@ -1,6 +1,7 @@
 // Loads a qwasm .wasm binary and wraps its exports. Kept small on purpose: one probe, one
 // fetch-or-read, one instantiate. No Emscripten JS glue: the binaries are standalone.
-import { statusError } from './abi.js';
+import { UnsupportedError } from '../errors.js';
+import { QW_MAX_BYTES, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
@@ -78,14 +79,20 @@ export class Backend {
     }
   }
 
-  /** Allocates bytes (>= 1) of wasm memory, 16-byte aligned. */
-  alloc(bytes) {
+  /**
+   * Allocates bytes (>= 1) of wasm memory, 16-byte aligned, for the public function `where` (named in the
+   * RangeError when the size is not an integer in [0, QW_MAX_BYTES] or memory is exhausted).
+   */
+  alloc(bytes, where = 'qwasm') {
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > QW_MAX_BYTES) {
+      throw new RangeError(`${where}: a buffer of ${bytes} bytes is larger than the 2^31 - 1 bytes (QW_MAX_BYTES) one buffer may have`);
+    }
     const size = Math.max(1, bytes);
     const placed = this.#placement?.alloc(size);
     if (placed) return placed;
     const ptr = this.#exports.qw_alloc(size) >>> 0; // wasm returns pointers as signed i32
     if (ptr === 0) {
-      throw new RangeError(`qwasm: out of wasm memory allocating ${size} bytes`);
+      throw new RangeError(`${where}: out of wasm memory allocating ${size} bytes`);
     }
     this.#live.set(ptr, size);
     this.#liveBytes += size;
@@ -104,10 +111,10 @@ export class Backend {
   }
 
   /** Runs fn(ptrs) with temporary buffers of the given byte sizes, freed afterwards whatever happens. */
-  withBuffers(sizes, fn) {
+  withBuffers(sizes, fn, where = 'qwasm') {
     const ptrs = [];
     try {
-      for (const size of sizes) ptrs.push(this.alloc(size));
+      for (const size of sizes) ptrs.push(this.alloc(size, where));
       return fn(...ptrs);
     } finally {
       for (const ptr of ptrs) this.free(ptr);
@@ -126,6 +133,16 @@ export class Backend {
   /** A size_t result of an exported function (wasm returns it as a signed i32). */
   size(name, ...args) {
     return this.#exports[name](...args) >>> 0;
+  }
+
+  /**
+   * The byte count a *_size function returns for a buffer that is never empty: 0 means the arguments describe
+   * one larger than QW_MAX_BYTES (or an invalid geometry), a RangeError naming `where` and `what`.
+   */
+  bytes(where, what, name, ...args) {
+    const n = this.size(name, ...args);
+    if (n === 0) throw new RangeError(`${where}: ${what} would be larger than the 2^31 - 1 bytes (QW_MAX_BYTES) one buffer may have`);
+    return n;
   }
 
   memoryStats() {
@@ -181,7 +198,7 @@ export async function loadBackend(options = {}) {
   }
   const supported = simdSupported();
   if (simd === true && !supported) {
-    throw new Error('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
+    throw new UnsupportedError('init: simd: true was requested, but this engine does not support wasm SIMD128 (i32x4.dot_i16x8_s)');
   }
   const useSimd = simd ?? supported;
   let module;

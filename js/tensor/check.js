@@ -1,12 +1,22 @@
 // Argument checks shared by the public API. Every message names the function, the argument and
 // the offending value.
 
-import { QW_MAX_RANK } from '../runtime/abi.js';
+import { QW_MAX_BYTES, QW_MAX_RANK } from '../runtime/abi.js';
 
 export const MAX_RANK = QW_MAX_RANK;
+/** The largest buffer the C core takes, in bytes (and the largest element count): 2^31 - 1. */
+export const MAX_BYTES = QW_MAX_BYTES;
+
+/** Checks that `count` elements of `elementBytes` bytes fit in one buffer (before anything is allocated). */
+export function checkBytes(count, elementBytes, where, what) {
+  if (count * elementBytes > MAX_BYTES) {
+    throw new RangeError(`${where}: ${what} would take ${count * elementBytes} bytes; one buffer holds at most 2^31 - 1 (QW_MAX_BYTES)`);
+  }
+}
 
 function show(value) {
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'bigint') return `${value}n (a BigInt)`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === undefined) return 'undefined';
   try {
     const text = JSON.stringify(value);
@@ -17,7 +27,11 @@ function show(value) {
 }
 export { show };
 
-export function checkShape(shape, where, name = 'shape') {
+/**
+ * A shape: an array (or typed array) of at most MAX_RANK non-negative safe integers whose element count, at
+ * `elementBytes` bytes each (the largest buffer the caller will make for it), fits in one buffer.
+ */
+export function checkShape(shape, where, name = 'shape', elementBytes = 1) {
   if (!Array.isArray(shape) && !(ArrayBuffer.isView(shape) && !(shape instanceof DataView))) {
     throw new TypeError(`${where}: ${name} must be an array of dimension sizes, got ${show(shape)}`);
   }
@@ -32,8 +46,8 @@ export function checkShape(shape, where, name = 'shape') {
     }
     numel *= d;
   });
-  if (numel > 2 ** 31 - 1) {
-    throw new RangeError(`${where}: ${name} ${show(dims)} has ${numel} elements; at most 2^31 - 1 fit in wasm memory`);
+  if (numel * elementBytes > MAX_BYTES) {
+    throw new RangeError(`${where}: ${name} ${show(dims)} has ${numel} elements of ${elementBytes} bytes; one buffer holds at most 2^31 - 1 bytes (QW_MAX_BYTES)`);
   }
   return dims;
 }
@@ -44,8 +58,8 @@ export function numelOf(shape) {
 
 /** A scale the kernels can use: finite and > 0 as float32, with a finite float32 reciprocal. */
 export function checkScale(scale, where, name = 'scale') {
-  const f = Math.fround(scale);
-  if (typeof scale !== 'number' || !Number.isFinite(f) || !(f > 0) || !Number.isFinite(Math.fround(1 / f))) {
+  const f = typeof scale === 'number' ? Math.fround(scale) : NaN;
+  if (!Number.isFinite(f) || !(f > 0) || !Number.isFinite(Math.fround(1 / f))) {
     throw new RangeError(`${where}: ${name} must be a finite number > 0 (at least 2.9e-39 in float32), got ${show(scale)}`);
   }
   return scale;

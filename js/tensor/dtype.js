@@ -1,6 +1,7 @@
 // Quantized dtypes and quantize rounding rules, with their C codes (runtime/abi.js).
 import { QW_DTYPE, QW_ROUNDING } from '../runtime/abi.js';
 import { semanticsOf } from '../semantics.js';
+import { show } from './check.js';
 
 export const DTYPES = Object.freeze({
   quint8: Object.freeze({ name: 'quint8', code: QW_DTYPE.QW_QUINT8, bytes: 1, min: 0, max: 255, IntArray: Uint8Array }),
@@ -20,7 +21,7 @@ const ROUNDING_CODES = Object.freeze({ torch: QW_ROUNDING.QW_ROUND_TORCH, onnx: 
 export function dtypeInfo(dtype, where) {
   const info = typeof dtype === 'string' ? DTYPES[dtype] : undefined;
   if (info === undefined || !Object.hasOwn(DTYPES, dtype)) {
-    throw new TypeError(`${where}: unknown dtype ${JSON.stringify(dtype)}; expected 'quint8', 'qint8' or 'qint32'`);
+    throw new TypeError(`${where}: unknown dtype ${show(dtype)}; expected 'quint8', 'qint8' or 'qint32'`);
   }
   return info;
 }

@@ -4,11 +4,14 @@ import { QW_CONV2D_SHAPE, structValues } from '../runtime/abi.js';
 import { numelOf, show } from './check.js';
 import { contiguousStrides, copyStrided } from './qtensor.js';
 
-/** A number or [h, w] of integers >= min, as [h, w]. */
+/** The largest value of a geometry field: the C core takes them as int32. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/** A number or [h, w] of integers in [min, 2^31 - 1], as [h, w]. */
 export function pair(v, name, where, min) {
   const p = typeof v === 'number' ? [v, v] : v;
-  if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min)) {
-    throw new RangeError(`${where}: ${name} must be an integer >= ${min} or [h, w], got ${show(v)}`);
+  if (!Array.isArray(p) || p.length !== 2 || !p.every((e) => Number.isInteger(e) && e >= min && e <= INT32_MAX)) {
+    throw new RangeError(`${where}: ${name} must be an integer in [${min}, 2^31 - 1] or [h, w] of them, got ${show(v)}`);
   }
   return [p[0], p[1]];
 }
@@ -20,23 +23,44 @@ export function pair(v, name, where, min) {
  */
 export function convGeometry(weightShape, { stride = 1, padding = 0, dilation = 1, groups = 1 }, where) {
   const [outC, inCg, kh, kw] = weightShape;
-  if (!Number.isInteger(groups) || groups < 1 || outC % groups !== 0) {
+  if (!Number.isInteger(groups) || groups < 1 || groups > INT32_MAX || outC % groups !== 0) {
     throw new RangeError(`${where}: groups must be a positive integer dividing outChannels ${outC}, got ${show(groups)}`);
   }
   let pads;
   if (Array.isArray(padding) && padding.length === 4) {
-    if (!padding.every((e) => Number.isInteger(e) && e >= 0)) throw new RangeError(`${where}: padding must be non-negative integers, got ${show(padding)}`);
+    if (!padding.every((e) => Number.isInteger(e) && e >= 0 && e <= INT32_MAX)) throw new RangeError(`${where}: padding must be integers in [0, 2^31 - 1], got ${show(padding)}`);
     pads = padding.slice(); // [top, left, bottom, right]
   } else {
     const [h, w] = pair(padding, 'padding', where, 0);
     pads = [h, w, h, w];
   }
-  return {
+  const g = {
     inC: inCg * groups, outC, kh, kw, groups,
     stride: pair(stride, 'stride', where, 1),
     dilation: pair(dilation, 'dilation', where, 1),
     padding: pads,
   };
+  // the C core's coordinates are int32: the padded kernel window must fit (qw_conv2d_output_size)
+  if ((kh - 1) * g.dilation[0] + 1 + pads[0] + pads[2] > INT32_MAX || (kw - 1) * g.dilation[1] + 1 + pads[1] + pads[3] > INT32_MAX) {
+    throw new RangeError(`${where}: padding ${show(pads)} and the kernel pass 2^31 - 1`);
+  }
+  return g;
+}
+
+/**
+ * [outH, outW] of a convolution geometry over an input of inH x inW: floor((in + pads - dilated kernel) / stride) + 1
+ * per axis. A RangeError naming `where` when the kernel does not fit the padded input, or the padded input passes
+ * the C core's int32 coordinates (qw_conv2d_output_size).
+ */
+export function convOutputSize(g, inH, inW, where) {
+  const axes = [[inH, g.kh, g.padding[0], g.padding[2], g.stride[0], g.dilation[0]], [inW, g.kw, g.padding[1], g.padding[3], g.stride[1], g.dilation[1]]];
+  const fits = axes.every(([size, k, p0, p1, , d]) => size > 0 && (k - 1) * d + 1 <= size + p0 + p1);
+  if (!fits) throw new RangeError(`${where}: the kernel ${g.kh}x${g.kw} (dilation ${g.dilation}) does not fit the padded input ${inH}x${inW}`);
+  return axes.map(([size, k, p0, p1, s, d]) => {
+    const padded = size + p0 + p1;
+    if (padded > 2 ** 31 - 1) throw new RangeError(`${where}: the padded input (${size} + padding ${p0} + ${p1}) is larger than 2^31 - 1`);
+    return Math.floor((padded - ((k - 1) * d + 1)) / s) + 1;
+  });
 }
 
 /** The int32 values of the qw_conv2d_shape of a geometry for an input [batch, inC, inH, inW]. */

@@ -20,6 +20,7 @@ export const FLOAT32_EPS = 2 ** -23;
  * Returns { quantMin, quantMax }.
  */
 export function quantRange(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`quantRange: options must be { dtype, reduceRange, quantMin, quantMax }, got ${show(options)}`);
   return resolveRange(options, 'quantRange');
 }
 
@@ -86,7 +87,11 @@ function checkMinMax(min, max, where, label = '') {
  * Returns { scale, zeroPoint } or, per channel, { scales: Float32Array, zeroPoints: Int32Array }.
  */
 export function chooseQParams(options) {
-  const where = 'chooseQParams';
+  return chooseQParamsFor(options, 'chooseQParams');
+}
+
+/** chooseQParams on behalf of the public function `where` (an observer's calculateQparams): errors name it. */
+export function chooseQParamsFor(options, where) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: expected an options object { min, max, dtype, qscheme, ... }, got ${show(options)}`);
   }

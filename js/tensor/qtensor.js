@@ -4,6 +4,7 @@
 import { backend } from '../runtime/runtime.js';
 import { dtypeInfo, roundingCode } from './dtype.js';
 import {
+  checkBytes,
   checkDim,
   checkNumberArray,
   checkScale,
@@ -21,10 +22,10 @@ let rawFields;
 
 /** Reference-counted wasm allocation shared by a tensor and its views. */
 class Storage {
-  constructor(b, bytes) {
+  constructor(b, bytes, where) {
     this.backend = b;
     this.bytes = bytes;
-    this.ptr = b.alloc(bytes);
+    this.ptr = b.alloc(bytes, where);
     this.refs = 1;
   }
   retain() {
@@ -122,7 +123,7 @@ export class QTensor {
 
   #live(where) {
     if (this.#storage === null) {
-      throw new Error(`QTensor.${where}: this tensor was disposed`);
+      throw new TypeError(`QTensor.${where}: this tensor was disposed`);
     }
     return this.#storage;
   }
@@ -143,7 +144,7 @@ export class QTensor {
     return b.withBuffers([this.numel() * this.#dtype.bytes], (tmp) => {
       this.#copyStrided(where, this.#ptr(), this.#strides, tmp, contiguousStrides(this.#shape));
       return fn(tmp);
-    });
+    }, where);
   }
 
   #copyStrided(where, src, srcStrides, dst, dstStrides) {
@@ -191,7 +192,7 @@ export class QTensor {
   qScale() {
     this.#live('qScale');
     if (this.#quant.scheme !== 'per_tensor_affine') {
-      throw new Error('QTensor.qScale: the tensor is per_channel_affine; use qPerChannelScales()');
+      throw new TypeError('QTensor.qScale: the tensor is per_channel_affine; use qPerChannelScales()');
     }
     return this.#quant.scale;
   }
@@ -199,7 +200,7 @@ export class QTensor {
   qZeroPoint() {
     this.#live('qZeroPoint');
     if (this.#quant.scheme !== 'per_tensor_affine') {
-      throw new Error('QTensor.qZeroPoint: the tensor is per_channel_affine; use qPerChannelZeroPoints()');
+      throw new TypeError('QTensor.qZeroPoint: the tensor is per_channel_affine; use qPerChannelZeroPoints()');
     }
     return this.#quant.zeroPoint;
   }
@@ -207,7 +208,7 @@ export class QTensor {
   #perChannelOnly(where) {
     this.#live(where);
     if (this.#quant.scheme !== 'per_channel_affine') {
-      throw new Error(`QTensor.${where}: the tensor is per_tensor_affine; use qScale() / qZeroPoint()`);
+      throw new TypeError(`QTensor.${where}: the tensor is per_tensor_affine; use qScale() / qZeroPoint()`);
     }
     return this.#quant;
   }
@@ -238,6 +239,7 @@ export class QTensor {
     const b = this.#storage.backend;
     const q = this.#quant;
     const where = 'QTensor.dequantize';
+    checkBytes(n, 4, where, 'the float32 values');
     return this.#withContiguous(where, (src) =>
       b.withBuffers([4 * n], (out) => {
         if (q.scheme === 'per_tensor_affine') {
@@ -251,7 +253,7 @@ export class QTensor {
           });
         }
         return b.f32(out, n).slice();
-      }),
+      }, where),
     );
   }
 
@@ -415,6 +417,12 @@ export class QTensor {
     if (indices.length > this.#shape.length) {
       throw new RangeError(`QTensor.at: ${indices.length} indices for a ${this.#shape.length}-dimensional tensor`);
     }
+    indices.forEach((index, k) => {
+      const size = this.#shape[k];
+      if (!Number.isInteger(index) || index < -size || index >= size) {
+        throw new RangeError(`QTensor.at: index ${k} must be an integer in [${-size}, ${size - 1}] for dimension ${k} of size ${size}, got ${show(index)}`);
+      }
+    });
     let t = this.#view(this.#shape, this.#strides, this.#offset, this.#quant);
     for (const i of indices) {
       const next = t.select(0, i);
@@ -430,7 +438,7 @@ export class QTensor {
   clone() {
     this.#live('clone');
     const n = this.numel();
-    const storage = new Storage(this.#storage.backend, n * this.#dtype.bytes);
+    const storage = new Storage(this.#storage.backend, n * this.#dtype.bytes, 'QTensor.clone');
     try {
       this.#copyStrided('QTensor.clone', this.#ptr(), this.#strides, storage.ptr, contiguousStrides(this.#shape));
     } catch (error) {
@@ -457,12 +465,13 @@ export class QTensor {
     }
     const n = this.numel();
     const b = this.#storage.backend;
+    checkBytes(n, 4, where, 'the float32 values');
     const values = other.dequantize();
     b.withBuffers([4 * n, n * this.#dtype.bytes], (pf, pq) => {
       b.f32(pf, n).set(values);
       quantizeInto(b, where, pf, pq, this.#shape, this.#dtype, this.#quant, mode);
       this.#copyStrided(where, pq, contiguousStrides(this.#shape), this.#ptr(), this.#strides);
-    });
+    }, where);
     return this;
   }
 
@@ -479,7 +488,8 @@ export class QTensor {
     const mode = roundingCode(options, where);
     const n = this.numel();
     const b = this.#storage.backend;
-    const out = new Storage(b, n * info.bytes);
+    if (this.#quant.scheme !== 'per_tensor_affine') checkBytes(n, 4, where, 'the float32 values');
+    const out = new Storage(b, n * info.bytes, where);
     try {
       const q = this.#quant;
       if (q.scheme === 'per_tensor_affine') {
@@ -491,7 +501,7 @@ export class QTensor {
         b.withBuffers([4 * n], (pf) => {
           b.f32(pf, n).set(values);
           b.call(where, 'qw_quantize', n, pf, out.ptr, info.code, mode, scale, zeroPoint);
-        });
+        }, where);
       }
     } catch (error) {
       out.release();
@@ -606,12 +616,12 @@ function createQuantized(data, shape, dtype, quant, mode, where) {
   const b = backend();
   const n = numelOf(shape);
   checkNumberArray(data, n, where, 'data');
-  const storage = new Storage(b, n * dtype.bytes);
+  const storage = new Storage(b, n * dtype.bytes, where);
   try {
     b.withBuffers([4 * n], (pf) => {
       b.f32(pf, n).set(data);
       quantizeInto(b, where, pf, storage.ptr, shape, dtype, quant, mode);
-    });
+    }, where);
   } catch (error) {
     storage.release();
     throw error;
@@ -625,7 +635,7 @@ function createQuantized(data, shape, dtype, quant, mode, where) {
  */
 export function quantizePerTensor(data, shape, scale, zeroPoint, dtype, options = {}) {
   const where = 'quantizePerTensor';
-  const dims = checkShape(shape, where);
+  const dims = checkShape(shape, where, 'shape', 4); // quantized from a float32 copy
   const info = dtypeInfo(dtype, where);
   checkScale(scale, where);
   checkZeroPoint(zeroPoint, info, where);
@@ -635,7 +645,7 @@ export function quantizePerTensor(data, shape, scale, zeroPoint, dtype, options 
 /** torch.quantize_per_channel: one (scale, zero point) per index along `axis`. */
 export function quantizePerChannel(data, shape, scales, zeroPoints, axis, dtype, options = {}) {
   const where = 'quantizePerChannel';
-  const dims = checkShape(shape, where);
+  const dims = checkShape(shape, where, 'shape', 4);
   const info = dtypeInfo(dtype, where);
   const quant = checkPerChannel(scales, zeroPoints, axis, dims, info, where);
   return createQuantized(data, dims, info, quant, roundingCode(options, where), where);
@@ -653,7 +663,7 @@ function createFromInts(ints, shape, dtype, quant, where) {
     }
   }
   const b = backend();
-  const storage = new Storage(b, n * dtype.bytes);
+  const storage = new Storage(b, n * dtype.bytes, where);
   b.view(dtype.IntArray, storage.ptr, n).set(ints);
   return new QTensor(INTERNAL, storage, 0, shape, contiguousStrides(shape), dtype, quant);
 }
@@ -673,16 +683,16 @@ export function fromIntReprPerChannel(ints, shape, scales, zeroPoints, axis, dty
 }
 
 function perTensorFromInts(ints, shape, scale, zeroPoint, dtype, where) {
-  const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
+  const dims = checkShape(shape, where, 'shape', info.bytes);
   checkScale(scale, where);
   checkZeroPoint(zeroPoint, info, where);
   return createFromInts(ints, dims, info, perTensor(scale, zeroPoint), where);
 }
 
 function perChannelFromInts(ints, shape, scales, zeroPoints, axis, dtype, where) {
-  const dims = checkShape(shape, where);
   const info = dtypeInfo(dtype, where);
+  const dims = checkShape(shape, where, 'shape', info.bytes);
   const quant = checkPerChannel(scales, zeroPoints, axis, dims, info, where);
   return createFromInts(ints, dims, info, quant, where);
 }
@@ -693,14 +703,18 @@ function perChannelFromInts(ints, shape, scales, zeroPoints, axis, dtype, where)
  */
 export function empty(shape, qparams) {
   const where = 'empty';
-  const dims = checkShape(shape, where);
   if (qparams === null || typeof qparams !== 'object') {
     throw new TypeError(`${where}: qparams must be { dtype, scale, zeroPoint } or { dtype, scales, zeroPoints, axis }, got ${show(qparams)}`);
   }
   const info = dtypeInfo(qparams.dtype, where);
+  const dims = checkShape(shape, where, 'shape', info.bytes);
+  const perChannel = qparams.scales !== undefined || qparams.zeroPoints !== undefined || qparams.axis !== undefined;
+  if (perChannel && (qparams.scale !== undefined || qparams.zeroPoint !== undefined)) {
+    throw new TypeError(`${where}: qparams has both per-tensor (scale, zeroPoint) and per-channel (scales, zeroPoints, axis) fields; give one form`);
+  }
   const n = numelOf(dims);
   const ints = new info.IntArray(n);
-  if (qparams.scales !== undefined) {
+  if (perChannel) {
     const quant = checkPerChannel(qparams.scales, qparams.zeroPoints, qparams.axis, dims, info, where);
     const [outer, channels, inner] = channelBlocks(dims, quant.axis);
     for (let o = 0; o < outer; o++) {
@@ -734,7 +748,7 @@ export function copyStrided(b, where, elemBytes, shape, src, srcStrides, dst, ds
     b.i32(ps, rank).set(srcStrides);
     b.i32(pd, rank).set(dstStrides);
     b.call(where, 'qw_copy_strided', elemBytes, rank, pshape, src, ps, dst, pd);
-  });
+  }, where);
 }
 
 /** Wraps raw tensor fields; shares `storage` (which the caller already holds one reference to). */
@@ -742,9 +756,9 @@ export function wrapStorage(storage, offset, shape, strides, dtype, quant) {
   return new QTensor(INTERNAL, storage, offset, shape, strides, dtype, quant);
 }
 
-/** Allocates reference-counted storage of `bytes` in the active backend. */
-export function newStorage(bytes) {
-  return new Storage(backend(), bytes);
+/** Allocates reference-counted storage of `bytes` in the active backend (`where` names the caller in errors). */
+export function newStorage(bytes, where) {
+  return new Storage(backend(), bytes, where);
 }
 
 export { contiguousStrides, perTensor, perChannel };

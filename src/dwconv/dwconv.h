@@ -49,10 +49,10 @@ static inline size_t qw_dwconv_taps_padded(const struct qw_dwconv_config* config
   return qw_round_up(taps, config->tr);
 }
 
-/* Bytes of packed depthwise weights (int16 weights, then int32 per-channel sums). */
-static inline size_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t taps) {
-  return qw_round_up(channels, config->cr) * qw_dwconv_taps_padded(config, taps) * sizeof(int16_t) +
-         channels * sizeof(int32_t);
+/* Bytes of packed depthwise weights (int16 weights, then int32 per-channel sums), in 64 bits. */
+static inline uint64_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t taps) {
+  return (uint64_t)qw_round_up(channels, config->cr) * qw_dwconv_taps_padded(config, taps) * sizeof(int16_t) +
+         (uint64_t)channels * sizeof(int32_t);
 }
 
 /* The layout word packed-weight headers record. */

@@ -36,8 +36,8 @@ struct qw_f32_gemm_config {
 };
 
 /* Floats of one packed tile of mr output channels with depth kc (biases included). */
-static inline size_t qw_f32_gemm_tile_size(const struct qw_f32_gemm_config* config, size_t kc) {
-  return (size_t)config->mr * (kc + 1);
+static inline uint64_t qw_f32_gemm_tile_size(const struct qw_f32_gemm_config* config, size_t kc) {
+  return (uint64_t)config->mr * ((uint64_t)kc + 1);
 }
 
 /* The layout word packed-weight headers record. */

@@ -78,9 +78,9 @@ struct qw_gemm_config {
   qw_gemm_pack_w_fn pack_w;
 };
 
-/* Bytes of packed weights for n columns of depth k (no header). */
-static inline size_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
-  return qw_round_up(n, config->nr) * qw_round_up(k, config->kr) * config->w_element_size;
+/* Bytes of packed weights for n columns of depth k (no header), in 64 bits: the size functions check it. */
+static inline uint64_t qw_gemm_packed_bytes(const struct qw_gemm_config* config, size_t n, size_t k) {
+  return (uint64_t)qw_round_up(n, config->nr) * qw_round_up(k, config->kr) * config->w_element_size;
 }
 
 /* The layout word packed-weight headers record: weights with another word were packed for another layout. */

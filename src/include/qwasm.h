@@ -12,7 +12,14 @@
  * Memory: the library never allocates inside a kernel. Buffers are owned by the
  * caller (the JS package allocates them with qw_alloc). Kernels read exactly the
  * elements they are given: no over-read, no over-write, so buffers need no padding.
- * Input and output buffers must not overlap unless a function says otherwise.
+ * Input and output buffers must not overlap unless a function says otherwise. int32 data (qint32 tensors, int32
+ * outputs) must be 4-byte aligned, and its row strides multiples of 4 (QW_INVALID_ARGUMENT otherwise).
+ *
+ * Sizes: no buffer an entry point reads or writes (a tensor, packed weights, a workspace, a table) may
+ * exceed QW_MAX_BYTES bytes, and no element count may exceed it either. Every size is computed in 64-bit
+ * arithmetic and checked against it: a *_size function returns 0 and an entry point QW_INVALID_ARGUMENT when
+ * a size (or an output height / width, which are int32) would be larger. Pointers are 32-bit unsigned in
+ * wasm32: the whole memory (up to 4 GiB, the build's MAXIMUM_MEMORY) is addressable.
  */
 #ifndef QWASM_H
 #define QWASM_H
@@ -81,7 +88,10 @@ typedef enum qw_qscheme {
 
 /* ---- memory (for the JS package; kernels never call these) ------------------------------ */
 
-/* 16-byte aligned allocation; returns NULL when size is 0 or memory cannot grow. */
+/* The largest buffer and the largest element count any entry point takes: 2^31 - 1 (the README's Limits). */
+#define QW_MAX_BYTES ((size_t)0x7fffffff)
+
+/* 16-byte aligned allocation; returns NULL when size is 0 or larger than QW_MAX_BYTES, or memory cannot grow. */
 QW_API void* qw_alloc(size_t size);
 QW_API void qw_free(void* ptr);
 
@@ -363,10 +373,12 @@ typedef struct qw_conv2d_shape {
 } qw_conv2d_shape;
 
 /* Output height and width; QW_INVALID_ARGUMENT for an inconsistent geometry (channels not divisible
- * by groups, non-positive sizes, a kernel larger than the padded input, ...). */
+ * by groups, non-positive sizes, a kernel larger than the padded input, ...), a padded input past 2^31 - 1, or
+ * an input, output or weight tensor of more than QW_MAX_BYTES elements. */
 QW_API qw_status qw_conv2d_output_size(const qw_conv2d_shape* shape, int32_t* out_h, int32_t* out_w);
 
-/* Bytes of packed weights. */
+/* Bytes of packed weights; 0 for an invalid geometry or more than QW_MAX_BYTES (the packing does not depend on
+ * batch, in_h and in_w beyond the kernel fitting). */
 QW_API size_t qw_conv2d_pack_size(const qw_conv2d_shape* shape);
 
 /* Packs weights given as PyTorch / ONNX lay them out: [out_c][in_c / groups][kernel_h][kernel_w],

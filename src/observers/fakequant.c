@@ -32,7 +32,7 @@ static int valid_qparams(float scale, int32_t zp, int32_t qmin, int32_t qmax) {
 
 qw_status qw_fake_quantize(size_t n, const float* x, float* y, float scale, int32_t zero_point, int32_t quant_min,
                            int32_t quant_max) {
-  if ((n > 0 && (x == NULL || y == NULL)) || quant_min > quant_max) return QW_INVALID_ARGUMENT;
+  if ((n > 0 && (x == NULL || y == NULL)) || quant_min > quant_max || !qw_count_fits(n, sizeof(float))) return QW_INVALID_ARGUMENT;
   if (!valid_qparams(scale, zero_point, quant_min, quant_max)) return QW_INVALID_QPARAMS;
   const float inv = 1.0f / scale;
   for (size_t i = 0; i < n; i++) y[i] = fake_one(x[i], scale, inv, zero_point, quant_min, quant_max);
@@ -42,7 +42,9 @@ qw_status qw_fake_quantize(size_t n, const float* x, float* y, float scale, int3
 qw_status qw_fake_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, float* y,
                                        const float* scales, const int32_t* zero_points, int32_t quant_min,
                                        int32_t quant_max) {
-  if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || quant_min > quant_max) {
+  size_t n;
+  if (x == NULL || y == NULL || scales == NULL || zero_points == NULL || quant_min > quant_max ||
+      !qw_size3(outer, channels, inner, &n) || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {

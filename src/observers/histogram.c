@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "observers/observers.h"
+#include "qtypes.h"
 
 size_t qw_histogram_workspace_size(size_t bins) {
-  return bins * (sizeof(double) + sizeof(float));
+  size_t bytes;
+  return qw_size3(bins, sizeof(double) + sizeof(float), 1, &bytes) ? bytes : 0;
 }
 
 /* Edge i of torch.linspace(left, right, steps) as PyTorch 1.13's x86 build computes it (ATen
@@ -80,7 +82,7 @@ static void aminmax(size_t n, const float* x, float* lo, float* hi, int* bad) {
 qw_status qw_histogram_observe(size_t n, const float* x, size_t bins, int32_t upsample_rate, float* hist,
                                float* min_val, float* max_val, void* workspace) {
   if (n == 0 || x == NULL || bins == 0 || upsample_rate < 1 || hist == NULL || min_val == NULL || max_val == NULL ||
-      workspace == NULL) {
+      workspace == NULL || !qw_count_fits(n, sizeof(float)) || qw_histogram_workspace_size(bins) == 0) {
     return QW_INVALID_ARGUMENT;
   }
   float mn, mx;
@@ -186,7 +188,8 @@ static double quantization_error(size_t bins, const float* hist, float min_val, 
 
 qw_status qw_histogram_search(size_t bins, const float* hist, float min_val, float max_val, double dst_nbins,
                               float* new_min, float* new_max, void* workspace) {
-  if (bins == 0 || hist == NULL || new_min == NULL || new_max == NULL || workspace == NULL || !(dst_nbins >= 2) ||
+  if (bins == 0 || qw_histogram_workspace_size(bins) == 0 || hist == NULL || new_min == NULL || new_max == NULL ||
+      workspace == NULL || !(dst_nbins >= 2) ||
       !isfinite(min_val) || !isfinite(max_val) || min_val > max_val) {
     return QW_INVALID_ARGUMENT;
   }

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "observers/observers.h"
+#include "qtypes.h"
 
 static void minmax_run(size_t n, const float* x, float* lo, float* hi, int* nan) {
   float mn = *lo, mx = *hi;
@@ -21,7 +22,7 @@ static void minmax_run(size_t n, const float* x, float* lo, float* hi, int* nan)
 }
 
 qw_status qw_observe_minmax(size_t n, const float* x, float* min_val, float* max_val) {
-  if (n == 0 || x == NULL || min_val == NULL || max_val == NULL) {
+  if (n == 0 || x == NULL || min_val == NULL || max_val == NULL || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   float lo = INFINITY, hi = -INFINITY;
@@ -34,7 +35,9 @@ qw_status qw_observe_minmax(size_t n, const float* x, float* min_val, float* max
 
 qw_status qw_observe_minmax_per_channel(size_t outer, size_t channels, size_t inner, const float* x, float* min_vals,
                                         float* max_vals) {
-  if (outer == 0 || channels == 0 || inner == 0 || x == NULL || min_vals == NULL || max_vals == NULL) {
+  size_t n;
+  if (outer == 0 || channels == 0 || inner == 0 || x == NULL || min_vals == NULL || max_vals == NULL ||
+      !qw_size3(outer, channels, inner, &n) || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t c = 0; c < channels; c++) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "operators/operators.h"
+#include "qtypes.h"
 
 /* Packed weights: this header, then per group the config's tiles. layout is qw_f32_gemm_layout of the
  * config that packed them. */
@@ -70,14 +71,23 @@ static size_t dw_cols(const qw_conv2d_shape* s) {
   return (padded + s->stride_w - 1) / s->stride_w;
 }
 
+/* A valid geometry whose float input, output and weights each fit in QW_MAX_BYTES; its output size in *oh, *ow. */
+static int f32_geometry(const qw_conv2d_shape* s, int32_t* oh, int32_t* ow) {
+  return qw_conv2d_output_size(s, oh, ow) == QW_OK &&
+         qw_size_fits4((uint64_t)s->batch * s->in_h, (uint64_t)s->in_w, (uint64_t)s->in_c, sizeof(float)) &&
+         qw_size_fits4((uint64_t)s->batch * *oh, (uint64_t)*ow, (uint64_t)s->out_c, sizeof(float)) &&
+         qw_size_fits4((uint64_t)s->out_c * (s->in_c / s->groups), (uint64_t)s->kernel_h, (uint64_t)s->kernel_w, sizeof(float));
+}
+
 size_t qw_f32_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  int64_t oh, ow;
+  if (!qw_conv2d_geometry(s, &oh, &ow) ||
+      !qw_size_fits4((uint64_t)s->out_c * (s->in_c / s->groups), (uint64_t)s->kernel_h, (uint64_t)s->kernel_w, sizeof(float))) {
     return 0;
   }
   const struct qw_f32_gemm_config* gemm = &kernels->f32_gemm;
-  return (HEADER_FLOATS + (size_t)s->groups * f32_tiles(gemm, s) * qw_f32_gemm_tile_size(gemm, f32_k(s))) *
-         sizeof(float);
+  const uint64_t group_floats = f32_tiles(gemm, s) * qw_f32_gemm_tile_size(gemm, f32_k(s)); /* below 2^33: checked weights */
+  return group_floats > QW_MAX_BYTES ? 0 : qw_size_or_zero((HEADER_FLOATS + (uint64_t)s->groups * group_floats) * sizeof(float));
 }
 
 size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* s) {
@@ -86,8 +96,7 @@ size_t qw_f32_conv2d_pack_size(const qw_conv2d_shape* s) {
 
 qw_status qw_f32_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const float* w,
                                   const float* bias, float* packed) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || w == NULL || packed == NULL) {
+  if (qw_f32_conv2d_pack_size_with(kernels, s) == 0 || w == NULL || packed == NULL) {
     return QW_INVALID_ARGUMENT;
   }
   const struct qw_f32_gemm_config* gemm = &kernels->f32_gemm;
@@ -107,13 +116,15 @@ qw_status qw_f32_conv2d_pack(const qw_conv2d_shape* s, const float* w, const flo
 
 size_t qw_f32_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  if (!f32_geometry(s, &oh, &ow)) {
     return 0;
   }
   if (f32_depthwise(s)) {
-    return ((size_t)s->stride_w * dw_rows(s) * dw_cols(s) + QW_F32_DWCONV_SLACK) * sizeof(float);
+    /* the padded plane: padded rows and columns are each below 2^31 (qw_conv2d_output_size) */
+    const uint64_t plane = (uint64_t)s->stride_w * dw_rows(s);
+    return plane > QW_MAX_BYTES ? 0 : qw_size_or_zero((plane * dw_cols(s) + QW_F32_DWCONV_SLACK) * sizeof(float));
   }
-  return f32_k(s) * f32_block_pixels(&kernels->f32_gemm, s) * sizeof(float);
+  return qw_size_or_zero((uint64_t)f32_k(s) * f32_block_pixels(&kernels->f32_gemm, s) * sizeof(float));
 }
 
 size_t qw_f32_conv2d_workspace_size(const qw_conv2d_shape* s) {
@@ -220,8 +231,8 @@ qw_status qw_f32_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_s
                              const float* packed, float* y, void* workspace) {
   int32_t oh, ow;
   const struct qw_f32_gemm_config* gemm = &kernels->f32_gemm;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
-      (s->batch != 0 && (x == NULL || y == NULL))) {
+  if (!f32_geometry(s, &oh, &ow) || qw_f32_conv2d_workspace_size_with(kernels, s) == 0 || packed == NULL ||
+      workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL))) {
     return QW_INVALID_ARGUMENT;
   }
   const struct f32_pack_header* header = (const struct f32_pack_header*)packed;
@@ -277,7 +288,7 @@ qw_status qw_f32_conv2d(const qw_conv2d_shape* s, const float* x, const float* p
 }
 
 qw_status qw_f32_relu(size_t n, const float* x, float* y) {
-  if (n != 0 && (x == NULL || y == NULL)) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   if (n != 0) {

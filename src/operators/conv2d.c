@@ -27,22 +27,41 @@ static int is_depthwise(const qw_conv2d_shape* s) {
   return s->groups > 1 && s->groups == s->in_c && s->out_c == s->in_c;
 }
 
-qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_t* out_w) {
-  if (s == NULL || out_h == NULL || out_w == NULL || s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 ||
-      s->out_c <= 0 || s->kernel_h <= 0 || s->kernel_w <= 0 || s->stride_h <= 0 || s->stride_w <= 0 ||
-      s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 || s->pad_right < 0 || s->dilation_h <= 0 ||
-      s->dilation_w <= 0 || s->groups <= 0 || s->in_c % s->groups != 0 || s->out_c % s->groups != 0) {
-    return QW_INVALID_ARGUMENT;
+/* A consistent geometry (positive sizes, channels divisible by groups, the kernel inside the padded input) whose
+ * padded input stays below 2^31 (every coordinate the loops form, o * stride - pad + k * dilation, then fits int32)
+ * and whose weights fit QW_MAX_BYTES elements; its output size in *oh, *ow. The packing needs no more. */
+int qw_conv2d_geometry(const qw_conv2d_shape* s, int64_t* oh, int64_t* ow) {
+  if (s == NULL || s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 || s->out_c <= 0 || s->kernel_h <= 0 ||
+      s->kernel_w <= 0 || s->stride_h <= 0 || s->stride_w <= 0 || s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 ||
+      s->pad_right < 0 || s->dilation_h <= 0 || s->dilation_w <= 0 || s->groups <= 0 || s->in_c % s->groups != 0 ||
+      s->out_c % s->groups != 0) {
+    return 0;
   }
   const int64_t eff_h = (int64_t)(s->kernel_h - 1) * s->dilation_h + 1;
   const int64_t eff_w = (int64_t)(s->kernel_w - 1) * s->dilation_w + 1;
   const int64_t padded_h = (int64_t)s->in_h + s->pad_top + s->pad_bottom;
   const int64_t padded_w = (int64_t)s->in_w + s->pad_left + s->pad_right;
-  if (eff_h > padded_h || eff_w > padded_w) {
+  if (eff_h > padded_h || eff_w > padded_w || padded_h > INT32_MAX || padded_w > INT32_MAX ||
+      !qw_size_fits4((uint64_t)s->out_c, (uint64_t)(s->in_c / s->groups), (uint64_t)s->kernel_h, (uint64_t)s->kernel_w)) {
+    return 0;
+  }
+  *oh = (padded_h - eff_h) / s->stride_h + 1;
+  *ow = (padded_w - eff_w) / s->stride_w + 1;
+  return 1;
+}
+
+qw_status qw_conv2d_output_size(const qw_conv2d_shape* s, int32_t* out_h, int32_t* out_w) {
+  int64_t oh, ow;
+  if (out_h == NULL || out_w == NULL || !qw_conv2d_geometry(s, &oh, &ow)) {
     return QW_INVALID_ARGUMENT;
   }
-  *out_h = (int32_t)((padded_h - eff_h) / s->stride_h + 1);
-  *out_w = (int32_t)((padded_w - eff_w) / s->stride_w + 1);
+  /* The input and the output, in elements (the callers' buffers hold them): at most QW_MAX_BYTES. */
+  if (!qw_size_fits4((uint64_t)s->batch, (uint64_t)s->in_h, (uint64_t)s->in_w, (uint64_t)s->in_c) ||
+      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  *out_h = (int32_t)oh;
+  *out_w = (int32_t)ow;
   return QW_OK;
 }
 
@@ -60,31 +79,34 @@ static int fbgemm_depthwise_shape(const qw_conv2d_shape* s) {
 }
 
 /* Raw int8 weights [out_c][taps], then the int32 weight zero point of each output channel. */
-static size_t fbgemm_depthwise_bytes(const qw_conv2d_shape* s) {
+static uint64_t fbgemm_depthwise_bytes(const qw_conv2d_shape* s) {
   if (!fbgemm_depthwise_shape(s)) {
     return 0;
   }
-  return qw_round_up((size_t)s->out_c * s->kernel_h * s->kernel_w, 4) + (size_t)s->out_c * sizeof(int32_t);
+  return qw_round_up((size_t)s->out_c * s->kernel_h * s->kernel_w, 4) + (uint64_t)s->out_c * sizeof(int32_t);
 }
 
 static size_t gemm_k(const qw_conv2d_shape* s) {
   return (size_t)s->kernel_h * s->kernel_w * (s->in_c / s->groups);
 }
 
-/* Bytes of the packed weights proper (before the FBGEMM depthwise copy). */
-static size_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+/* Bytes of the packed weights proper (before the FBGEMM depthwise copy), in 64 bits. The geometry was checked by
+ * qw_conv2d_output_size: its weights fit QW_MAX_BYTES, so each factor here is below 2^32. */
+static uint64_t packed_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   if (is_depthwise(s)) {
     return qw_dwconv_packed_bytes(&kernels->dwconv, (size_t)s->out_c, (size_t)s->kernel_h * s->kernel_w);
   }
-  return (size_t)s->groups * qw_gemm_packed_bytes(&kernels->gemm, s->out_c / s->groups, gemm_k(s));
+  const uint64_t group = qw_gemm_packed_bytes(&kernels->gemm, (size_t)(s->out_c / s->groups), gemm_k(s));
+  return group > QW_MAX_BYTES ? group : (uint64_t)s->groups * group;
 }
 
 size_t qw_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  int64_t oh, ow;
+  if (!qw_conv2d_geometry(s, &oh, &ow) || (!is_depthwise(s) && gemm_k(s) >= QW_GEMM_K_MAX)) {
     return 0;
   }
-  return qw_round_up(HEADER_BYTES + packed_bytes(kernels, s), 4) + fbgemm_depthwise_bytes(s);
+  const uint64_t packed = packed_bytes(kernels, s);
+  return packed > QW_MAX_BYTES ? 0 : qw_size_or_zero(qw_round_up(HEADER_BYTES + (size_t)packed, 4) + fbgemm_depthwise_bytes(s));
 }
 
 /* Keeps the raw qint8 weights and zero points for mode 'fbgemm' on FBGEMM's depthwise shapes. */
@@ -107,8 +129,7 @@ size_t qw_conv2d_pack_size(const qw_conv2d_shape* s) {
 
 qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s, const void* w,
                               qw_dtype w_dtype, const int32_t* w_zero_points, size_t w_zp_count, void* packed) {
-  int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || w == NULL || packed == NULL || w_zero_points == NULL ||
+  if (qw_conv2d_pack_size_with(kernels, s) == 0 || w == NULL || packed == NULL || w_zero_points == NULL ||
       (w_zp_count != 1 && w_zp_count != (size_t)s->out_c) || !qw_dtype_is_8bit(w_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
@@ -178,13 +199,15 @@ static size_t im2col_rows(const struct qw_gemm_config* gemm, const qw_conv2d_sha
   return rows < gemm->mr ? gemm->mr : rows;
 }
 
-static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
+/* In 64 bits: an output row of tap pointers and accumulators grows with the output width. */
+static uint64_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   if (is_depthwise(s)) {
     /* padding row, the effective bias (its end aligned for the pointers after it), an output row's tap
      * pointers and accumulators */
-    const size_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
+    const uint64_t taps = qw_dwconv_taps_padded(&kernels->dwconv, (size_t)s->kernel_h * s->kernel_w);
+    const uint64_t pointers = (uint64_t)ow * taps * sizeof(void*);
     return qw_round_up((size_t)s->in_c, 16) + qw_round_up((size_t)s->out_c * sizeof(int32_t), sizeof(void*)) +
-           qw_round_up((size_t)ow * taps * sizeof(void*), 16) + (size_t)ow * s->out_c * sizeof(int32_t);
+           (pointers + 15) / 16 * 16 + (uint64_t)ow * s->out_c * sizeof(int32_t);
   }
   const size_t gemm_ws = qw_gemm_workspace_size_with(kernels, (size_t)(s->out_c / s->groups), gemm_k(s));
   return direct_gemm(s) ? gemm_ws : gemm_ws + qw_round_up(im2col_rows(&kernels->gemm, s) * gemm_k(s), 16);
@@ -192,12 +215,12 @@ static size_t workspace_size(const struct qw_kernels* kernels, const qw_conv2d_s
 
 size_t qw_conv2d_workspace_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   int32_t oh, ow;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK) {
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || (!is_depthwise(s) && gemm_k(s) >= QW_GEMM_K_MAX)) {
     return 0;
   }
-  const size_t ws = workspace_size(kernels, s, ow);
-  const size_t fbgemm_row = fbgemm_depthwise_shape(s) ? (size_t)s->out_c * sizeof(int32_t) : 0;
-  return ws > fbgemm_row ? ws : fbgemm_row;
+  const uint64_t ws = workspace_size(kernels, s, ow);
+  const uint64_t fbgemm_row = fbgemm_depthwise_shape(s) ? (uint64_t)s->out_c * sizeof(int32_t) : 0;
+  return qw_size_or_zero(ws > fbgemm_row ? ws : fbgemm_row);
 }
 
 size_t qw_conv2d_workspace_size(const qw_conv2d_shape* s) {
@@ -310,15 +333,18 @@ qw_status qw_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_shape
                          void* workspace) {
   int32_t oh, ow;
   struct qw_output_stage stage;
-  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || packed == NULL || workspace == NULL ||
-      (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(x_dtype) || gemm_k(s) >= QW_GEMM_K_MAX) {
+  if (qw_conv2d_output_size(s, &oh, &ow) != QW_OK || qw_conv2d_workspace_size_with(kernels, s) == 0 || packed == NULL ||
+      workspace == NULL || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(x_dtype) ||
+      gemm_k(s) >= QW_GEMM_K_MAX) {
     return QW_INVALID_ARGUMENT;
   }
   const struct conv_pack_header* header = (const struct conv_pack_header*)packed;
   const int depthwise = is_depthwise(s);
   if (!qw_output_stage_of(requantization, (size_t)s->out_c, &stage) ||
       header->kind != (uint32_t)(depthwise ? CONV_DEPTHWISE : CONV_GEMM) ||
-      header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm))) {
+      header->layout != (depthwise ? qw_dwconv_layout(&kernels->dwconv) : qw_gemm_layout(&kernels->gemm)) ||
+      !qw_size_fits4((uint64_t)s->batch, (uint64_t)oh, (uint64_t)ow, (uint64_t)s->out_c * stage.elem_size) ||
+      !qw_aligned(y, stage.elem_size)) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_zero_point_valid(x_dtype, x_zero_point)) {

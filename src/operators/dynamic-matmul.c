@@ -7,7 +7,7 @@
 
 #include "config.h"
 #include "operators/operators.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 /* Workspace: the int8 GEMM's, then the per-column multipliers, then the quantized activations. */
 static size_t multipliers_offset(size_t n, size_t k) {
@@ -19,7 +19,11 @@ static size_t activations_offset(size_t n, size_t k) {
 }
 
 size_t qw_dynamic_matmul_workspace_size(size_t m, size_t n, size_t k) {
-  return activations_offset(n, k) + m * k;
+  const size_t gemm = qw_gemm_workspace_size(n, k); /* 0 when n or k is too large */
+  if (gemm == 0 || m > QW_MAX_BYTES || k > QW_MAX_BYTES) {
+    return 0;
+  }
+  return qw_size_or_zero((uint64_t)activations_offset(n, k) + (uint64_t)m * k);
 }
 
 qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t* a, int32_t a_zero_point,
@@ -28,7 +32,8 @@ qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t
   const struct qw_kernels* kernels = qw_kernels();
   const void* weights = qw_gemm_packed_weights(kernels, packed, n, k);
   if (weights == NULL || workspace == NULL || b_scales == NULL || (b_scale_count != 1 && b_scale_count != n) ||
-      (m != 0 && (a == NULL || y == NULL))) {
+      (m != 0 && (a == NULL || y == NULL)) || qw_dynamic_matmul_workspace_size(m, n, k) == 0 ||
+      !qw_size_fits4(m, n, sizeof(float), 1)) {
     return QW_INVALID_ARGUMENT;
   }
   if (a_zero_point < 0 || a_zero_point > 255) {
@@ -49,7 +54,9 @@ qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t
 
 qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const void* packed, const float* b_scales,
                             size_t b_scale_count, const float* bias, float* y, void* workspace) {
-  if (qw_gemm_packed_weights(qw_kernels(), packed, n, k) == NULL || workspace == NULL || (m * k != 0 && x == NULL)) {
+  if (qw_gemm_packed_weights(qw_kernels(), packed, n, k) == NULL || workspace == NULL ||
+      qw_dynamic_matmul_workspace_size(m, n, k) == 0 || !qw_size_fits4(m, k, sizeof(float), 1) ||
+      (m * k != 0 && x == NULL)) {
     return QW_INVALID_ARGUMENT;
   }
   /* onnxruntime's GetQuantizationParameter: the range widened to include 0, scale 1 for an empty range. */

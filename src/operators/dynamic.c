@@ -7,7 +7,7 @@
 #include "qtypes.h"
 
 qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale, int32_t* zero_point) {
-  if ((n != 0 && (x == NULL || y == NULL)) || scale == NULL || zero_point == NULL) {
+  if ((n != 0 && (x == NULL || y == NULL)) || scale == NULL || zero_point == NULL || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   const float qmin = (float)qw_dtype_min(QW_QUINT8), qmax = (float)qw_dtype_max(QW_QUINT8);

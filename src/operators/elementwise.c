@@ -24,11 +24,16 @@ static int32_t asr(int32_t x, uint32_t shift) {
   return x >= 0 ? (int32_t)((uint32_t)x >> shift) : -(int32_t)(((uint32_t)(-(int64_t)x) + ((UINT32_C(1) << shift) - 1)) >> shift);
 }
 
+/* Index lists (broadcasting) of n int32 entries fit in a buffer. */
+static int index_lists_fit(size_t n, const int32_t* a_index, const int32_t* b_index) {
+  return (a_index == NULL && b_index == NULL) || qw_count_fits(n, sizeof(int32_t));
+}
+
 /* The arguments every binary op checks: buffers, an 8-bit dtype, usable scales and zero points. */
 static qw_status check_binary(size_t n, const void* a, float a_scale, int32_t a_zero_point, const void* b,
                               float b_scale, int32_t b_zero_point, qw_dtype dtype, const void* y, float y_scale,
                               int32_t y_zero_point) {
-  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype)) {
+  if ((n != 0 && (a == NULL || b == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) || !qw_count_fits(n, 1)) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_qparams_valid(dtype, a_scale, a_zero_point) || !qw_qparams_valid(dtype, b_scale, b_zero_point) ||
@@ -104,6 +109,9 @@ qw_status qw_mul(size_t n, const void* a, const int32_t* a_index, float a_scale,
   if (status != QW_OK) {
     return status;
   }
+  if (!index_lists_fit(n, a_index, b_index)) {
+    return QW_INVALID_ARGUMENT;
+  }
   const int32_t lo = qw_dtype_min(dtype), hi = qw_dtype_max(dtype);
   /* PyTorch: rint((float)((a - za)(b - zb)) * ((a_s * b_s) * (1 / y_s))) + yz, relu at yz. */
   const float multiplier = (a_scale * b_scale) * (1.0f / y_scale);
@@ -165,7 +173,7 @@ static qw_status generic_tables(qw_unary_op op, qw_dtype dtype, float in_scale, 
 }
 
 qw_status qw_lut8_blocked(size_t n, const void* x, const uint8_t* tables, size_t block, void* y) {
-  if ((n != 0 && (x == NULL || y == NULL)) || tables == NULL || block == 0) {
+  if ((n != 0 && (x == NULL || y == NULL)) || tables == NULL || block == 0 || !qw_count_fits(n, 1)) {
     return QW_INVALID_ARGUMENT;
   }
   const size_t body = n / block * block;
@@ -228,7 +236,7 @@ qw_status qw_add_float(size_t n, const void* a, const int32_t* a_index, float a_
   if (status != QW_OK) {
     return status;
   }
-  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0) ||
+  if (inner == 0 || block == 0 || (n != 0 && n % inner != 0) || !index_lists_fit(n, a_index, b_index) ||
       (tail_rounding != QW_ROUND_TORCH && tail_rounding != QW_ROUND_FBGEMM_SCALAR)) {
     return QW_INVALID_ARGUMENT;
   }
@@ -264,6 +272,9 @@ static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_
                                         y_zero_point);
   if (status != QW_OK) {
     return status;
+  }
+  if (!index_lists_fit(n, a_index, b_index)) {
+    return QW_INVALID_ARGUMENT;
   }
   const struct qw_vadd_onnx_params p = {
       .a_scale = a_scale,

@@ -5,10 +5,10 @@
 
 #include "config.h"
 #include "f32/mlas.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 qw_status qw_f32_unary(qw_f32_unary_op op, size_t n, const float* x, float* y) {
-  if ((n != 0 && (x == NULL || y == NULL)) || (unsigned)op > QW_F32_SQRT) {
+  if ((n != 0 && (x == NULL || y == NULL)) || (unsigned)op > QW_F32_SQRT || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
   }
   qw_kernels()->f32_vunary[op](n, x, y);
@@ -19,7 +19,8 @@ qw_status qw_f32_unary(qw_f32_unary_op op, size_t n, const float* x, float* y) {
  * approximations give each element the same bits wherever it falls in a block, so the blocking (onnxruntime
  * uses rows of the bias, or chunks of 4096) changes nothing. */
 qw_status qw_f32_gelu(qw_gelu_form form, size_t rows, size_t cols, const float* x, const float* bias, float* y) {
-  if ((rows * cols != 0 && (x == NULL || y == NULL)) || (unsigned)form > QW_GELU_TANH) {
+  size_t n;
+  if (!qw_size3(rows, cols, sizeof(float), &n) || (n != 0 && (x == NULL || y == NULL)) || (unsigned)form > QW_GELU_TANH) {
     return QW_INVALID_ARGUMENT;
   }
   const qw_f32_vunary_ukernel kernel = qw_kernels()->f32_vunary[form == QW_GELU_ERF ? QW_F32_ERF : QW_F32_TANH];
@@ -64,6 +65,29 @@ static int broadcast_init(struct broadcast* bc, size_t rank, const int32_t* out_
                           const int32_t* const* strides) {
   if (rank > QW_MAX_RANK || (rank != 0 && out_dims == NULL)) {
     return 0;
+  }
+  /* 64-bit sizes: the output's elements and each operand's span (largest offset + 1), 8 bytes each at most */
+  uint64_t count = 1;
+  for (size_t k = 0; k < rank; k++) {
+    if (out_dims[k] < 0) {
+      return 0;
+    }
+    count *= (uint64_t)out_dims[k];
+    if (count > QW_MAX_BYTES) {
+      return 0;
+    }
+  }
+  for (size_t o = 0; o < operands; o++) {
+    uint64_t span = 0;
+    for (size_t k = 0; k < rank && count != 0; k++) {
+      if (strides[o] == NULL || strides[o][k] < 0) {
+        return 0;
+      }
+      span += (uint64_t)(out_dims[k] - 1) * (uint64_t)strides[o][k];
+      if (span > QW_MAX_BYTES) {
+        return 0;
+      }
+    }
   }
   bc->rank = 0;
   for (size_t k = 0; k < rank; k++) {
@@ -208,7 +232,7 @@ static int cast_type_ok(qw_tensor_type t) {
 }
 
 qw_status qw_cast(size_t n, const void* x, qw_tensor_type x_type, void* y, qw_tensor_type y_type) {
-  if ((n != 0 && (x == NULL || y == NULL)) || !cast_type_ok(x_type) || !cast_type_ok(y_type)) {
+  if ((n != 0 && (x == NULL || y == NULL)) || !cast_type_ok(x_type) || !cast_type_ok(y_type) || !qw_count_fits(n, 8)) {
     return QW_INVALID_ARGUMENT;
   }
   for (size_t i = 0; i < n; i++) {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 /* MLAS's K block: MLAS_SGEMM_PACKED_STRIDEK for a pre-packed B, else the adaptive MLAS_SGEMM_STRIDEK. */
 static size_t k_block(size_t n, size_t k, int b_prepacked) {
@@ -72,10 +72,17 @@ static void gemv(size_t n, size_t k, const float* a, const float* b, size_t ldb,
 size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
   (void)n;
   const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
+  if (m > QW_MAX_BYTES || k > QW_MAX_BYTES) {
+    return 0;
+  }
   const size_t kc = k == 0 ? 1 : k;
-  const size_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
-  /* packed rows of A for one K block, one B panel, one output tile */
-  return (tiles * qw_f32_gemm_tile_size(gemm, kc) + kc * (size_t)gemm->nr + (size_t)gemm->mr * (size_t)gemm->nr) * sizeof(float);
+  const uint64_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
+  /* packed rows of A for one K block, one B panel, one output tile (64-bit: each factor is below 2^32) */
+  const uint64_t tile = qw_f32_gemm_tile_size(gemm, kc);
+  if (tile > QW_MAX_BYTES) {
+    return 0;
+  }
+  return qw_size_or_zero((tiles * tile + (uint64_t)kc * gemm->nr + (uint64_t)gemm->mr * gemm->nr) * sizeof(float));
 }
 
 qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
@@ -85,7 +92,8 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
     return QW_OK;
   }
   if (a == NULL || b == NULL || y == NULL || workspace == NULL || lda < k || ldy < n ||
-      ldb < (transpose_b ? k : n)) {
+      ldb < (transpose_b ? k : n) || qw_f32_matmul_workspace_size(m, n, k) == 0 || !qw_size_fits4(m, lda, sizeof(float), 1) ||
+      !qw_size_fits4(m, ldy, sizeof(float), 1) || !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1)) {
     return QW_INVALID_ARGUMENT;
   }
   if (k == 0) { /* MLAS has no block to store: onnxruntime's MatMul fills zeros itself */

@@ -3,16 +3,21 @@
 #include <math.h>
 
 #include "config.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 size_t qw_f32_softmax_workspace_size(size_t axis_len, size_t inner) {
-  return inner > 1 ? axis_len * inner * sizeof(float) : 0;
+  size_t bytes;
+  return inner > 1 && qw_size3(axis_len, inner, sizeof(float), &bytes) ? bytes : 0;
 }
 
 qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const float* x, float* y, void* workspace) {
-  const size_t n = outer * axis_len * inner;
-  if ((n != 0 && (x == NULL || y == NULL)) || (inner > 1 && n != 0 && workspace == NULL)) {
+  size_t n;
+  if (!qw_size3(outer, axis_len, inner, &n) || !qw_count_fits(n, sizeof(float)) || (n != 0 && (x == NULL || y == NULL)) ||
+      (inner > 1 && n != 0 && workspace == NULL)) {
     return QW_INVALID_ARGUMENT;
+  }
+  if (n == 0) {
+    return QW_OK; /* nothing to compute (and no row to point into) */
   }
   const qw_f32_softmax_ukernel softmax = qw_kernels()->f32_softmax;
   if (inner == 1) {
@@ -46,7 +51,7 @@ qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const floa
 qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const float* skip, size_t skip_rows,
                             const float* bias, const float* gamma, const float* beta, float epsilon, float* y,
                             float* sum) {
-  if (isnan(epsilon) || (rows * cols != 0 && (x == NULL || y == NULL || gamma == NULL)) ||
+  if (!qw_size_fits4(rows, cols, sizeof(float), 1) || isnan(epsilon) || (rows * cols != 0 && (x == NULL || y == NULL || gamma == NULL)) ||
       (skip != NULL && skip_rows == 0)) {
     return QW_INVALID_ARGUMENT;
   }

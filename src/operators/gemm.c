@@ -28,7 +28,10 @@ static size_t column_block(const struct qw_gemm_config* gemm, size_t k) {
 }
 
 size_t qw_gemm_pack_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
-  return n == 0 || k == 0 ? 0 : HEADER_BYTES + qw_gemm_packed_bytes(&kernels->gemm, n, k);
+  if (n == 0 || k == 0 || k >= QW_GEMM_K_MAX || n > QW_MAX_BYTES) {
+    return 0;
+  }
+  return qw_size_or_zero(HEADER_BYTES + qw_gemm_packed_bytes(&kernels->gemm, n, k));
 }
 
 size_t qw_gemm_pack_size(size_t n, size_t k) {
@@ -38,7 +41,7 @@ size_t qw_gemm_pack_size(size_t n, size_t k) {
 qw_status qw_gemm_pack_with(const struct qw_kernels* kernels, size_t n, size_t k, const void* w, qw_dtype w_dtype,
                             size_t n_stride, size_t k_stride, const int32_t* w_zero_points, size_t zp_count,
                             void* packed) {
-  if (w == NULL || packed == NULL || w_zero_points == NULL || n == 0 || k == 0 || k >= QW_GEMM_K_MAX ||
+  if (w == NULL || packed == NULL || w_zero_points == NULL || qw_gemm_pack_size_with(kernels, n, k) == 0 ||
       (zp_count != 1 && zp_count != n) || !qw_dtype_is_8bit(w_dtype)) {
     return QW_INVALID_ARGUMENT;
   }
@@ -72,8 +75,11 @@ qw_status qw_gemm_pack(size_t n, size_t k, const void* w, qw_dtype w_dtype, size
 size_t qw_gemm_workspace_size_with(const struct qw_kernels* kernels, size_t n, size_t k) {
   /* int32 rows of a block, the A panel */
   const struct qw_gemm_config* gemm = &kernels->gemm;
-  return gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
-         gemm->mr * qw_round_up(k, gemm->kr) * gemm->a_element_size;
+  if (n > QW_MAX_BYTES || k > QW_MAX_BYTES) {
+    return 0;
+  }
+  return qw_size_or_zero((uint64_t)gemm->mr * qw_round_up(n, gemm->nr) * sizeof(int32_t) +
+                         (uint64_t)gemm->mr * qw_round_up(k, gemm->kr) * gemm->a_element_size);
 }
 
 const void* qw_gemm_packed_weights(const struct qw_kernels* kernels, const void* packed, size_t n, size_t k) {
@@ -149,7 +155,8 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
   if (!qw_output_stage_of(requantization, n, &out) || packed == NULL || h->magic != PACKED_MAGIC || h->n != n ||
       h->k != k || h->layout != qw_gemm_layout(&kernels->gemm) || workspace == NULL ||
       (m != 0 && (a == NULL || y == NULL || a_stride < k || y_stride < n * out.elem_size)) ||
-      !qw_dtype_is_8bit(a_dtype)) {
+      !qw_count_fits(m, a_stride) || !qw_count_fits(m, y_stride) || !qw_dtype_is_8bit(a_dtype) ||
+      !qw_aligned(y, out.elem_size) || y_stride % out.elem_size != 0) {
     return QW_INVALID_ARGUMENT;
   }
   if (!qw_zero_point_valid(a_dtype, a_zero_point)) {

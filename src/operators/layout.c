@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "qwasm.h"
+#include "qtypes.h"
 
 qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
                           const int32_t* src_strides, void* dst, const int32_t* dst_strides) {
@@ -12,10 +12,8 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
       !(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8)) {
     return QW_INVALID_ARGUMENT;
   }
-  /* Coalesce: drop size-1 dimensions, merge a dimension into the previous one when both layouts
-   * continue contiguously across them. */
-  size_t dims[QW_MAX_RANK], ss[QW_MAX_RANK], ds[QW_MAX_RANK];
-  size_t r = 0;
+  /* Sizes in 64 bits: the element count, and the span of each layout's largest offset, fit in QW_MAX_BYTES. */
+  uint64_t count_all = 1, src_span = 0, dst_span = 0;
   for (size_t k = 0; k < rank; k++) {
     if (shape[k] < 0 || src_strides[k] < 0 || dst_strides[k] < 0) {
       return QW_INVALID_ARGUMENT;
@@ -23,6 +21,21 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
     if (shape[k] == 0) {
       return QW_OK;
     }
+    count_all *= (uint64_t)shape[k];
+    src_span += (uint64_t)(shape[k] - 1) * (uint64_t)src_strides[k];
+    dst_span += (uint64_t)(shape[k] - 1) * (uint64_t)dst_strides[k];
+    if (count_all > QW_MAX_BYTES || src_span > QW_MAX_BYTES || dst_span > QW_MAX_BYTES) {
+      return QW_INVALID_ARGUMENT;
+    }
+  }
+  if (!qw_count_fits((size_t)(src_span + 1), elem_size) || !qw_count_fits((size_t)(dst_span + 1), elem_size)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  /* Coalesce: drop size-1 dimensions, merge a dimension into the previous one when both layouts
+   * continue contiguously across them. */
+  size_t dims[QW_MAX_RANK], ss[QW_MAX_RANK], ds[QW_MAX_RANK];
+  size_t r = 0;
+  for (size_t k = 0; k < rank; k++) {
     if (shape[k] == 1) {
       continue;
     }

@@ -51,6 +51,10 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
                        qw_dtype a_dtype, int32_t a_zero_point, const void* packed, const void* requantization, void* y,
                        size_t y_stride, void* workspace);
 
+/* 1 when a convolution geometry is consistent and its sizes fit (the checks of qw_conv2d_output_size but the
+ * input's and output's element counts, which the packing does not depend on); its output size in *oh, *ow. */
+int qw_conv2d_geometry(const qw_conv2d_shape* shape, int64_t* oh, int64_t* ow);
+
 size_t qw_conv2d_pack_size_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape);
 qw_status qw_conv2d_pack_with(const struct qw_kernels* kernels, const qw_conv2d_shape* shape, const void* w,
                               qw_dtype w_dtype, const int32_t* w_zero_points, size_t w_zp_count, void* packed);

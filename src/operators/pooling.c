@@ -22,14 +22,41 @@ int32_t qw_pool_output_size(int32_t in, int32_t kernel, int32_t stride, int32_t 
   return (int32_t)out;
 }
 
+/* The largest coordinate a window of size k at dilation d reaches from output o - 1 (64-bit). */
+static int64_t window_end(int32_t out, int32_t stride, int32_t kernel, int32_t dilation) {
+  return (int64_t)(out - 1) * stride + (int64_t)(kernel - 1) * dilation;
+}
+
+/* Positive sizes; the input and output (elements) and the window's taps fit QW_MAX_BYTES; every coordinate the
+ * loops form (o * stride - pad + k * dilation, before clipping) fits int32. */
 static int valid_pool_shape(const qw_pool2d_shape* s) {
   return s != NULL && s->batch >= 0 && s->in_h > 0 && s->in_w > 0 && s->channels > 0 && s->out_h > 0 && s->out_w > 0 &&
          s->kernel_h > 0 && s->kernel_w > 0 && s->stride_h > 0 && s->stride_w > 0 && s->pad_top >= 0 &&
-         s->pad_left >= 0 && s->dilation_h > 0 && s->dilation_w > 0;
+         s->pad_left >= 0 && s->dilation_h > 0 && s->dilation_w > 0 &&
+         qw_size_fits4((uint64_t)s->batch, (uint64_t)s->in_h, (uint64_t)s->in_w, (uint64_t)s->channels) &&
+         qw_size_fits4((uint64_t)s->batch, (uint64_t)s->out_h, (uint64_t)s->out_w, (uint64_t)s->channels) &&
+         qw_size_fits4((uint64_t)s->kernel_h, (uint64_t)s->kernel_w, sizeof(void*), 1) &&
+         window_end(s->out_h, s->stride_h, s->kernel_h, s->dilation_h) < INT32_MAX &&
+         window_end(s->out_w, s->stride_w, s->kernel_w, s->dilation_w) < INT32_MAX;
 }
 
 size_t qw_max_pool2d_workspace_size(const qw_pool2d_shape* s) {
   return valid_pool_shape(s) ? (size_t)s->kernel_h * s->kernel_w * sizeof(void*) : 0;
+}
+
+/* Every (undilated) window overlaps the input: the first ends past the top padding, the last starts inside the input
+ * (PyTorch's pooling_output_shape guarantees both). An output size that breaks this has windows of no taps. */
+static int windows_overlap_input(const qw_pool2d_shape* s) {
+  return s->pad_top < s->kernel_h && s->pad_left < s->kernel_w &&
+         (int64_t)(s->out_h - 1) * s->stride_h - s->pad_top < s->in_h && (int64_t)(s->out_w - 1) * s->stride_w - s->pad_left < s->in_w;
+}
+
+/* int32 window sums of 8-bit values cannot overflow: at most 2^23 taps (255 * 2^23 < 2^31). Adaptive windows span
+ * at most ceil(in / out) + 1 rows and columns. */
+static int avg_pool_sums_fit(const qw_pool2d_shape* s, int adaptive) {
+  const int64_t rows = adaptive ? (int64_t)s->in_h / s->out_h + 2 : s->kernel_h;
+  const int64_t cols = adaptive ? (int64_t)s->in_w / s->out_w + 2 : s->kernel_w;
+  return rows * cols <= (INT64_C(1) << 23) || (int64_t)s->in_h * s->in_w <= (INT64_C(1) << 23);
 }
 
 qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, void* y, void* workspace,
@@ -72,7 +99,7 @@ qw_status qw_max_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
 }
 
 qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y) {
-  if ((n != 0 && (x == NULL || y == NULL)) || table == NULL) {
+  if ((n != 0 && (x == NULL || y == NULL)) || table == NULL || !qw_count_fits(n, 1)) {
     return QW_INVALID_ARGUMENT;
   }
   if (n != 0) {
@@ -86,6 +113,14 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) ||
       (unsigned)form > QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM || divisor_override < 0 || vector_channels < 0) {
     return QW_INVALID_ARGUMENT;
+  }
+  const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
+                       form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
+  if (!adaptive && !windows_overlap_input(s)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!avg_pool_sums_fit(s, adaptive)) {
+    return QW_UNSUPPORTED;
   }
   /* The scale only divides itself here (QNNPACK's multiplier); no reciprocal of it is formed. */
   if (!qw_scale_positive(scale)) {
@@ -101,8 +136,6 @@ qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype,
     for (int32_t oy = 0; oy < s->out_h; oy++) {
       for (int32_t ox = 0; ox < s->out_w; ox++, out += c) {
         int32_t y0, y1, x0, x1, pool_size;
-        const int adaptive = form == QW_AVG_POOL_ADAPTIVE || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST ||
-                             form == QW_AVG_POOL_MEAN || form == QW_AVG_POOL_ADAPTIVE_CHANNELS_LAST_FBGEMM;
         if (adaptive) {
           /* adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)) */
           y0 = (int32_t)(((int64_t)oy * s->in_h) / s->out_h);

@@ -23,7 +23,7 @@ static size_t blob_arrays_offset(void) {
 }
 
 size_t qw_requantization_size(size_t n) {
-  return blob_arrays_offset() + 5 * qw_round_up(n, 4) * sizeof(int32_t);
+  return n > QW_MAX_BYTES ? 0 : qw_size_or_zero(blob_arrays_offset() + 5 * (uint64_t)qw_round_up(n, 4) * sizeof(int32_t));
 }
 
 /* TFLite's QuantizeMultiplier: m = m0 * 2^(shift - 31), m0 in [2^30, 2^31). */
@@ -72,8 +72,13 @@ qw_status qw_requantization_init(void* buffer, size_t n, qw_requant_mode mode, d
       (unsigned)mode > QW_REQUANT_ONEDNN || ((out_dtype == QW_QINT32) != (mode == QW_REQUANT_NONE)) ||
       !qw_dtype_valid(out_dtype) || !qw_dtype_is_8bit(w_dtype) || (bias_f32 != NULL && bias_i32 != NULL) ||
       (mode == QW_REQUANT_ONNX && bias_f32 != NULL) || (mode == QW_REQUANT_ONEDNN && bias_i32 != NULL) ||
-      isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max) {
+      isnan(clamp_min) || isnan(clamp_max) || clamp_min > clamp_max || qw_requantization_size(n) == 0) {
     return QW_INVALID_ARGUMENT;
+  }
+  for (size_t j = 0; bias_f32 != NULL && j < n; j++) {
+    if (isnan(bias_f32[j])) {
+      return QW_INVALID_ARGUMENT; /* a NaN bias has no meaning (an infinite one saturates, as in PyTorch) */
+    }
   }
   const int32_t out_min = qw_dtype_min(out_dtype), out_max = qw_dtype_max(out_dtype);
   /* The input and weight scales are factors; the output's is quantized with. */

@@ -60,6 +60,7 @@ test('every enum of the header is in abi.js (typedef qw_x as QW_X), member for m
   for (const [k, v] of Object.entries(abi.QW_AVG_POOL)) assert.equal(values.get(k), v, k);
   assert.deepEqual(Object.keys(abi.QW_AVG_POOL), [...values.keys()].filter((k) => k.startsWith('QW_AVG_POOL_')));
   assert.equal(Number(header.match(/#define\s+QW_MAX_RANK\s+(\d+)/)[1]), abi.QW_MAX_RANK);
+  assert.equal(Number(header.match(/#define\s+QW_MAX_BYTES\s+\(\(size_t\)(0x[0-9a-f]+)\)/)[1]), abi.QW_MAX_BYTES);
 });
 
 test('every struct layout of abi.js equals the header, field for field', () => {

@@ -58,11 +58,11 @@ test('the model object: inputs, outputs, layers, dispose', async () => {
   assert.equal(model.semantics, 'onnx');
   const x = Uint8Array.from(c.inputs[0].data);
   await assert.rejects(model.run({ x: x.subarray(1) }), /run: input "x" has 48 values, its shape \[1,1,7,7\] needs 49/);
-  await assert.rejects(model.run({ x: Float32Array.from(x) }), /^TypeError: Model\.run: input "x" must be uint8: a Uint8Array or \{ data, dims \} or a QTensor, got Float32Array$/);
+  await assert.rejects(model.run({ x: Float32Array.from(x) }), /run: input "x" must be uint8: a Uint8Array or \{ data, dims \} or a QTensor, got Float32Array/);
   await assert.rejects(model.run({ x: { data: x, dims: [1, 1, 49, 1] } }), /run: input "x": dimension 2 is 49, the model expects 7/);
   await assert.rejects(model.run({}), /run: input "x" is missing/);
   await assert.rejects(model.run({ x, y: x }), /the model has no input "y"; its inputs are "x"/);
-  await assert.rejects(model.run({ x: 'pixels' }), /run: input "x" must be uint8: a Uint8Array or \{ data, dims \} or a QTensor, got String/);
+  await assert.rejects(model.run({ x: 'pixels' }), /run: input "x" must be uint8: .* got String/);
   model.dispose();
   model.dispose();
   await assert.rejects(model.run({ x }), /Model\.run: the model was disposed/);
@@ -203,7 +203,7 @@ test('Split: sizes from the input, equal parts, and sizes that do not add up', a
   }
 });
 
-test('QLinearAveragePool channels_last = 1 needs a 4-D NHWC input', async () => {
+test('QLinearAveragePool needs a 4-D input (NHWC with channels_last = 1)', async () => {
   const s = (name, v, t = 'FLOAT') => ({ name, elemType: t, dims: [], data: [v] });
   const model = singleNodeModel({
     opType: 'QLinearAveragePool', domain: 'com.microsoft', opset: 1,
@@ -215,7 +215,7 @@ test('QLinearAveragePool channels_last = 1 needs a 4-D NHWC input', async () => 
   });
   const m = await qwasm.loadModel(model);
   try {
-    await assert.rejects(m.run({ x: new Uint8Array(16) }), /QLinearAveragePool.*channels_last = 1 needs a 4-D input/);
+    await assert.rejects(m.run({ x: new Uint8Array(16) }), /QLinearAveragePool node "QLinearAveragePool_node": input 0 \(X\) must have 4 dimensions, got shape \[1,4,4\]$/);
   } finally {
     m.dispose();
   }

@@ -39,8 +39,8 @@ test('linear and packLinear', () => {
 test('conv2d and packConv2d', () => {
   using(t(2 * 3 * 5 * 5, [2, 3, 5, 5]), t(4 * 3 * 9, [4, 3, 3, 3], 0.05, 0, 'qint8'))((x, w) => {
     assert.throws(() => qwasm.packConv2d(w, null, { groups: 3 }), /packConv2d: groups must be a positive integer dividing outChannels 4, got 3/);
-    assert.throws(() => qwasm.packConv2d(w, null, { stride: 0 }), /packConv2d: stride must be an integer >= 1 or \[h, w\], got 0/);
-    assert.throws(() => qwasm.packConv2d(w, null, { padding: [1, -1] }), /packConv2d: padding must be an integer >= 0 or \[h, w\], got \[1,-1\]/);
+    assert.throws(() => qwasm.packConv2d(w, null, { stride: 0 }), /packConv2d: stride must be an integer in \[1, 2\^31 - 1\] or \[h, w\] of them, got 0/);
+    assert.throws(() => qwasm.packConv2d(w, null, { padding: [1, -1] }), /packConv2d: padding must be an integer in \[0, 2\^31 - 1\] or \[h, w\] of them, got \[1,-1\]/);
     using(qwasm.packConv2d(w, null, { padding: 1 }), qwasm.packConv2d(w, null, { dilation: 3 }))((p, dilated) => {
       using(t(2 * 4 * 5 * 5, [2, 4, 5, 5]))((x4) => assert.throws(() => qwasm.conv2d(x4, p, out), /conv2d: input must be \[N, 3, H, W\], got shape \[2,4,5,5\]/));
       assert.throws(() => qwasm.conv2d(x, dilated, out), /conv2d: the kernel 3x3 \(dilation 3,3\) does not fit the padded input 5x5/);
@@ -80,7 +80,7 @@ test('pooling', () => {
     assert.throws(() => qwasm.maxPool2d(flat, { kernelSize: 2 }), /maxPool2d: input must be \[N, C, H, W\], got shape \[2,3\]/);
     assert.throws(() => qwasm.maxPool2d(x, { kernelSize: 2, padding: 2 }), /maxPool2d: kernel 2, stride 2, padding 2, dilation 1 do not fit input size 6 along H \(padding must be at most half the kernel\)/);
     assert.throws(() => qwasm.avgPool2d(x, { kernelSize: 2, divisorOverride: 0 }), /avgPool2d: divisorOverride must be a positive integer, got 0/);
-    assert.throws(() => qwasm.adaptiveAvgPool2d(x, 0), /adaptiveAvgPool2d: outputSize must be an integer >= 1 or \[h, w\], got 0/);
+    assert.throws(() => qwasm.adaptiveAvgPool2d(x, 0), /adaptiveAvgPool2d: outputSize must be an integer in \[1, 2\^31 - 1\] or \[h, w\] of them, got 0/);
     assert.throws(() => qwasm.mean(x, [1, 2]), /mean: only dims \[2, 3\] \(global average pooling\) are supported, got \[1,2\]/);
     const y = qwasm.mean(x, [2, 3]);
     assert.deepEqual(y.shape, [1, 2]);

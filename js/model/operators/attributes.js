@@ -11,5 +11,7 @@ export const A = Object.freeze({
   floats: (dflt) => ({ type: 6, dflt, ok: (v) => (Array.isArray(v) || v instanceof Float32Array) && Array.from(v).every((e) => typeof e === 'number') }),
   string: (dflt, choices) => ({ type: 3, dflt, choices, ok: (v) => typeof v === 'string' && (!choices || choices.includes(v)) }),
   tensor: () => ({ type: 4, ok: (v) => v !== null && typeof v === 'object' && Array.isArray(v.dims) && ArrayBuffer.isView(v.data) }),
+  /** The same schema, the attribute required (a ModelFormatError names it when it is missing). */
+  required: (schema) => ({ ...schema, required: true }),
 });
 

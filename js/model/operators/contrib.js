@@ -18,7 +18,10 @@ const zeroPointOf = (v, w) => (v ? scalar(v, w) : 0);
 /** com.microsoft QAdd / QMul: both operands viewed with their qparams, the output's from C_scale / C_zero_point. */
 function binary(op) {
   return {
-    inputs: ['A', 'A_scale', 'A_zero_point?', 'B', 'B_scale', 'B_zero_point?', 'C_scale', 'C_zero_point?'],
+    inputs: [
+      'A: 8bit', 'A_scale: float32 scalar', 'A_zero_point?: =A scalar', 'B: =A', 'B_scale: float32 scalar', 'B_zero_point?: =A scalar',
+      'C_scale: float32 scalar', 'C_zero_point?: =A scalar',
+    ],
     uses: [op === add ? 'add' : 'mul'],
     run(ctx, [a, as, az, b, bs, bz, ys, yz]) {
       const w = where(ctx.node);
@@ -41,7 +44,7 @@ function binary(op) {
 /** com.microsoft QLinearSigmoid / QLinearLeakyRelu: ONNX Runtime's 256-entry tables. */
 function lookup(fn) {
   return {
-    inputs: ['X', 'X_scale', 'X_zero_point?', 'Y_scale', 'Y_zero_point?'],
+    inputs: ['X: 8bit', 'X_scale: float32 scalar', 'X_zero_point?: =X scalar', 'Y_scale: float32 scalar', 'Y_zero_point?: =X scalar'],
     run(ctx, [x, xs, xz, ys, yz], attrs) {
       const w = where(ctx.node);
       const xq = toQ(x, scalar(xs, w), zeroPointOf(xz, w), w);
@@ -72,7 +75,7 @@ const POOL_ATTRIBUTES = {
  */
 function averagePool(global) {
   return {
-    inputs: ['X', 'x_scale', 'x_zero_point?', 'y_scale', 'y_zero_point?'],
+    inputs: ['X: 8bit rank 4', 'x_scale: float32 scalar', 'x_zero_point?: =X scalar', 'y_scale: float32 scalar', 'y_zero_point?: =X scalar'],
     attributes: global ? { channels_last: A.int(0) } : POOL_ATTRIBUTES,
     uses: ['pooling'],
     prepare(attrs, node, opset, label) {
@@ -87,8 +90,7 @@ function averagePool(global) {
     },
     run(ctx, [x, xs, xz, ys, yz], attrs) {
       const w = where(ctx.node);
-      const nhwc = attrs.channels_last === 1;
-      if (dimsOf(x).length !== 4) throw new ModelFormatError(`${w}: ${nhwc ? 'channels_last = 1 needs a 4-D input' : 'expected a 4-D input'}, got shape [${dimsOf(x)}]`);
+      const nhwc = attrs.channels_last === 1; // the input is 4-D (its spec)
       const form = semanticsOf(ctx, w).form('pooling');
       const stored = toQ(x, scalar(xs, w), zeroPointOf(xz, w), w);
       const xq = nhwc ? stored.permute([0, 3, 1, 2]) : stored;
@@ -138,7 +140,10 @@ function softmaxTable(xScale, reduceLen, signed) {
 export const CONTRIB_OPERATORS = {
   /** QGemm: y = A B^T (+ C int32), transB = 1 required; weights packed once. */
   QGemm: {
-    inputs: ['A', 'a_scale', 'a_zero_point', 'B', 'b_scale', 'b_zero_point', 'C?', 'y_scale?', 'y_zero_point?'],
+    inputs: [
+      'A: 8bit', 'a_scale: float32 scalar', 'a_zero_point: =A scalar', 'B: 8bit rank 2 const', 'b_scale: float32 rank<=1 const',
+      'b_zero_point: =B rank<=1 const', 'C?: int32|float32 rank<=2 const', 'y_scale?: float32 scalar', 'y_zero_point?: 8bit scalar',
+    ],
     attributes: {
       alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0),
       qwasm_output_range: A.ints(undefined, (v) => v.length === 2 && v[0] <= v[1]),
@@ -170,7 +175,7 @@ export const CONTRIB_OPERATORS = {
   QLinearMul: binary(mul),
 
   QLinearConcat: {
-    inputs: ['Y_scale', 'Y_zero_point', 'X', 'X_scale', 'X_zero_point', '...'],
+    inputs: ['Y_scale: float32 scalar', 'Y_zero_point: 8bit scalar', 'X: =Y_zero_point', 'X_scale: float32 scalar', 'X_zero_point: =X scalar', '...3'],
     attributes: { axis: A.int(undefined) },
     prepare(attrs, node, opset, label) {
       if (attrs.axis === undefined) throw new ModelFormatError(`${label}: attribute axis is required`);
@@ -203,7 +208,7 @@ export const CONTRIB_OPERATORS = {
    * opset < 13 flattens from the axis; 13 reduces along it alone.
    */
   QLinearSoftmax: {
-    inputs: ['X', 'X_scale', 'x_zero_point?', 'y_scale', 'y_zero_point?'],
+    inputs: ['X: 8bit', 'X_scale: float32 scalar', 'x_zero_point?: =X scalar', 'y_scale: float32 scalar', 'y_zero_point?: =X scalar'],
     attributes: { axis: A.int(undefined), opset: A.int(13) },
     run(ctx, [x, xs, , ys, yz], attrs) {
       const w = where(ctx.node);

@@ -63,7 +63,7 @@ const WRAP = {
 function binary(opType) {
   const code = QW_F32_BINARY_OP[`QW_F32_${opType.toUpperCase()}`];
   return {
-    inputs: ['A', 'B'],
+    inputs: opType === 'Pow' ? ['X: float32 ~int32 ~int64', 'Y: float32 ~int32 ~int64'] : ['A: float32|int32|int64|uint8|int8', 'B: =A'],
     run(ctx, [a, b]) {
       const w = where(ctx.node);
       const type = dtypeOf(a);
@@ -89,7 +89,7 @@ function binary(opType) {
 /** Equal / Less / Greater / ...: a bool tensor, on the host (masks and shape tests). */
 function compare(fn) {
   return {
-    inputs: ['A', 'B'],
+    inputs: ['A: float32|int32|int64|uint8|int8|bool', 'B: =A'],
     run(ctx, [a, b]) {
       const w = where(ctx.node);
       if (dtypeOf(a) !== dtypeOf(b)) throw new ModelFormatError(`${w}: A is ${dtypeOf(a)} and B is ${dtypeOf(b)}; ${ctx.node.opType} needs one type`);
@@ -100,7 +100,7 @@ function compare(fn) {
 
 function logical(fn) {
   return {
-    inputs: ['A', 'B'],
+    inputs: ['A: bool', 'B: bool'],
     run(ctx, [a, b]) {
       const w = where(ctx.node);
       if (dtypeOf(a) !== 'bool' || dtypeOf(b) !== 'bool') throw new ModelFormatError(`${w}: inputs must be bool, got ${dtypeOf(a)} and ${dtypeOf(b)}`);
@@ -113,7 +113,7 @@ function logical(fn) {
 function unary(opType) {
   const code = QW_F32_UNARY_OP[`QW_F32_${opType.toUpperCase()}`];
   return {
-    inputs: ['input'],
+    inputs: ['input: float32 ~int32 ~int64 ~uint8 ~int8'],
     run(ctx, [x]) {
       const w = where(ctx.node);
       if (dtypeOf(x) !== 'float32') throw new UnsupportedError(`${w}: ${opType} on ${dtypeOf(x)} is not supported (float32 only)`);
@@ -153,7 +153,7 @@ export const ELEMENTWISE_OPERATORS = {
   Or: logical((x, y) => x || y),
   Xor: logical((x, y) => x !== y),
   Not: {
-    inputs: ['X'],
+    inputs: ['X: bool'],
     run(ctx, [x]) {
       const w = where(ctx.node);
       if (dtypeOf(x) !== 'bool') throw new ModelFormatError(`${w}: input must be bool, got ${dtypeOf(x)}`);
@@ -164,7 +164,7 @@ export const ELEMENTWISE_OPERATORS = {
 
   /** Where: selection with broadcasting; in wasm (qw_where) when the data is there or float32, else on the host. */
   Where: {
-    inputs: ['condition', 'X', 'Y'],
+    inputs: ['condition: bool', 'X', 'Y: =X'],
     run(ctx, [c, x, y]) {
       const w = where(ctx.node);
       if (dtypeOf(c) !== 'bool') throw new ModelFormatError(`${w}: condition must be bool, got ${dtypeOf(c)}`);

@@ -8,6 +8,7 @@ import { clamp } from '../../ops/elementwise.js';
 import { maxPool2d } from '../../ops/pooling.js';
 import { conv2dFloat, packConv2dFloat } from '../../ops/conv-float.js';
 import { mlasLogistic } from '../../ops/mlas.js';
+import { checkBytes } from '../../tensor/check.js';
 import { ARRAY, dimsOf, dtypeOf, floatData, host, numel, qvalue, scalar, toHost, toQ } from '../values.js';
 import { A } from './attributes.js';
 
@@ -73,6 +74,7 @@ function poolGeometry(x, attrs, w) {
     if (attrs.ceil_mode && (o - 1) * stride[i] >= size + pads[i]) o--;
     return o;
   });
+  checkBytes(dims[0] * dims[1] * out[0] * out[1], 4, w, `the output of shape [${[dims[0], dims[1], ...out]}]`);
   return { dims, kernel, stride, dilation, pads, out };
 }
 
@@ -184,7 +186,7 @@ function mlasAveragePool(hx, kernel, strides, p, includePad) {
 /** A float unary op, element by element. */
 function unary(fn, attributes = {}) {
   return {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     attributes,
     run(ctx, [x], attrs) {
       const d = floatData(x, where(ctx.node));
@@ -222,7 +224,7 @@ export function transposeHost(h, perm) {
 export const FLOAT_OPERATORS = {
   /** Float Conv (NCHW, 2-D): weights packed once into wasm memory (src/operators/conv2d-f32.c). */
   Conv: {
-    inputs: ['X', 'W', 'B?'],
+    inputs: ['X: float32 ~8bit', 'W: float32 ~8bit', 'B?: float32 rank 1'],
     attributes: { ...WINDOW_ATTRIBUTES, group: A.int(1, (g) => g >= 1), qwasm_relu: A.int(0) },
     prepare: (attrs, node, opset, label) => window2d(attrs, label),
     run(ctx, [x, wv, b], attrs) {
@@ -269,7 +271,8 @@ export const FLOAT_OPERATORS = {
   },
 
   MaxPool: {
-    inputs: ['X'],
+    inputs: ['X: float32|8bit'],
+    outputs: ['Y', 'Indices?'],
     attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), storage_order: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
@@ -303,7 +306,7 @@ export const FLOAT_OPERATORS = {
    * padding never counts).
    */
   AveragePool: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), count_include_pad: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
@@ -314,9 +317,9 @@ export const FLOAT_OPERATORS = {
       const hx = toHost(x);
       floatData(hx, w);
       if (hx.dims.length !== 4) throw new UnsupportedError(`${w}: only 2-D pooling (a 4-D input) is supported`);
+      const g = poolGeometry(x, attrs, w); // checks that the window fits and the output size
       const mlas = !attrs.ceil_mode && attrs.dilations.every((d) => d === 1) && attrs.auto_pad === 'NOTSET';
       if (mlas) return mlasAveragePool(hx, attrs.kernel_shape, attrs.strides, attrs.pads, !!attrs.count_include_pad);
-      const g = poolGeometry(x, attrs, w);
       const [h, wd] = g.dims.slice(2);
       const extent = (start, k, d, size, padEnd) => {
         let count = 0; // window taps inside [-padBegin, size + padEnd)
@@ -333,7 +336,7 @@ export const FLOAT_OPERATORS = {
   },
 
   GlobalAveragePool: {
-    inputs: ['X'],
+    inputs: ['X: float32 rank>=2'],
     run(ctx, [x]) {
       const h = toHost(x);
       const d = floatData(h, where(ctx.node));
@@ -353,7 +356,8 @@ export const FLOAT_OPERATORS = {
 
   /** BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). */
   BatchNormalization: {
-    inputs: ['X', 'scale', 'B', 'input_mean', 'input_var'],
+    inputs: ['X: float32 rank>=2', 'scale: float32 rank 1', 'B: float32 rank 1', 'input_mean: float32 rank 1', 'input_var: float32 rank 1'],
+    outputs: ['Y', 'running_mean?', 'running_var?', 'saved_mean?', 'saved_var?'],
     attributes: { epsilon: A.float(1e-5), momentum: A.float(0.9), training_mode: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (attrs.training_mode) throw new UnsupportedError(`${label}: training_mode = 1 is not supported`);
@@ -386,7 +390,7 @@ export const FLOAT_OPERATORS = {
   },
 
   Relu: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     run(ctx, [x]) {
       const d = floatData(x, where(ctx.node));
       const out = new Float32Array(d.length); // zeros: only the positive values are written (NaN gives 0)
@@ -400,7 +404,7 @@ export const FLOAT_OPERATORS = {
 
   /** Clip: on 8-bit data the bounds are integers of the same type (a fused ReLU / ReLU6). */
   Clip: {
-    inputs: ['input', 'min?', 'max?'],
+    inputs: ['input: float32|8bit', 'min?: =input scalar', 'max?: =input scalar'],
     attributes: { min: A.float(undefined), max: A.float(undefined) },
     run(ctx, [x, lo, hi], attrs) {
       const w = where(ctx.node);

@@ -100,7 +100,7 @@ function quantAxis(axis, rank, label) {
 
 export const QUANTIZED_OPERATORS = {
   QuantizeLinear: {
-    inputs: ['x', 'y_scale', 'y_zero_point?'],
+    inputs: ['x: float32 ~int32', 'y_scale: float32 rank<=1', 'y_zero_point?: 8bit rank<=1 ~int32'],
     attributes: { axis: A.int(1) },
     uses: ['rounding'],
     run(ctx, [x, s, z], attrs) {
@@ -116,7 +116,7 @@ export const QUANTIZED_OPERATORS = {
   },
 
   DequantizeLinear: {
-    inputs: ['x', 'x_scale', 'x_zero_point?'],
+    inputs: ['x: 8bit|int32', 'x_scale: float32 rank<=1', 'x_zero_point?: =x rank<=1'],
     attributes: { axis: A.int(1) },
     run(ctx, [x, s, z], attrs) {
       const w = where(ctx.node);
@@ -137,7 +137,10 @@ export const QUANTIZED_OPERATORS = {
 
   /** QLinearConv: weights packed once (the first run), reused after. */
   QLinearConv: {
-    inputs: ['x', 'x_scale', 'x_zero_point', 'w', 'w_scale', 'w_zero_point', 'y_scale', 'y_zero_point', 'B?'],
+    inputs: [
+      'x: 8bit', 'x_scale: float32 scalar', 'x_zero_point: =x scalar', 'w: 8bit rank 4 const', 'w_scale: float32 rank<=1 const',
+      'w_zero_point: =w rank<=1 const', 'y_scale: float32 scalar', 'y_zero_point: 8bit scalar', 'B?: int32|float32 rank 1 const',
+    ],
     attributes: { ...CONV_ATTRIBUTES, ...OUTPUT_RANGE },
     uses: ['requantization'],
     prepare: integerConv,
@@ -155,7 +158,10 @@ export const QUANTIZED_OPERATORS = {
   },
 
   QLinearMatMul: {
-    inputs: ['a', 'a_scale', 'a_zero_point', 'b', 'b_scale', 'b_zero_point', 'y_scale', 'y_zero_point'],
+    inputs: [
+      'a: 8bit rank>=2', 'a_scale: float32 scalar', 'a_zero_point: =a scalar', 'b: 8bit rank>=2', 'b_scale: float32 rank<=1',
+      'b_zero_point: =b rank<=1', 'y_scale: float32 scalar', 'y_zero_point: 8bit scalar',
+    ],
     attributes: OUTPUT_RANGE,
     uses: ['requantization'],
     run(ctx, [a, as, az, bv, bs, bz, ys, yz], attrs) {
@@ -180,7 +186,8 @@ export const QUANTIZED_OPERATORS = {
    * scale, as in onnxruntime (the ONNX function body has no usable scale there).
    */
   DynamicQuantizeLinear: {
-    inputs: ['x'],
+    inputs: ['x: float32'],
+    outputs: ['y', 'y_scale?', 'y_zero_point?'],
     run(ctx, [x]) {
       const w = where(ctx.node);
       if (dtypeOf(x) !== 'float32') throw new ModelFormatError(`${w}: expected float32 data, got ${dtypeOf(x)}`);
@@ -191,7 +198,7 @@ export const QUANTIZED_OPERATORS = {
 
   /** MatMulInteger: the exact int32 sums; a constant B is packed once (the weights of a dynamically quantized model). */
   MatMulInteger: {
-    inputs: ['A', 'B', 'a_zero_point?', 'b_zero_point?'],
+    inputs: ['A: 8bit rank>=2', 'B: 8bit rank>=2', 'a_zero_point?: =A scalar', 'b_zero_point?: =B rank<=1'],
     pack(ctx, [, b, , bz]) { // at load, when B (and its zero point) are constants
       if (b !== undefined && dimsOf(b).length === 2 && (!ctx.node.inputs[3] || bz !== undefined)) packedMatMulInteger(ctx, b, bz);
     },
@@ -216,7 +223,7 @@ export const QUANTIZED_OPERATORS = {
   },
 
   ConvInteger: {
-    inputs: ['x', 'w', 'x_zero_point?', 'w_zero_point?'],
+    inputs: ['x: 8bit', 'w: 8bit rank 4 const', 'x_zero_point?: =x scalar', 'w_zero_point?: =w scalar const'],
     attributes: CONV_ATTRIBUTES,
     prepare: integerConv,
     run(ctx, [x, wv, xz, wz], attrs) {

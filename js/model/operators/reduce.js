@@ -84,7 +84,7 @@ function reduceKRK(data, [d0, d1, d2], r, out, count) {
 function reduce(opType) {
   const r = REDUCERS[opType];
   return {
-    inputs: ['data', 'axes?'],
+    inputs: ['data: float32|int32|int64', 'axes?: int64 rank 1'],
     attributes: { axes: A.ints(undefined), keepdims: A.int(1), noop_with_empty_axes: A.int(0) },
     shapeFrom: [1],
     run(ctx, [x, axesV], attrs) {
@@ -151,7 +151,7 @@ export const REDUCE_OPERATORS = {
 
   /** CumSum along one axis (exclusive: each output excludes its own element; reverse: from the end), in order. */
   CumSum: {
-    inputs: ['x', 'axis'],
+    inputs: ['x: float32|int32|int64', 'axis: int32|int64 scalar'],
     attributes: { exclusive: A.int(0), reverse: A.int(0) },
     run(ctx, [x, axisV], attrs) {
       const w = where(ctx.node);

@@ -8,6 +8,7 @@ import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { backend } from '../../runtime/runtime.js';
 import { contiguousStrides, copyStrided } from '../../tensor/qtensor.js';
 import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, ptrOf, qvalue, toHost, viewValue, wasmValue } from '../values.js';
+import { MAX_RANK } from '../../tensor/check.js';
 import { transposeHost } from './float.js';
 import { A } from './attributes.js';
 import { axisOf, broadcastStrides } from './kernel-args.js';
@@ -17,21 +18,35 @@ const where = (node) => `${node.opType} node "${node.name}"`;
 /** The values of an integer (shape) input as JS numbers. */
 const ints = (v) => Array.from(toHost(v).data, Number);
 
-function reshapeLike(x, dims) {
+function reshapeLike(x, dims, label) {
+  if (!(dims.length <= MAX_RANK) || numel(dims) !== numel(dimsOf(x))) {
+    throw new ModelFormatError(`${label}: shape [${dims}] does not hold the ${numel(dimsOf(x))} elements of [${dimsOf(x)}]`);
+  }
   if (x.kind === 'q') return [qvalue(x.q.reshape(dims))];
   if (x.kind === 'wasm') return [viewValue(x, dims)];
   return [host(x.dtype, dims, x.data)];
 }
 
-function resolveReshape(dims, shape, allowZero, w) {
-  const out = shape.map((d, i) => (d === 0 && !allowZero ? dims[i] : d));
-  if (out.some((d) => d === undefined || d < -1) || out.filter((d) => d === -1).length > 1) throw new ModelFormatError(`${w}: shape [${shape}] is invalid for an input of shape [${dims}]`);
+/** ONNX Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred. */
+function resolveReshape(dims, shape, allowZero, label) {
+  const bad = () => new ModelFormatError(`${label}: cannot reshape [${dims}] to [${shape}]`);
+  if (shape.some((d) => !Number.isSafeInteger(d) || d < -1) || shape.filter((d) => d === -1).length > 1) throw bad();
+  const out = shape.map((d, i) => {
+    if (d !== 0 || allowZero) return d;
+    if (i >= dims.length) throw bad();
+    return dims[i];
+  });
   const known = out.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
-  const resolved = out.map((d) => (d === -1 ? numel(dims) / known : d));
-  if (numel(resolved) !== numel(dims) || resolved.some((d) => !Number.isInteger(d))) {
-    throw new ModelFormatError(`${w}: cannot reshape [${dims}] (${numel(dims)} elements) to [${shape}]`);
-  }
-  return resolved;
+  if (!out.includes(-1)) return out;
+  if (known === 0 || numel(dims) % known !== 0) throw bad();
+  return out.map((d) => (d === -1 ? numel(dims) / known : d));
+}
+
+/** Normalized, distinct axes of a `rank`-dimensional tensor (ModelFormatError otherwise). */
+function axesOf(axes, rank, label) {
+  const norm = axes.map((a) => axisOf(a, rank, label));
+  if (new Set(norm).size !== norm.length) throw new ModelFormatError(`${label}: axes [${axes}] repeat an axis`);
+  return norm;
 }
 
 /** 8-bit QTensor values are read as host data by the copying operators. */
@@ -82,7 +97,7 @@ function stridedCopy(x, srcOffset, srcStrides, y, dstOffset, dstStrides, shape, 
 /** Squeeze / Unsqueeze: axes from the input (opset 13) or the attribute (earlier). */
 function squeezeLike(unsqueeze) {
   return {
-    inputs: ['data', 'axes?'],
+    inputs: ['data', 'axes?: int64 rank 1'],
     attributes: { axes: A.ints(undefined) },
     shapeFrom: [1],
     run(ctx, [x, axesV], attrs) {
@@ -92,16 +107,16 @@ function squeezeLike(unsqueeze) {
       let out;
       if (unsqueeze) {
         const rank = dims.length + axes.length;
-        const norm = axes.map((a) => axisOf(a, rank, w));
+        const norm = axesOf(axes, rank, w);
         out = [];
         let j = 0;
         for (let k = 0; k < rank; k++) out.push(norm.includes(k) ? 1 : dims[j++]);
       } else {
-        const norm = axes.map((a) => axisOf(a, dims.length, w));
-        for (const a of norm) if (dims[a] !== 1) throw new ModelFormatError(`${w}: cannot squeeze axis ${a} of size ${dims[a]}`);
+        const norm = axesOf(axes, dims.length, w);
+        if (norm.some((k) => dims[k] !== 1)) throw new ModelFormatError(`${w}: cannot squeeze axes [${axes}] of shape [${dims}]: they must have size 1`);
         out = dims.filter((d, k) => (norm.length ? !norm.includes(k) : d !== 1));
       }
-      return reshapeLike(x, out);
+      return reshapeLike(x, out, w);
     },
   };
 }
@@ -122,11 +137,12 @@ function sliceRange(start, end, step, dim) {
 
 export const SHAPE_OPERATORS = {
   Reshape: {
-    inputs: ['data', 'shape'],
+    inputs: ['data', 'shape: int64 rank 1'],
     attributes: { allowzero: A.int(0) },
     shapeFrom: [1],
     run(ctx, [x, shapeV], attrs) {
-      return reshapeLike(x, resolveReshape(dimsOf(x), ints(shapeV), attrs.allowzero, where(ctx.node)));
+      const w = where(ctx.node);
+      return reshapeLike(x, resolveReshape(dimsOf(x), ints(shapeV), attrs.allowzero, w), w);
     },
   },
 
@@ -135,8 +151,9 @@ export const SHAPE_OPERATORS = {
     attributes: { axis: A.int(1) },
     run(ctx, [x], attrs) {
       const dims = dimsOf(x);
-      const a = axisOf(attrs.axis, dims.length, where(ctx.node), 1);
-      return reshapeLike(x, [numel(dims.slice(0, a)), numel(dims.slice(a))]);
+      const w = where(ctx.node);
+      const a = axisOf(attrs.axis, dims.length, w, 1);
+      return reshapeLike(x, [numel(dims.slice(0, a)), numel(dims.slice(a))], w);
     },
   },
 
@@ -151,7 +168,9 @@ export const SHAPE_OPERATORS = {
       const w = where(ctx.node);
       const dims = dimsOf(x);
       const perm = attrs.perm ?? [...Array(dims.length).keys()].reverse();
-      if (perm.length !== dims.length || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] is not a permutation of the ${dims.length} axes`);
+      if (perm.length !== dims.length || perm.some((p, i) => !(p >= 0 && p < perm.length) || perm.indexOf(p) !== i)) {
+        throw new ModelFormatError(`${w}: perm [${perm}] is not a permutation of the ${dims.length} dimensions of [${dims}]`);
+      }
       if (x.kind !== 'wasm') return [transposeHost(toHost(x), perm)];
       const strides = contiguousStrides(dims);
       const out = wasmValue(x.dtype, perm.map((p) => dims[p]));
@@ -169,10 +188,12 @@ export const SHAPE_OPERATORS = {
       const type = xs[0].dtype;
       const rank = xs[0].dims.length;
       const axis = axisOf(attrs.axis, rank, w);
-      for (const x of xs) {
-        if (x.dtype !== type) throw new ModelFormatError(`${w}: inputs of different types (${type}, ${x.dtype})`);
-        if (x.dims.length !== rank || x.dims.some((d, k) => k !== axis && d !== xs[0].dims[k])) throw new ModelFormatError(`${w}: shapes ${xs.map((v) => `[${v.dims}]`).join(', ')} do not concatenate along axis ${axis}`);
-      }
+      xs.forEach((x, i) => {
+        if (x.dtype !== type) throw new ModelFormatError(`${w}: input ${i} is ${x.dtype}, input 0 is ${type}`);
+        if (x.dims.length !== rank || x.dims.some((d, k) => k !== axis && d !== xs[0].dims[k])) {
+          throw new ModelFormatError(`${w}: input ${i} has shape [${x.dims}], which does not match [${xs[0].dims}] outside axis ${axis}`);
+        }
+      });
       const dims = xs[0].dims.slice();
       dims[axis] = xs.reduce((s, x) => s + x.dims[axis], 0);
       const out = newValue(xs, type, dims);
@@ -193,7 +214,8 @@ export const SHAPE_OPERATORS = {
 
   /** Split (opset 13: sizes as an optional int64 input; opset < 13: the `split` attribute; 18: num_outputs; else equal parts). */
   Split: {
-    inputs: ['input', 'split?'],
+    inputs: ['input', 'split?: int64 rank 1'],
+    outputs: ['outputs', '...'],
     attributes: { axis: A.int(0), split: A.ints(undefined), num_outputs: A.int(undefined) },
     shapeFrom: [1],
     run(ctx, [xIn, sizesIn], attrs) {
@@ -235,7 +257,7 @@ export const SHAPE_OPERATORS = {
 
   /** Slice (opset 10 on: starts / ends / axes / steps as inputs; earlier: attributes). */
   Slice: {
-    inputs: ['data', 'starts?', 'ends?', 'axes?', 'steps?'],
+    inputs: ['data', 'starts?: int32|int64 rank 1', 'ends?: int32|int64 rank 1', 'axes?: int32|int64 rank 1', 'steps?: int32|int64 rank 1'],
     attributes: { starts: A.ints(undefined), ends: A.ints(undefined), axes: A.ints(undefined) },
     shapeFrom: [1, 2, 3, 4],
     run(ctx, [xIn, startsV, endsV, axesV, stepsV], attrs) {
@@ -268,7 +290,7 @@ export const SHAPE_OPERATORS = {
 
   /** Gather along an axis: an embedding lookup writes rows of the (host) table straight into wasm memory. */
   Gather: {
-    inputs: ['data', 'indices'],
+    inputs: ['data', 'indices: int32|int64'],
     attributes: { axis: A.int(0) },
     run(ctx, [dataIn, indices], attrs) {
       const w = where(ctx.node);
@@ -295,7 +317,7 @@ export const SHAPE_OPERATORS = {
 
   /** Expand: numpy broadcast of the input to `shape` (both ways). */
   Expand: {
-    inputs: ['input', 'shape'],
+    inputs: ['input', 'shape: int64 rank 1'],
     shapeFrom: [1],
     run(ctx, [xIn, shapeV]) {
       const w = where(ctx.node);
@@ -309,7 +331,7 @@ export const SHAPE_OPERATORS = {
 
   /** Pad: constant (any dtype), edge and reflect modes; pads (and constant_value, axes) as inputs from opset 11. */
   Pad: {
-    inputs: ['data', 'pads?', 'constant_value?', 'axes?'],
+    inputs: ['data', 'pads?: int64 rank 1', 'constant_value?: =data', 'axes?: int32|int64 rank 1'],
     attributes: { mode: A.string('constant', ['constant', 'reflect', 'edge', 'wrap']), pads: A.ints(undefined), value: A.float(0) },
     shapeFrom: [1, 3],
     run(ctx, [xIn, padsV, valueV, axesV], attrs) {
@@ -390,7 +412,7 @@ export const SHAPE_OPERATORS = {
 
   /** ConstantOfShape: a tensor of the given shape filled with `value` (float32 0 by default). */
   ConstantOfShape: {
-    inputs: ['input'],
+    inputs: ['input: int64 rank 1'],
     attributes: { value: A.tensor() },
     shapeFrom: [0],
     run(ctx, [shapeV], attrs) {
@@ -406,7 +428,7 @@ export const SHAPE_OPERATORS = {
 
   /** Range as onnxruntime's CPU kernel: n = ceil((limit - start) / delta), each value the previous one plus delta, in the type. */
   Range: {
-    inputs: ['start', 'limit', 'delta'],
+    inputs: ['start: float32|int32|int64 scalar', 'limit: =start scalar', 'delta: =start scalar'],
     shapeFrom: [0, 1, 2],
     run(ctx, [s, l, d]) {
       const w = where(ctx.node);

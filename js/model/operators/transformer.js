@@ -255,6 +255,8 @@ function gemm(ctx, w, [a, b, c], attrs, activation) {
   const [kb, n] = attrs.transB ? [bDims[1], bDims[0]] : bDims;
   if (k !== kb) throw new ModelFormatError(`${w}: [${aDims}]${attrs.transA ? '^T' : ''} x [${bDims}]${attrs.transB ? '^T' : ''} do not multiply`);
   const withC = c !== undefined && attrs.beta !== 0;
+  const cDims = withC ? dimsOf(c) : [];
+  if (cDims.some((d, i) => d !== 1 && d !== [m, n][i + 2 - cDims.length])) throw new ModelFormatError(`${w}: C of shape [${cDims}] does not broadcast to the output [${m}, ${n}]`);
   const args = ctx.memo([a, b, c], () => {
     const lists = withC ? int32Lists([[m, n], broadcastStrides([dimsOf(c), [m, n]], w).strides[0], [0, 0]]) : null;
     return { lists, workspace: backend().size('qw_f32_matmul_workspace_size', m, n, k), dispose: () => lists?.dispose() };
@@ -399,7 +401,8 @@ const scalarOf = (v, w, name) => {
 
 export const TRANSFORMER_OPERATORS = {
   LayerNormalization: {
-    inputs: ['X', 'Scale', 'B?'],
+    inputs: ['X: float32', 'Scale: float32', 'B?: float32'],
+    outputs: ['Y', 'Mean?', 'InvStdDev?'],
     attributes: { axis: A.int(-1), epsilon: A.float(1e-5), stash_type: A.int(1) },
     prepare(attrs, node, opset, label) {
       if (node.outputs.slice(1).some((o) => o)) throw new UnsupportedError(`${label}: the Mean and InvStdDev outputs (training) are not supported`);
@@ -414,7 +417,7 @@ export const TRANSFORMER_OPERATORS = {
 
   /** Gelu (opset 20): approximate "none" (erf) or "tanh", onnxruntime's formulas (qw_f32_gelu). */
   Gelu: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     attributes: { approximate: A.string('none', ['none', 'tanh']) },
     run(ctx, [x], attrs) {
       const w = where(ctx.node);
@@ -427,7 +430,7 @@ export const TRANSFORMER_OPERATORS = {
 
   /** Softmax (opset < 13: over the dimensions from axis on, flattened; 13 on: along axis alone), MLAS's (qw_f32_softmax). */
   Softmax: {
-    inputs: ['input'],
+    inputs: ['input: float32'],
     attributes: { axis: A.int(undefined) },
     prepare: (attrs, node, opset) => ({ ...attrs, axis: attrs.axis ?? (opset < 13 ? 1 : -1), flatten: opset < 13 }),
     run(ctx, [x], attrs) {
@@ -447,7 +450,7 @@ export const TRANSFORMER_OPERATORS = {
 
   /** MatMul: N-D with broadcasting; a 2-D constant B counts as pre-packed (MLAS's K blocks of 256), as onnxruntime packs it. */
   MatMul: {
-    inputs: ['A', 'B'],
+    inputs: ['A: float32', 'B: float32'],
     attributes: LAYOUT_ATTRIBUTES,
     run(ctx, [a, b], attrs) {
       const w = where(ctx.node);
@@ -457,7 +460,7 @@ export const TRANSFORMER_OPERATORS = {
   },
 
   Gemm: {
-    inputs: ['A', 'B', 'C?'],
+    inputs: ['A: float32 rank 2', 'B: float32 rank 2', 'C?: float32 rank<=2'],
     attributes: GEMM_ATTRIBUTES,
     run(ctx, inputs, attrs) {
       return gemm(ctx, where(ctx.node), inputs, attrs, null);
@@ -468,7 +471,8 @@ export const TRANSFORMER_OPERATORS = {
 export const TRANSFORMER_CONTRIB_OPERATORS = {
   /** com.microsoft SkipLayerNormalization: (input + skip) (+ bias), then LayerNorm over the last axis; output 3 the sum. */
   SkipLayerNormalization: {
-    inputs: ['input', 'skip', 'gamma', 'beta?', 'bias?'],
+    inputs: ['input: float32', 'skip: float32', 'gamma: float32', 'beta?: float32', 'bias?: float32'],
+    outputs: ['output', 'mean?', 'inv_std_var?', 'input_skip_bias_sum?'],
     attributes: { epsilon: A.float(1e-12) },
     prepare(attrs, node, opset, label) {
       if (node.outputs[1] || node.outputs[2]) throw new UnsupportedError(`${label}: the mean and inv_std_var outputs are not supported`);
@@ -484,7 +488,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
 
   /** com.microsoft Gelu: the erf form, (x * 0.5) * (erf(x * 0.70710677) + 1). */
   Gelu: {
-    inputs: ['X'],
+    inputs: ['X: float32'],
     run(ctx, [x]) {
       const w = where(ctx.node);
       requireFloat(w, [x], ['X']);
@@ -494,12 +498,12 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
   },
 
   /** com.microsoft BiasGelu (erf) and FastGelu (tanh, bias optional): GELU of x + bias, the bias over the last axis. */
-  BiasGelu: biasGelu(QW_GELU_FORM.QW_GELU_ERF, ['A', 'B']),
-  FastGelu: biasGelu(QW_GELU_FORM.QW_GELU_TANH, ['X', 'bias?']),
+  BiasGelu: biasGelu(QW_GELU_FORM.QW_GELU_ERF, ['A: float32', 'B: float32']),
+  FastGelu: biasGelu(QW_GELU_FORM.QW_GELU_TANH, ['X: float32', 'bias?: float32']),
 
   /** com.microsoft FusedMatMul: alpha * A B (transB), MatMul's batching; B is never pre-packed here. */
   FusedMatMul: {
-    inputs: ['A', 'B'],
+    inputs: ['A: float32', 'B: float32'],
     attributes: { alpha: A.float(1), transA: A.int(0), transB: A.int(0), transBatchA: A.int(0), transBatchB: A.int(0), ...LAYOUT_ATTRIBUTES },
     prepare(attrs, node, opset, label) {
       if (attrs.transA || attrs.transBatchA || attrs.transBatchB) throw new UnsupportedError(`${label}: transA, transBatchA and transBatchB are not supported`);
@@ -514,7 +518,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
 
   /** com.microsoft FusedGemm: Gemm, then its activation (Tanh supported). */
   FusedGemm: {
-    inputs: ['A', 'B', 'C?'],
+    inputs: ['A: float32 rank 2', 'B: float32 rank 2', 'C?: float32 rank<=2'],
     attributes: { ...GEMM_ATTRIBUTES, activation: A.string(undefined), activation_alpha: A.float(undefined), activation_beta: A.float(undefined), activation_gamma: A.float(undefined) },
     prepare(attrs, node, opset, label) {
       if (attrs.activation !== undefined && attrs.activation !== 'Tanh') throw new UnsupportedError(`${label}: activation ${attrs.activation} is not supported (Tanh is)`);
@@ -530,7 +534,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
    * (float)acc * (a_scale * b_scale) (+ bias), qw_matmul_integer_to_float.
    */
   MatMulIntegerToFloat: {
-    inputs: ['A', 'B', 'a_scale', 'b_scale', 'a_zero_point?', 'b_zero_point?', 'bias?'],
+    inputs: ['A: uint8 ~int8', 'B: 8bit', 'a_scale: float32 scalar', 'b_scale: float32 rank<=1', 'a_zero_point?: =A scalar', 'b_zero_point?: =B rank<=1', 'bias?: float32 rank 1'],
     pack: (ctx, inputs) => packIfConstant(ctx, [1, 3, 5, 6], inputs),
     run(ctx, inputs) {
       const w = where(ctx.node);
@@ -549,7 +553,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
    * DynamicQuantizeLinear), times constant B packed once, to float (+ bias): qw_dynamic_matmul.
    */
   DynamicQuantizeMatMul: {
-    inputs: ['A', 'B', 'b_scale', 'b_zero_point?', 'bias?'],
+    inputs: ['A: float32', 'B: 8bit rank 2 const', 'b_scale: float32 rank<=1 const', 'b_zero_point?: =B rank<=1 const', 'bias?: float32 rank 1 const'],
     uses: ['dynamic'],
     pack: (ctx, inputs) => packIfConstant(ctx, [1, 2, 3, 4], inputs),
     run(ctx, inputs) {
@@ -570,7 +574,8 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
 
   /** com.microsoft EmbedLayerNormalization (word + position + segment embeddings, LayerNorm): onnxruntime's float kernel. */
   EmbedLayerNormalization: {
-    inputs: ['input_ids', 'segment_ids?', 'word_embedding', 'position_embedding', 'segment_embedding?', 'gamma', 'beta', 'mask?', 'position_ids?'],
+    inputs: ['input_ids: int32', 'segment_ids?: int32', 'word_embedding: float32 rank 2', 'position_embedding: float32 rank 2', 'segment_embedding?: float32 rank 2', 'gamma: float32', 'beta: float32', 'mask?: int32', 'position_ids?'],
+    outputs: ['output', 'mask_index?', 'embedding_sum?'],
     attributes: { epsilon: A.float(1e-12), mask_index_type: A.int(1) },
     prepare(attrs, node, opset, label) {
       if (node.inputs[8]) throw new UnsupportedError(`${label}: position_ids are not supported`);
@@ -602,9 +607,12 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
 
   /** com.microsoft QEmbedLayerNormalization: EmbedLayerNormalization over uint8 / int8 tables dequantized per element. */
   QEmbedLayerNormalization: {
-    inputs: ['input_ids', 'segment_ids?', 'word_embedding_quant', 'position_embedding_quant', 'segment_embedding?', 'gamma_quant', 'beta_quant', 'mask?',
-      'word_embedding_scale', 'position_embedding_scale', 'segment_embedding_scale?', 'gamma_scale', 'beta_scale',
-      'word_embedding_zero_point', 'position_embedding_zero_point', 'segment_embedding_zero_point?', 'gamma_zero_point', 'beta_zero_point'],
+    inputs: ['input_ids: int32', 'segment_ids?: int32', 'word_embedding_quant: 8bit rank 2', 'position_embedding_quant: =word_embedding_quant rank 2',
+      'segment_embedding?: =word_embedding_quant rank 2', 'gamma_quant: =word_embedding_quant', 'beta_quant: =word_embedding_quant', 'mask?: int32',
+      'word_embedding_scale: float32 scalar', 'position_embedding_scale: float32 scalar', 'segment_embedding_scale?: float32 scalar', 'gamma_scale: float32 scalar', 'beta_scale: float32 scalar',
+      'word_embedding_zero_point: =word_embedding_quant scalar', 'position_embedding_zero_point: =word_embedding_quant scalar', 'segment_embedding_zero_point?: =word_embedding_quant scalar',
+      'gamma_zero_point: =word_embedding_quant scalar', 'beta_zero_point: =word_embedding_quant scalar'],
+    outputs: ['output', 'mask_index?'],
     attributes: { epsilon: A.float(1e-12) },
     run(ctx, inputs, attrs) {
       const w = where(ctx.node);

@@ -17,6 +17,22 @@ function view(graph) {
   const { inits } = g;
   // The element type of a DequantizeLinear's input or a QuantizeLinear's output: its zero point's.
   const qtype = (n) => inits.get(n.inputs[2])?.dtype ?? ((n.opType === 'DequantizeLinear' && inits.get(n.inputs[0])?.dtype) || 'uint8');
+  /** A constant of one of `dtypes` with one value (or any number when `perAxis`), or undefined. */
+  const constant = (name, dtypes, perAxis = false) => {
+    const t = name ? inits.get(name) : undefined;
+    return t && dtypes.includes(t.dtype) && (perAxis ? t.dims.length <= 1 && t.data.length >= 1 : t.data.length === 1) ? t : undefined;
+  };
+  const madeZeroPoints = new Map(); // node -> the zero point made for it
+  const zeroPointOf = (n) => {
+    if (n.inputs[2]) return n.inputs[2];
+    if (madeZeroPoints.has(n)) return madeZeroPoints.get(n);
+    const dtype = qtype(n);
+    let name = `${n.name}/zero_point`;
+    while (inits.has(name) || g.producer(name)) name += '_';
+    inits.set(name, { dtype, dims: [], data: dtype === 'int8' ? Int8Array.of(0) : Uint8Array.of(0) });
+    madeZeroPoints.set(n, name);
+    return name;
+  };
   return Object.assign(g, {
     /** The DequantizeLinear producing `name`, or null. */
     dq: (name) => {
@@ -31,15 +47,22 @@ function view(graph) {
     onlyConsumer: (name, node) => g.consumers(name).length === 1 && g.consumers(name)[0] === node,
     qtype,
     sameTypes: (...ns) => ns.every((n) => qtype(n) === qtype(ns[0])),
+    /**
+     * A Q / DQ with constant quantization parameters: a float32 scale and an 8-bit zero point (or none), scalars
+     * (per axis with `perAxis`: a weight's). ONNX Runtime's selectors fuse only these; anything else stays as it is.
+     */
+    constQParams: (n, perAxis = false) => !!constant(n.inputs[1], ['float32'], perAxis) &&
+      (!n.inputs[2] || !!constant(n.inputs[2], ['uint8', 'int8', 'int32'], perAxis)),
+    /** The (dequantized input, scale, zero point) triple of a DequantizeLinear, its default zero point made explicit. */
+    triple: (d) => [d.inputs[0], d.inputs[1], zeroPointOf(d)],
+    /** A Q's zero point input, or a new constant 0 of its type (ONNX's default) when it has none. */
+    zeroPoint: (q) => zeroPointOf(q),
     sameQParams: (a, b) => {
       const eq = (x, y) => x === y || (inits.get(x) && inits.get(y) && inits.get(x).data.length === 1 && Number(inits.get(x).data[0]) === Number(inits.get(y).data[0]));
       return eq(a.inputs[1], b.inputs[1]) && eq(a.inputs[2], b.inputs[2]);
     },
   });
 }
-
-/** The (dequantized input, scale, zero point) triple of a DequantizeLinear. */
-const triple = (d) => [d.inputs[0], d.inputs[1], d.inputs[2]];
 
 /**
  * ONNX Runtime's QDQS8ToU8Transformer (optimizer/qdq_transformer/qdq_s8_to_u8.cc) runs before its QDQ fusion
@@ -82,7 +105,7 @@ function activationBounds(g, act, q) {
   const lo = act.opType === 'Clip' ? Number(g.inits.get(act.inputs[1])?.data[0] ?? act.attributes.min ?? -Infinity) : 0;
   const hi = act.opType === 'Clip' ? Number(g.inits.get(act.inputs[2])?.data[0] ?? act.attributes.max ?? Infinity) : Infinity;
   const scale = Number(g.inits.get(q.inputs[1]).data[0]);
-  const zp = g.inits.get(q.inputs[2]);
+  const zp = g.inits.get(g.zeroPoint(q));
   const [qmin, qmax] = zp.dtype === 'int8' ? [-128, 127] : [0, 255];
   // Quantizing is monotonic, so Q(clip(x, lo, hi)) = clamp(Q(x), Q(lo), Q(hi)).
   const round = (v) => quantizeOnnx(v, scale, Number(zp.data[0]), qmin, qmax);
@@ -91,6 +114,11 @@ function activationBounds(g, act, q) {
     { dtype: zp.dtype, dims: [], data: Arr.of(lo === -Infinity ? qmin : round(lo)) },
     { dtype: zp.dtype, dims: [], data: Arr.of(hi === Infinity ? qmax : round(hi)) },
   ];
+}
+
+/** A Clip whose bounds (inputs or attributes) are constants: it can become the fused layer's integer range. */
+function isConstantClip(n, g) {
+  return n.opType === 'Clip' && n.inputs.slice(1, 3).every((name) => !name || (g.inits.get(name)?.data.length === 1 && g.inits.get(name).dtype === 'float32'));
 }
 
 const LINEAR_FORMS = {
@@ -126,9 +154,10 @@ const RULES = [
       const a = node.attributes;
       if (op === 'Gemm' && ((a.transA ?? 0) !== 0 || (a.transB ?? 0) !== 1 || (a.alpha ?? 1) !== 1 || (a.beta ?? 1) !== 1)) return null;
       const next = g.consumers(node.outputs[0]);
-      const act = next.length === 1 && (next[0].opType === 'Relu' || next[0].opType === 'Clip') ? next[0] : null;
+      const act = next.length === 1 && (next[0].opType === 'Relu' || isConstantClip(next[0], g)) ? next[0] : null;
       const q = g.singleQ((act ?? node).outputs[0]);
       if (!q || (act && !g.onlyConsumer(node.outputs[0], act))) return null;
+      if (!g.constQParams(dx) || !g.constQParams(q) || !g.constQParams(dw, true) || (db && !g.constQParams(db, true))) return null;
       // ConvSelector / MatMulSelector: no int8 activation where int8 is not allowed; GemmSelector: int8 A with int8 B.
       if (!g.sameTypes(dx, q) || (op !== 'Gemm' ? g.qtype(dx) === 'int8' : g.qtype(dx) === 'int8' && g.qtype(dw) !== 'int8')) return null;
       return { dx, dw, db, act, q, consumed: [act, q].filter(Boolean) };
@@ -138,9 +167,10 @@ const RULES = [
       const name = `${node.name}/quantized`;
       const bias = db ? db.inputs[0] : '';
       const { opType, domain } = LINEAR_FORMS[node.opType];
-      const inputs = node.opType === 'Conv' ? [...triple(dx), ...triple(dw), q.inputs[1], q.inputs[2], bias]
-        : node.opType === 'Gemm' ? [...triple(dx), ...triple(dw), bias, q.inputs[1], q.inputs[2]]
-          : [...triple(dx), ...triple(dw), q.inputs[1], q.inputs[2]];
+      const yq = [q.inputs[1], g.zeroPoint(q)];
+      const inputs = node.opType === 'Conv' ? [...g.triple(dx), ...g.triple(dw), ...yq, bias]
+        : node.opType === 'Gemm' ? [...g.triple(dx), ...g.triple(dw), bias, ...yq]
+          : [...g.triple(dx), ...g.triple(dw), ...yq];
       const nodes = [{ name, opType, domain, inputs, outputs: [act ? `${out}/pre_activation` : out], attributes: { ...node.attributes } }];
       if (act) {
         const [lo, hi] = activationBounds(g, act, q);
@@ -157,7 +187,7 @@ const RULES = [
     match(node, g) {
       const dx = g.dq(node.inputs[0]);
       const q = g.singleQ(node.outputs[0]);
-      return dx && q && g.sameTypes(dx, q) && g.sameQParams(dx, q) ? { dx, q, consumed: [q] } : null;
+      return dx && q && g.constQParams(dx) && g.constQParams(q) && g.sameTypes(dx, q) && g.sameQParams(dx, q) ? { dx, q, consumed: [q] } : null;
     },
     rewrite: ({ dx, q }, node) => [{ ...node, inputs: [dx.inputs[0], ...node.inputs.slice(1)], outputs: [q.outputs[0]] }],
   },
@@ -167,11 +197,11 @@ const RULES = [
       const da = g.dq(node.inputs[0]);
       const db = g.dq(node.inputs[1]);
       const q = g.singleQ(node.outputs[0]);
-      return da && db && q && g.sameTypes(da, db, q) ? { da, db, q, consumed: [q] } : null;
+      return da && db && q && [da, db, q].every((n) => g.constQParams(n)) && g.sameTypes(da, db, q) ? { da, db, q, consumed: [q] } : null;
     },
-    rewrite: ({ da, db, q }, node) => [{
+    rewrite: ({ da, db, q }, node, g) => [{
       name: `${node.name}/quantized`, opType: node.opType === 'Add' ? 'QLinearAdd' : 'QLinearMul', domain: 'com.microsoft',
-      inputs: [...triple(da), ...triple(db), q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]], attributes: {},
+      inputs: [...g.triple(da), ...g.triple(db), q.inputs[1], g.zeroPoint(q)], outputs: [q.outputs[0]], attributes: {},
     }],
   },
   {
@@ -179,11 +209,11 @@ const RULES = [
     match(node, g) {
       const ds = node.inputs.map(g.dq);
       const q = g.singleQ(node.outputs[0]);
-      return !ds.some((d) => !d) && q && g.sameTypes(...ds, q) ? { ds, q, consumed: [q] } : null;
+      return !ds.some((d) => !d) && q && [...ds, q].every((n) => g.constQParams(n)) && g.sameTypes(...ds, q) ? { ds, q, consumed: [q] } : null;
     },
-    rewrite: ({ ds, q }, node) => [{
+    rewrite: ({ ds, q }, node, g) => [{
       name: `${node.name}/quantized`, opType: 'QLinearConcat', domain: 'com.microsoft',
-      inputs: [q.inputs[1], q.inputs[2], ...ds.flatMap(triple)], outputs: [q.outputs[0]], attributes: { axis: node.attributes.axis ?? 0 },
+      inputs: [q.inputs[1], g.zeroPoint(q), ...ds.flatMap(g.triple)], outputs: [q.outputs[0]], attributes: { axis: node.attributes.axis ?? 0 },
     }],
   },
   {
@@ -194,11 +224,11 @@ const RULES = [
     match(node, g) {
       const dx = g.dq(node.inputs[0]);
       const q = g.singleQ(node.outputs[0]);
-      return dx && q && g.sameTypes(dx, q) ? { dx, q, consumed: [q] } : null;
+      return dx && q && g.constQParams(dx) && g.constQParams(q) && g.sameTypes(dx, q) ? { dx, q, consumed: [q] } : null;
     },
     rewrite: ({ dx, q }, node, g) => [{
       name: `${node.name}/quantized`, opType: `QLinear${node.opType}`, domain: 'com.microsoft',
-      inputs: [...triple(dx), q.inputs[1], q.inputs[2]], outputs: [q.outputs[0]],
+      inputs: [...g.triple(dx), q.inputs[1], g.zeroPoint(q)], outputs: [q.outputs[0]],
       attributes: UNARY_QLINEAR[node.opType](node.attributes, g.graph.opsets?.get('') ?? 13),
     }],
   },

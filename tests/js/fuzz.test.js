@@ -1,0 +1,74 @@
+// The structure-aware model fuzzer (tools/fuzz/) as a test: a seeded run of a few thousand cases over the bundled
+// models, the ONNX fixtures, the single-node zoo and the torchvision files npm test exports, each case loaded, run
+// twice and disposed in a worker process with a time and memory limit. Every case must end in a correct run or a
+// named error: no raw error, hang, trap, blow-up or leak. The harness itself is checked with workers that hang, grow
+// and die. A longer run: node tools/fuzz/fuzz.mjs --cases 50000 --seed N.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { ModelFormatError, UnsupportedError } from '../../js/errors.js';
+import { classifyError } from '../../tools/fuzz/classify.mjs';
+import { FAILURES, corpus, fuzz } from '../../tools/fuzz/runner.mjs';
+import { wantSimd } from './helpers.js';
+
+const CASES = Number(process.env.QWASM_FUZZ_CASES ?? 3000);
+const SEED = Number(process.env.QWASM_FUZZ_SEED ?? 20261124);
+
+test(`${CASES} mutated models (seed ${SEED}): every case runs or fails with a named error, nothing leaks`, async (t) => {
+  const files = await corpus();
+  assert.ok(files.length > 60, `${files.length} seed files`);
+  const { counts, failures, ms } = await fuzz({ seed: SEED, cases: CASES, files, workers: 2, simd: wantSimd !== false });
+  t.diagnostic(`${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')} in ${(ms / 1000).toFixed(1)} s`);
+  const show = failures.slice(0, 10).map((f) => `${f.outcome}: ${f.file.split('/').slice(-2).join('/')} case seed ${f.seed} (${f.description}): ${f.message.split('\n')[0]}`);
+  assert.deepEqual(show, [], `${failures.length} failing cases; reproduce one with node tools/fuzz/fuzz.mjs --repro <file> <case seed>`);
+  assert.ok(counts.ok > CASES / 10 && counts.named > CASES / 3, 'the mutations reach both working and failing models');
+});
+
+const stubs = mkdtempSync(join(tmpdir(), 'qwasm-fuzz-'));
+after(() => rmSync(stubs, { recursive: true, force: true }));
+
+/** A stand-in worker whose answer to every case is `body` (run in the worker process). */
+function stubWorker(name, body) {
+  const path = join(stubs, `${name}.mjs`);
+  writeFileSync(path, `process.on('message', async (c) => { ${body} }); process.send({ ready: true });\n`);
+  return path;
+}
+
+test('the harness classifies a hang, a blow-up, a dying worker and a leak, and keeps going with a fresh worker', async () => {
+  const files = [{ path: 'unused', weight: 1 }];
+  const run = (workerPath, options = {}) => fuzz({ seed: 1, cases: 2, files, workers: 1, workerPath, timeoutMs: 1500, ...options });
+  const hang = await run(stubWorker('hang', 'for (;;);'));
+  assert.equal(hang.counts.hang, 2, 'each case killed after the time limit, the next one on a fresh worker');
+  const grow = await run(stubWorker('grow', 'const keep = []; for (;;) { keep.push(Buffer.alloc(64 << 20, 1)); await new Promise((r) => setTimeout(r, 5)); }'), { memoryMb: 512, timeoutMs: 20000 });
+  assert.equal(grow.counts['blow-up'], 2);
+  const die = await run(stubWorker('die', 'process.exit(3);'));
+  assert.equal(die.counts.trap, 2);
+  const leak = await run(stubWorker('leak', "process.send({ id: c.id, outcome: 'leak', message: '16 bytes', description: '' });"));
+  assert.equal(leak.counts.leak, 2);
+  assert.deepEqual(FAILURES, ['raw', 'hang', 'trap', 'blow-up', 'leak', 'fuzzer-error']);
+});
+
+test('named errors are qwasm\'s own; engine errors, traps and plain Errors are not', () => {
+  assert.equal(classifyError(new ModelFormatError('anything')), 'named');
+  assert.equal(classifyError(new UnsupportedError('anything')), 'named');
+  assert.equal(classifyError(new RangeError('quantizePerTensor: scale must be a finite number > 0, got 0')), 'named');
+  assert.equal(classifyError(new TypeError('Conv node "c": input must be ...')), 'named');
+  const engine = (fn) => {
+    try {
+      fn();
+    } catch (error) {
+      return classifyError(error);
+    }
+    return 'ok';
+  };
+  assert.equal(engine(() => undefined.kind), 'raw');
+  assert.equal(engine(() => new Float32Array(-1)), 'raw');
+  assert.equal(engine(() => Math.fround(1n)), 'raw');
+  assert.equal(engine(() => JSON.stringify({ a: 1n })), 'raw');
+  assert.equal(classifyError(new RangeError('Conv node "c": Invalid typed array length: 4294967296')), 'raw', 'an engine message under a label');
+  assert.equal(classifyError(new Error('Model.run: internal error')), 'raw');
+  assert.equal(classifyError(new WebAssembly.RuntimeError('memory access out of bounds')), 'trap');
+  assert.equal(classifyError(new RangeError('Array buffer allocation failed')), 'blow-up');
+});
