@@ -102,8 +102,9 @@ export class Model {
     this.#static = staticNodes(graph, this.#steps.map((s) => s.operator));
     for (const init of graph.initializers.values()) this.#persistent.add(init.data);
     this.#memory = new MemoryPlan(backend());
-    const [persistent, uploads] = [this.#persistent, this.#uploads]; // not `this`: the finalizer's memory must not hold the Model
-    this.#plans = new ShapePlans((plan) => forgetPlan(plan, persistent, uploads));
+    // The callback is made outside this constructor: a closure made here would keep the constructor's scope, and
+    // with it the Model, alive from the finalizer's ModelMemory (which holds the plans).
+    this.#plans = new ShapePlans(planForgetter(this.#persistent, this.#uploads));
     const prepared = this.#prepared;
     this.#memoryOwner = new ModelMemory(prepared, this.#plans, this.#uploads, this.#memory);
     releaseWhenCollected(this, this.#memoryOwner); // a safety net: dispose() what you load
@@ -461,6 +462,9 @@ function snapshot(v) {
   const data = v.kind === 'host' ? v.data.slice() : backend().outsidePlan(() => toHost(v)).data;
   return { dtype: dtypeOf(v), dims: dimsOf(v).slice(), data };
 }
+
+/** What a dropped shape plan calls: forgetPlan over the Model's persistent data and uploads (and nothing else). */
+const planForgetter = (persistent, uploads) => (plan) => forgetPlan(plan, persistent, uploads);
 
 /** A shape plan was dropped: its memos and the wasm copies of its values go. */
 function forgetPlan(plan, persistent, uploads) {

@@ -296,19 +296,22 @@ export const SHAPE_OPERATORS = {
       const w = where(ctx.node);
       const d = plain(dataIn);
       const idx = toHost(indices);
-      if (idx.dtype !== 'int64' && idx.dtype !== 'int32') throw new ModelFormatError(`${w}: indices must be int64 or int32, got ${idx.dtype}`);
       const a = axisOf(attrs.axis, d.dims.length, w);
       const outer = numel(d.dims.slice(0, a));
       const size = d.dims[a];
       const inner = numel(d.dims.slice(a + 1)) * BYTES[d.dtype];
       const n = idx.data.length;
+      // every index checked before the output is allocated (an error leaves nothing behind)
+      const rows = Int32Array.from(idx.data, (v) => {
+        const j = Number(v) < 0 ? Number(v) + size : Number(v);
+        if (!(j >= 0 && j < size)) throw new RangeError(`${w}: index ${v} is out of range for axis ${a} of size ${size}`);
+        return j;
+      });
       const out = newValue([d], d.dtype, [...d.dims.slice(0, a), ...idx.dims, ...d.dims.slice(a + 1)]);
       const src = bytesOf(d);
       const dst = bytesOf(out);
       for (let i = 0; i < n; i++) {
-        let j = Number(idx.data[i]);
-        if (j < 0) j += size;
-        if (!(j >= 0 && j < size)) throw new RangeError(`${w}: index ${idx.data[i]} is out of range for axis ${a} of size ${size}`);
+        const j = rows[i];
         for (let o = 0; o < outer; o++) dst.set(src.subarray((o * size + j) * inner, (o * size + j + 1) * inner), (o * n + i) * inner);
       }
       return [out];
