@@ -13,6 +13,7 @@
 // user asks for the float reference, web_demo/model-float.js). All are copied here, not
 // committed, so the folder always carries the current build. After this step web_demo/ can be uploaded
 // to any static host as it is: relative URLs only, no server logic, no CDN.
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
@@ -50,13 +51,19 @@ export function prepareDemo() {
   // onnxruntime-web, wasm backend: ort.wasm.min.mjs imports ort-wasm-simd-threaded.mjs, which fetches the .wasm
   // (one build for all; with numThreads 1 it starts no worker). env.wasm.wasmPaths points at this folder.
   const ort = `${root}node_modules/onnxruntime-web/dist/`;
-  // Copied only when changed: the 14 MB .wasm is not rewritten under a page (or a parallel test) reading it.
   mkdirSync(`${demo}vendor/ort`, { recursive: true });
   for (const f of ORT_FILES) {
     if (!existsSync(ort + f)) throw new Error(`node_modules/onnxruntime-web/dist/${f} is missing: run npm ci`);
-    const to = `${demo}vendor/ort/${f}`;
-    const [a, b] = [statSync(ort + f), existsSync(to) ? statSync(to) : null];
-    if (!b || b.size !== a.size || b.mtimeMs < a.mtimeMs) cpSync(ort + f, to);
+    copyIfChanged(ort + f, `${demo}vendor/ort/${f}`);
+  }
+  // The pretrained MiniLM of the sentence-similarity view (tools/pretrained/make.sh writes build/models/pretrained/),
+  // when it has been made; without it the view says how to make it.
+  const pretrained = `${root}build/models/pretrained/`;
+  if (existsSync(`${pretrained}done`)) {
+    mkdirSync(`${demo}pretrained`, { recursive: true });
+    for (const f of PRETRAINED_FILES) copyIfChanged(pretrained + f, `${demo}pretrained/${f}`);
+  } else {
+    rmSync(`${demo}pretrained`, { recursive: true, force: true });
   }
   // what the float reference costs to download, shown on the button that loads it
   const files = ORT_FILES.map((name) => ({ name, bytes: statSync(ort + name).size }));
@@ -65,8 +72,26 @@ export function prepareDemo() {
   return demo;
 }
 
+export const PRETRAINED_FILES = ['minilm-q8.onnx', 'minilm-float.onnx', 'vocab.txt', 'minilm.json'];
+
+/** Copied only when changed: a big file is not rewritten under a page (or a parallel test) reading it. */
+function copyIfChanged(from, to) {
+  const [a, b] = [statSync(from), existsSync(to) ? statSync(to) : null];
+  if (!b || b.size !== a.size || b.mtimeMs < a.mtimeMs) cpSync(from, to);
+}
+
+/** npm run demo makes the pretrained MiniLM once (minutes; needs Python); the page works without it. */
+function makePretrained() {
+  try {
+    execFileSync('bash', [`${root}tools/pretrained/make.sh`], { stdio: 'inherit' });
+  } catch {
+    console.warn('qwasm demo: the pretrained MiniLM could not be made (see above); the sentence-similarity view says how to make it.');
+  }
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
+  makePretrained();
   prepareDemo();
   if (!args.includes('--no-serve')) {
     const i = args.indexOf('--port');

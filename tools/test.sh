@@ -60,6 +60,9 @@ if [[ ! -f build/models/mobilenet_v2_float.onnx || tools/bench/mobilenet_v2.py -
   /usr/bin/python3 tools/bench/mobilenet_v2.py build/models/ 2>&1 | tail -1
 fi
 
+echo "== the pretrained MiniLM (tools/pretrained/make.sh: generated once into build/models/pretrained)"
+bash tools/pretrained/make.sh
+
 # node --test over $2 with the TAP report in $log/node-$1.txt; prints the failures and stops on any
 run_node_tests() {
   node --test --test-reporter=tap "${@:2}" | tee "$log/node-$1.txt" | grep -E '^(not ok|# (tests|pass|fail))' || true

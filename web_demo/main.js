@@ -9,9 +9,10 @@ import * as qwasm from './qwasm/js/index.js';
 import * as explorer from './explorer.js';
 import * as modelView from './model-view.js';
 import * as ptqView from './ptq-view.js';
+import * as similarityView from './similarity-view.js';
 
 const $ = (sel) => document.querySelector(sel);
-const VIEWS = ['explorer', 'model', 'ptq'];
+const VIEWS = ['explorer', 'model', 'ptq', 'similarity'];
 const links = Object.fromEntries(VIEWS.map((v) => [v, '']));
 let active = 'explorer';
 
@@ -60,6 +61,7 @@ async function start() {
   show(link.view);
   explorer.mount($('#explorer'), context, paramsOf('explorer'));
   ptqView.mount($('#ptq'), context, paramsOf('ptq'));
+  similarityView.mount($('#similarity'), context);
   await modelView.mount($('#model'), context, paramsOf('model'));
   // Back / forward and edited addresses: the view and, for the explorer, its settings.
   window.addEventListener('popstate', () => {

@@ -3,8 +3,10 @@
 // its transformers.js-style q8 file (onnxruntime's quantize_dynamic), in qwasm and in onnxruntime-web (wasm, 1
 // thread, default graph optimizations), on the same int64 inputs. Each qwasm output is checked byte for byte
 // against onnxruntime-web's, and a per-operator profile of qwasm's run is printed. The files are generated on first
-// use into build/models/transformer/ (needs the venv of tools/setup-python.sh).
-//   node tools/bench/transformer-bench.mjs [--min-ms N] [--files opset14_q8,opset14]
+// use into build/models/transformer/ (needs the venv of tools/setup-python.sh). With --pretrained: the real
+// all-MiniLM-L6-v2 (tools/pretrained/make.sh, build/models/pretrained/: files q8 and float) on one of its recorded
+// sentences (--input N: 0-5 one sentence each, 6 the six as a padded batch).
+//   node tools/bench/transformer-bench.mjs [--min-ms N] [--files opset14_q8,opset14] [--pretrained [--input N]]
 import * as qwasm from '../../js/index.js';
 import { createOrtRunner } from './ort.mjs';
 import { execFileSync } from 'node:child_process';
@@ -12,15 +14,27 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const DIR = `${ROOT}build/models/transformer/`;
-const RECORD = `${DIR}minilm.json`;
-
-function ensureModels(log) {
-  if (existsSync(RECORD)) return;
-  log('generating the MiniLM-sized encoders (tools/transformer/bert.py --minilm) ...');
-  const python = execFileSync('bash', [`${ROOT}tools/setup-python.sh`], { encoding: 'utf8' }).trim();
-  execFileSync(python, [`${ROOT}tools/transformer/bert.py`, '--minilm'], { stdio: 'inherit', cwd: ROOT });
-}
+const SETS = {
+  random: {
+    dir: `${ROOT}build/models/transformer/`,
+    files: ['opset14_q8', 'opset14'],
+    title: 'MiniLM-sized BERT encoder (random weights)',
+    ensure(log) {
+      if (existsSync(`${this.dir}minilm.json`)) return;
+      log('generating the MiniLM-sized encoders (tools/transformer/bert.py --minilm) ...');
+      const python = execFileSync('bash', [`${ROOT}tools/setup-python.sh`], { encoding: 'utf8' }).trim();
+      execFileSync(python, [`${ROOT}tools/transformer/bert.py`, '--minilm'], { stdio: 'inherit', cwd: ROOT });
+    },
+  },
+  pretrained: {
+    dir: `${ROOT}build/models/pretrained/`,
+    files: ['q8', 'float'],
+    title: 'all-MiniLM-L6-v2 (pretrained)',
+    ensure() {
+      execFileSync('bash', [`${ROOT}tools/pretrained/make.sh`], { stdio: 'inherit' });
+    },
+  },
+};
 
 /** qwasm's per-operator time of one profiled run: [{ opType, ms, count }], slowest first. */
 function profileByOp(profile) {
@@ -75,19 +89,20 @@ async function medianProfile(model, feeds, runs) {
  * Runs the comparison for the record's first input (1 x 128 tokens); returns one row per file:
  * { key, qwasmMs, ortMs, identical, profile }.
  */
-export async function benchTransformer({ minMs = 3000, log = console.log, files = ['opset14_q8', 'opset14'] } = {}) {
+export async function benchTransformer({ minMs = 3000, log = console.log, set = 'random', files = SETS[set].files, input: inputIndex = 0 } = {}) {
+  const { dir: DIR, title } = SETS[set];
   try {
-    ensureModels(log);
+    SETS[set].ensure(log);
   } catch (error) {
-    log(`MiniLM encoder: not measured, the models could not be generated (${error.message.split('\n')[0]})`);
+    log(`${title}: not measured, the models could not be generated (${error.message.split('\n')[0]})`);
     return null;
   }
-  const record = JSON.parse(readFileSync(RECORD, 'utf8'));
-  const input = record.inputs[0];
+  const record = JSON.parse(readFileSync(`${DIR}minilm.json`, 'utf8'));
+  const input = record.inputs[inputIndex];
   const feeds = Object.fromEntries(Object.entries(input).map(([n, t]) => [n, { data: BigInt64Array.from(t.data, BigInt), dims: t.dims }]));
   const ortFeeds = Object.fromEntries(Object.entries(input).map(([n, t]) => [n, { type: 'int64', data: BigInt64Array.from(t.data, BigInt), dims: t.dims }]));
   const c = record.config;
-  log(`MiniLM-sized BERT encoder (${c.layers} layers, hidden ${c.hidden}, ${c.heads} heads, FFN ${c.ffn}), 1 x ${input.input_ids.dims[1]} tokens:`);
+  log(`${title} (${c.layers} layers, hidden ${c.hidden}, ${c.heads} heads, FFN ${c.ffn}), ${input.input_ids.dims.join(' x ')} tokens:`);
   const rows = [];
   for (const key of files) {
     const file = record.files[key];
@@ -119,8 +134,8 @@ export async function benchTransformer({ minMs = 3000, log = console.log, files 
     log(`  qwasm per-operator profile, ${row.key} (median of 5 profiled runs, ${total.toFixed(1)} ms in nodes):`);
     for (const e of row.profile.filter((x) => x.ms >= 0.05)) log(`    ${e.opType.padEnd(24)} ${e.ms.toFixed(2).padStart(7)} ms  ${String(e.count).padStart(3)} nodes`);
   }
-  const q8 = rows.find((r) => r.key.endsWith('_q8'));
-  const fl = rows.find((r) => !r.key.endsWith('_q8'));
+  const q8 = rows.find((r) => r.key.endsWith('q8'));
+  const fl = rows.find((r) => !r.key.endsWith('q8'));
   if (q8 && fl) {
     log(`  target: q8 >= 2x faster than ORT-web q8 (${q8.speedup.toFixed(2)}x: ${q8.speedup >= 2 ? 'met' : 'NOT met'}),` +
       ` and faster than ORT-web float (${(fl.ortMs / q8.qwasmMs).toFixed(2)}x: ${fl.ortMs > q8.qwasmMs ? 'met' : 'NOT met'})`);
@@ -132,6 +147,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await qwasm.init();
   const argv = process.argv.slice(2);
   const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
-  const rows = await benchTransformer({ minMs: Number(arg('--min-ms', 3000)), files: arg('--files', 'opset14_q8,opset14').split(',') });
+  const set = argv.includes('--pretrained') ? 'pretrained' : 'random';
+  const rows = await benchTransformer({ minMs: Number(arg('--min-ms', 3000)), set, files: arg('--files', SETS[set].files.join(',')).split(','), input: Number(arg('--input', 0)) });
   if (rows?.some((r) => !r.identical)) process.exitCode = 1;
 }
