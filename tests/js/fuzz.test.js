@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ModelFormatError, UnsupportedError } from '../../js/errors.js';
 import { classifyError } from '../../tools/fuzz/classify.mjs';
-import { FAILURES, corpus, fuzz } from '../../tools/fuzz/runner.mjs';
+import { FAILURES, corpus, fuzz, replay } from '../../tools/fuzz/runner.mjs';
 import { wantSimd } from './helpers.js';
 
 const CASES = Number(process.env.QWASM_FUZZ_CASES ?? 3000);
@@ -71,4 +71,24 @@ test('named errors are qwasm\'s own; engine errors, traps and plain Errors are n
   assert.equal(classifyError(new Error('Model.run: internal error')), 'raw');
   assert.equal(classifyError(new WebAssembly.RuntimeError('memory access out of bounds')), 'trap');
   assert.equal(classifyError(new RangeError('Array buffer allocation failed')), 'blow-up');
+});
+
+// Cases the long runs found (node tools/fuzz/fuzz.mjs --cases 50000), replayed in one worker in the order they hit:
+// the mutation must still be the one recorded (else the seed file changed and the case must be found again).
+const FINDINGS = [
+  // a Transpose perm [0,0,1,3] folded into the MatMul before it: the product wrote past its output, and the next
+  // case in the same worker trapped in free()
+  { file: 'tests/fixtures/torch/models/bert_dynamic.onnx', seed: 3114903628, mutation: 'node layers.1.transpose_9 attribute perm: value changed' },
+  { file: 'tests/fixtures/torch/models/modsnet.onnx', seed: 905904452, mutation: 'initializer reshape/scale: dims [16]' },
+  // an int64 weight scale reached the float-bias rounding of PT2E files: "Cannot mix BigInt and other types"
+  { file: 'tests/fixtures/pt2e/cnn-probe.onnx', seed: 4104567361, mutation: 'initializer fc.bias: element 1 changed; initializer _frozen_param2: dims []; initializer val_4: data_type 7' },
+];
+
+test('the long runs\' findings stay fixed', async () => {
+  const root = new URL('../../', import.meta.url);
+  const results = await replay(FINDINGS.map((f) => ({ file: new URL(f.file, root).pathname, seed: f.seed })), { simd: wantSimd !== false });
+  results.forEach((r, i) => {
+    assert.equal(r.description, FINDINGS[i].mutation, `${FINDINGS[i].file} ${FINDINGS[i].seed}: the mutation changed`);
+    assert.ok(!FAILURES.includes(r.outcome), `${FINDINGS[i].file} ${FINDINGS[i].seed}: ${r.outcome} ${r.message}`);
+  });
 });

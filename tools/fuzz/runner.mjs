@@ -151,6 +151,18 @@ class Worker {
  * onResult(result, done) is called after each case. workerPath replaces tools/fuzz/worker.mjs (the tests check the limits
  * with workers that hang, grow or die).
  */
+/** Runs the given cases ({ file, seed }) in one worker, in order; resolves to their results. */
+export async function replay(cases, { timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true } = {}) {
+  const w = new Worker({ timeoutMs, memoryMb, heapMb, simd });
+  try {
+    const results = [];
+    for (const [id, c] of cases.entries()) results.push({ ...c, ...(await w.run({ id, file: c.file, seed: c.seed })) });
+    return results;
+  } finally {
+    w.close();
+  }
+}
+
 export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true,
   first = 0, onResult, workerPath } = {}) {
   const t0 = performance.now();

@@ -264,7 +264,8 @@ function quantizeFloatBiases(graph) {
     if (dx?.opType !== 'DequantizeLinear' || dw?.opType !== 'DequantizeLinear' || b?.dtype !== 'float32' || b.dims.length !== 1) continue;
     const xs = inits.get(dx.inputs[1]);
     const ws = inits.get(dw.inputs[1]);
-    if (!xs || xs.data.length !== 1 || !ws || !leadsToQ(node)) continue;
+    // (scales of another type are left for DequantizeLinear's checks to name)
+    if (xs?.dtype !== 'float32' || xs.data.length !== 1 || ws?.dtype !== 'float32' || !leadsToQ(node)) continue;
     if (ws.dims.length === 1) { // per channel: on the output axis, one scale per bias element
       const w = inits.get(dw.inputs[0]);
       const axis = (dw.attributes.axis ?? 1) < 0 && w ? dw.attributes.axis + w.dims.length : dw.attributes.axis ?? 1;
