@@ -6,7 +6,7 @@
 // use into build/models/transformer/ (needs the venv of tools/setup-python.sh). With --pretrained: the real
 // all-MiniLM-L6-v2 (tools/pretrained/make.sh, build/models/pretrained/: files q8 and float) on one of its recorded
 // sentences (--input N: 0-5 one sentence each, 6 the six as a padded batch).
-//   node tools/bench/transformer-bench.mjs [--min-ms N] [--files opset14_q8,opset14] [--pretrained [--input N]]
+//   node tools/bench/transformer-bench.mjs [--min-ms N] [--files opset14_q8,opset14] [--pretrained [--input N]] [--threads N]
 import * as qwasm from '../../js/index.js';
 import { createOrtRunner } from './ort.mjs';
 import { execFileSync } from 'node:child_process';
@@ -144,9 +144,11 @@ export async function benchTransformer({ minMs = 3000, log = console.log, set = 
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await qwasm.init();
   const argv = process.argv.slice(2);
   const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
+  // --threads N: qwasm on N threads (onnxruntime-web stays on 1: its threads need workers this script does not make)
+  const info = await qwasm.init({ numThreads: Number(arg('--threads', 1)) });
+  if (info.threads > 1) console.log(`qwasm on ${info.threads} threads; onnxruntime-web on 1`);
   const set = argv.includes('--pretrained') ? 'pretrained' : 'random';
   const rows = await benchTransformer({ minMs: Number(arg('--min-ms', 3000)), set, files: arg('--files', SETS[set].files.join(',')).split(','), input: Number(arg('--input', 0)) });
   if (rows?.some((r) => !r.identical)) process.exitCode = 1;
