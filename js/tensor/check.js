@@ -75,6 +75,11 @@ export function checkZeroPoint(zeroPoint, dtype, where, name = 'zeroPoint') {
 }
 
 /** A dimension index in [-rank, rank), normalized to [0, rank). */
+/** Whether perm is an array holding each of 0..rank-1 once (a Transpose's or a view's axis order). */
+export function isPermutation(perm, rank = perm?.length) {
+  return Array.isArray(perm) && perm.length === rank && perm.every((p, i) => Number.isInteger(p) && p >= 0 && p < rank && perm.indexOf(p) === i);
+}
+
 export function checkDim(dim, rank, where, name = 'dim') {
   if (!Number.isInteger(dim) || dim < -rank || dim >= rank || rank === 0) {
     const range = rank === 0 ? 'none (the tensor is 0-dimensional)' : `[${-rank}, ${rank - 1}]`;

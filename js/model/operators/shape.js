@@ -8,7 +8,7 @@ import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { backend } from '../../runtime/runtime.js';
 import { contiguousStrides, copyStrided } from '../../tensor/qtensor.js';
 import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, ptrOf, qvalue, toHost, viewValue, wasmValue } from '../values.js';
-import { MAX_RANK } from '../../tensor/check.js';
+import { MAX_RANK, isPermutation } from '../../tensor/check.js';
 import { transposeHost } from './float.js';
 import { A } from './attributes.js';
 import { axisOf, broadcastStrides } from './kernel-args.js';
@@ -168,7 +168,7 @@ export const SHAPE_OPERATORS = {
       const w = where(ctx.node);
       const dims = dimsOf(x);
       const perm = attrs.perm ?? [...Array(dims.length).keys()].reverse();
-      if (perm.length !== dims.length || perm.some((p, i) => !(p >= 0 && p < perm.length) || perm.indexOf(p) !== i)) {
+      if (!isPermutation(perm, dims.length)) {
         throw new ModelFormatError(`${w}: perm [${perm}] is not a permutation of the ${dims.length} dimensions of [${dims}]`);
       }
       if (x.kind !== 'wasm') return [transposeHost(toHost(x), perm)];

@@ -8,6 +8,7 @@ import { QW_DTYPE, QW_F32_BINARY_OP, QW_F32_UNARY_OP, QW_GELU_FORM } from '../..
 import { backend } from '../../runtime/runtime.js';
 import { dynamicLinear, packLinear } from '../../ops/linear.js';
 import { semanticsOf } from '../../semantics.js';
+import { isPermutation } from '../../tensor/check.js';
 import { contiguousStrides, copyStrided, rawTensor } from '../../tensor/qtensor.js';
 import { dimsOf, dtypeOf, host, numel, ptrOf, toHost, wasmValue, weightTensor } from '../values.js';
 import { A } from './attributes.js';
@@ -120,7 +121,7 @@ function maskIndex(mask, batch) {
 
 /** An operand as the product sees it: the stored tensor's dims and element strides after `perm` (a strided view). */
 function checkPerm(w, perm, dims, name) {
-  if (perm.length !== dims.length || [...perm].sort((x, y) => x - y).some((p, i) => p !== i)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
+  if (!isPermutation(perm, dims.length)) throw new ModelFormatError(`${w}: perm [${perm}] does not fit ${name} of shape [${dims}]`);
 }
 
 function viewOf(w, dims, perm, name) {

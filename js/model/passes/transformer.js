@@ -13,6 +13,7 @@
 //   - qwasm's own: Transposes around a float MatMul read / written in place as strided views (no copy)
 // Where a condition depends on shapes, the shapes are the ones the file declares (value_info, written by the
 // exporters and by quantize_dynamic's shape inference): onnxruntime's fusions see those.
+import { isPermutation } from '../../tensor/check.js';
 import { applyRules, graphView } from './rules.js';
 
 const MS = 'com.microsoft';
@@ -366,9 +367,6 @@ const NEUTRAL_RULES = [
  * product writes the heads back interleaved). operators/transformer.js falls back to a copy where the strides do
  * not allow it, and keeps MLAS's summation order either way.
  */
-/** A Transpose's perm that may be folded (anything else stays a Transpose, which names the problem when it runs). */
-const isPermutation = (perm) => Array.isArray(perm) && perm.every((p, i) => Number.isInteger(p) && p >= 0 && p < perm.length && perm.indexOf(p) === i);
-
 const LAYOUT_RULES = [
   {
     ops: ['MatMul', `${MS}:FusedMatMul`],
@@ -378,6 +376,7 @@ const LAYOUT_RULES = [
       const consumed = [];
       ['a', 'b'].forEach((side, i) => {
         const t = g.producer(mm.inputs[i]);
+        // (a perm that is not a permutation stays a Transpose, which names the problem when it runs)
         if (!is(t, 'Transpose') || !isPermutation(t.attributes.perm) || mm.inputs[0] === mm.inputs[1] || attributes[`qwasm_perm_${side}`]) return;
         if (g.edges(t) !== 1 || g.isGraphOutput(t.outputs[0])) return;
         attributes[`qwasm_perm_${side}`] = t.attributes.perm.slice();
