@@ -116,6 +116,8 @@ static const struct qw_kernels wasmsimd_kernels = {
     },
     .dwconv = {DWCONV_X16_ROW_PAIRS_CR4,
                .ukernel = qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2,
+               .fp32_plain = {qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2,
+                              qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2},
                .pair_row = {qw_qu8_dwconv_pair_row_ukernel__wasmsimd, qw_qs8_dwconv_pair_row_ukernel__wasmsimd}},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,

@@ -4,8 +4,14 @@
  * four (stride 1) or two (stride 2) at a time so that the pair columns they share are loaded once: at stride 1
  * outputs ox..ox+3 read columns ox..ox+5 of each row (6 loads, not 8). The dots of one output are summed as a
  * tree, not a chain, so that no output waits on six dependent additions. Other shapes take a plain loop. */
+#include <string.h>
+
 #include "dwconv/dwconv.h"
-#include "simd128.h"
+#include "requantization/requantize-wasmsimd.h"
+
+/* Inlined into each entry point, so that every kernel is compiled for its own output stage and signedness (one
+ * function for both kept the stage's constants in memory and branched on them in the loops). */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
@@ -16,7 +22,7 @@
                  wasm_i32x4_add(DOT(r2 + (a), w20), DOT(r2 + (a) + 2 * col, w21)))
 
 /* One kernel row's two dots for outputs ox..ox+3 at stride 1: they read columns ox..ox+5, each loaded once. */
-static inline void row_4_outputs(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[4]) {
+ALWAYS_INLINE void row_4_outputs(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[4]) {
   const v128_t p0 = wasm_v128_load(r), p1 = wasm_v128_load(r + col), p2 = wasm_v128_load(r + 2 * col);
   const v128_t p3 = wasm_v128_load(r + 3 * col), p4 = wasm_v128_load(r + 4 * col), p5 = wasm_v128_load(r + 5 * col);
   s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
@@ -26,61 +32,124 @@ static inline void row_4_outputs(const int16_t* r, size_t col, v128_t w0, v128_t
 }
 
 /* The same for outputs ox, ox+1 at stride 2: columns 2ox, 2ox+2, 2ox+4. */
-static inline void row_2_outputs_stride2(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[2]) {
+ALWAYS_INLINE void row_2_outputs_stride2(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[2]) {
   const v128_t p0 = wasm_v128_load(r), p2 = wasm_v128_load(r + 2 * col), p4 = wasm_v128_load(r + 4 * col);
   s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
   s[1] = wasm_i32x4_add(s[1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w0), wasm_i32x4_dot_i16x8(p4, w1)));
 }
 
-static void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows, const int16_t* w,
-                       int32_t* acc) {
+/* The output stage of the requantizing kernels: the fp32 rule for fp32_plain parameters, straight to bytes. */
+struct fused_output {
+  size_t channels;
+  const int32_t* bias;     /* [channels_padded]: the accumulators start from it */
+  const float* multiplier; /* [channels_padded] */
+  struct qw_fp32_constants k;
+  uint8_t* y;
+};
+
+/* Bytes 4i..4i+3 of `bytes` (output i's channels c0..c0+3) to y + i * stride, n <= 4 channels of them. */
+ALWAYS_INLINE void store_output_bytes(uint8_t* y, size_t stride, v128_t bytes, size_t outputs, size_t n) {
+  if (n == 4) {
+    wasm_v128_store32_lane(y, bytes, 0);
+    if (outputs > 1) wasm_v128_store32_lane(y + stride, bytes, 1);
+    if (outputs > 2) wasm_v128_store32_lane(y + 2 * stride, bytes, 2);
+    if (outputs > 3) wasm_v128_store32_lane(y + 3 * stride, bytes, 3);
+  } else {
+    uint8_t lanes[16];
+    wasm_v128_store(lanes, bytes);
+    for (size_t i = 0; i < outputs; i++) memcpy(y + i * stride, lanes + 4 * i, n);
+  }
+}
+
+/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 and stores their bytes; the narrowings are exact
+ * (the values are clamped to [qmin, qmax] already). */
+ALWAYS_INLINE void finish_outputs(const struct fused_output* f, int y_signed, const v128_t* s, size_t outputs,
+                                  size_t ox, size_t c0) {
+  const v128_t m = wasm_v128_load(f->multiplier + c0);
+  v128_t q[4];
+  for (size_t i = 0; i < outputs; i++) q[i] = qw_requantize_fp32_plain_i32x4(s[i], m, &f->k);
+  const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
+  const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], q[3]) : lo;
+  const v128_t bytes = y_signed ? wasm_i8x16_narrow_i16x8(lo, hi) : wasm_u8x16_narrow_i16x8(lo, hi);
+  const size_t n = f->channels - c0 < 4 ? f->channels - c0 : 4;
+  store_output_bytes(f->y + ox * f->channels + c0, f->channels, bytes, outputs, n);
+}
+
+/* 3x3 at stride 1 (4 outputs per step) and 2 (2 per step), then one at a time. Groups of outputs outside,
+ * channel blocks inside: the pair columns a group reads (a few KiB) stay in L1 while all blocks pass over them,
+ * where sweeping the row per block re-read every row's cache lines once per block from L2 (3 pair rows of a
+ * 64-channel layer at 56 columns are 44 KiB); the weight vectors are reloaded per block instead (L1 hits, on
+ * the load ports). With f, the sums start from the bias and leave as bytes; without, as int32 into acc. */
+ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
+                              const int16_t* w, int32_t* acc, const struct fused_output* f, int y_signed) {
   const size_t col = cp * 2; /* int16 per pair column */
-  for (size_t c0 = 0; c0 < cp; c0 += 4, w += 48) {
-    const v128_t w00 = wasm_v128_load(w), w01 = wasm_v128_load(w + 8);
-    const v128_t w10 = wasm_v128_load(w + 16), w11 = wasm_v128_load(w + 24);
-    const v128_t w20 = wasm_v128_load(w + 32), w21 = wasm_v128_load(w + 40);
-    const int16_t* r0 = rows[0] + 2 * c0;
-    const int16_t* r1 = rows[1] + 2 * c0;
-    const int16_t* r2 = rows[2] + 2 * c0;
-    int32_t* out = acc + c0;
-    const size_t step = column_step * col;
-    size_t ox = 0;
-    if (column_step == 1) {
-      for (; ox + 4 <= ow; ox += 4, r0 += 4 * col, r1 += 4 * col, r2 += 4 * col, out += 4 * cp) {
-        v128_t s[4] = {wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0),
-                       wasm_i32x4_const(0, 0, 0, 0)};
-        row_4_outputs(r0, col, w00, w01, s);
-        row_4_outputs(r1, col, w10, w11, s);
-        row_4_outputs(r2, col, w20, w21, s);
-        for (size_t i = 0; i < 4; i++) {
-          wasm_v128_store(out + i * cp, s[i]);
+  const size_t step = column_step * col;
+  size_t ox = 0;
+  if (column_step == 1) {
+    for (; ox + 4 <= ow; ox += 4) {
+      const int16_t* r0 = rows[0] + ox * col;
+      const int16_t* r1 = rows[1] + ox * col;
+      const int16_t* r2 = rows[2] + ox * col;
+      const int16_t* wb = w;
+      for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
+        const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
+        v128_t s[4] = {init, init, init, init};
+        row_4_outputs(r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
+        row_4_outputs(r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
+        row_4_outputs(r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
+        if (f != NULL) {
+          finish_outputs(f, y_signed, s, 4, ox, c0);
+        } else {
+          for (size_t i = 0; i < 4; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
         }
       }
-    } else if (column_step == 2) {
-      for (; ox + 2 <= ow; ox += 2, r0 += 4 * col, r1 += 4 * col, r2 += 4 * col, out += 2 * cp) {
-        v128_t s[2] = {wasm_i32x4_const(0, 0, 0, 0), wasm_i32x4_const(0, 0, 0, 0)};
-        row_2_outputs_stride2(r0, col, w00, w01, s);
-        row_2_outputs_stride2(r1, col, w10, w11, s);
-        row_2_outputs_stride2(r2, col, w20, w21, s);
-        wasm_v128_store(out, s[0]);
-        wasm_v128_store(out + cp, s[1]);
+    }
+  } else if (column_step == 2) {
+    for (; ox + 2 <= ow; ox += 2) {
+      const int16_t* r0 = rows[0] + ox * step;
+      const int16_t* r1 = rows[1] + ox * step;
+      const int16_t* r2 = rows[2] + ox * step;
+      const int16_t* wb = w;
+      for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
+        const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
+        v128_t s[2] = {init, init};
+        row_2_outputs_stride2(r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
+        row_2_outputs_stride2(r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
+        row_2_outputs_stride2(r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
+        if (f != NULL) {
+          finish_outputs(f, y_signed, s, 2, ox, c0);
+        } else {
+          wasm_v128_store(acc + ox * cp + c0, s[0]);
+          wasm_v128_store(acc + (ox + 1) * cp + c0, s[1]);
+        }
       }
     }
-    for (; ox < ow; ox++, r0 += step, r1 += step, r2 += step, out += cp) {
-      wasm_v128_store(out, SUM3X3(r0, r1, r2, 0));
+  }
+  for (; ox < ow; ox++) {
+    const int16_t* r0 = rows[0] + ox * step;
+    const int16_t* r1 = rows[1] + ox * step;
+    const int16_t* r2 = rows[2] + ox * step;
+    const int16_t* wb = w;
+    for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
+      const v128_t w00 = wasm_v128_load(wb), w01 = wasm_v128_load(wb + 8);
+      const v128_t w10 = wasm_v128_load(wb + 16), w11 = wasm_v128_load(wb + 24);
+      const v128_t w20 = wasm_v128_load(wb + 32), w21 = wasm_v128_load(wb + 40);
+      const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
+      const v128_t sum = wasm_i32x4_add(init, SUM3X3(r0, r1, r2, 0));
+      if (f != NULL) {
+        finish_outputs(f, y_signed, &sum, 1, ox, c0);
+      } else {
+        wasm_v128_store(acc + ox * cp + c0, sum);
+      }
     }
   }
 }
 
-QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
-  QW_ASSERT_DWCONV_UKERNEL(4);
-  const int16_t* wt = (const int16_t*)w;
-  if (kh == 3 && pairs == 2 && pair_step == 2) {
-    dwconv_3x3(ow, channels_padded, column_step, rows, wt, acc);
-    return;
-  }
-  const size_t col = channels_padded * 2;
-  for (size_t c0 = 0; c0 < channels_padded; c0 += 4, wt += kh * pairs * 8) {
+/* Any shape: one output and 4 channels at a time, the taps in a loop. */
+static void dwconv_any(size_t ow, size_t cp, size_t kh, size_t pairs, size_t column_step, size_t pair_step,
+                       const int16_t* const* rows, const int16_t* wt, int32_t* acc) {
+  const size_t col = cp * 2;
+  for (size_t c0 = 0; c0 < cp; c0 += 4, wt += kh * pairs * 8) {
     for (size_t ox = 0; ox < ow; ox++) {
       v128_t sum = wasm_i32x4_const(0, 0, 0, 0);
       const int16_t* wk = wt;
@@ -90,10 +159,54 @@ QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
           sum = wasm_i32x4_add(sum, DOT(p, wasm_v128_load(wk)));
         }
       }
-      wasm_v128_store(acc + ox * channels_padded + c0, sum);
+      wasm_v128_store(acc + ox * cp + c0, sum);
     }
   }
 }
+
+static int is_3x3(size_t kh, size_t pairs, size_t pair_step) {
+  return kh == 3 && pairs == 2 && pair_step == 2;
+}
+
+QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
+  QW_ASSERT_DWCONV_UKERNEL(4);
+  if (is_3x3(kh, pairs, pair_step)) {
+    dwconv_3x3(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0);
+  } else {
+    dwconv_any(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
+  }
+}
+
+/* 3x3 fused; other shapes through the accumulator row, then requantized output by output. */
+ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size_t kh, size_t pairs,
+                                     size_t column_step, size_t pair_step, const int16_t* const* rows,
+                                     const int16_t* w, const struct qw_requantization_params* params, int32_t* acc,
+                                     void* y, int y_signed) {
+  const struct fused_output f = {.channels = channels, .bias = params->bias, .multiplier = params->multiplier,
+                                 .k = qw_fp32_constants(params), .y = (uint8_t*)y};
+  if (is_3x3(kh, pairs, pair_step)) {
+    dwconv_3x3(ow, cp, column_step, rows, w, NULL, &f, y_signed);
+    return;
+  }
+  dwconv_any(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
+  for (size_t ox = 0; ox < ow; ox++) {
+    for (size_t c0 = 0; c0 < cp; c0 += 4) {
+      const v128_t sum = wasm_i32x4_add(wasm_v128_load(acc + ox * cp + c0), wasm_v128_load(f.bias + c0));
+      finish_outputs(&f, y_signed, &sum, 1, ox, c0);
+    }
+  }
+}
+
+#define QW_DWCONV_FP32_PLAIN_WASMSIMD(name, Y_SIGNED)                                                         \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(name) {                                                              \
+    QW_ASSERT_DWCONV_UKERNEL(4);                                                                              \
+    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
+    dwconv_fp32_plain(ow, channels, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, \
+                      params, acc, y, Y_SIGNED);                                                              \
+  }
+
+QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 0)
+QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 1)
 
 /* 8 channels per step: the two inputs widened and interleaved into the pairs of 4 + 4 channels. */
 #define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8)                                               \

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "gemm/gemm.h"
+#include "requantization/requantization.h"
 
 /* What a config's pack writes (recorded in packed weights' headers). */
 enum { QW_DWCONV_PACKING_X16_ROW_PAIRS = 2 };
@@ -51,10 +52,21 @@ typedef void (*qw_dwconv_pair_row_ukernel)(size_t columns, size_t step, size_t c
 typedef void (*qw_dwconv_ukernel)(size_t ow, size_t channels_padded, size_t kh, size_t pairs, size_t column_step,
                                   size_t pair_step, const int16_t* const* rows, const void* w, int32_t* acc);
 
+/* One output row straight to 8-bit outputs ([output signed] in the config): the sums qw_dwconv_ukernel computes,
+ * requantized by the fp32 rule for fp32_plain parameters (requantization.h) whose bias and multiplier arrays hold
+ * channels_padded entries: y[ox * channels + c] for c < channels. acc is scratch of ow * channels_padded int32 for
+ * the shapes the kernel does not fuse. The same bytes as ukernel, then the fp32 requantization kernel. */
+typedef void (*qw_dwconv_requantizing_ukernel)(size_t ow, size_t channels, size_t channels_padded, size_t kh,
+                                               size_t pairs, size_t column_step, size_t pair_step,
+                                               const int16_t* const* rows, const void* w,
+                                               const struct qw_requantization_params* params, int32_t* acc, void* y);
+
 struct qw_dwconv_config {
   uint8_t cr;      /* channels per packed block: pair rows and accumulators hold round_up(channels, cr) */
   uint8_t packing; /* QW_DWCONV_PACKING_*: the layout pack writes and the kernels read */
   qw_dwconv_ukernel ukernel;
+  /* [output signed]: ukernel with the fp32_plain output stage fused (no int32 row between them), or NULL */
+  qw_dwconv_requantizing_ukernel fp32_plain[2];
   qw_dwconv_pair_row_ukernel pair_row[2]; /* [activations signed] */
   qw_dwconv_pack_fn pack;
 };
@@ -95,6 +107,10 @@ void qw_pack_x16_row_pairs_dwconv_weights(size_t cr, size_t channels, size_t kh,
 #define QW_DECLARE_DWCONV_UKERNEL(name)                                                                       \
   void name(size_t ow, size_t channels_padded, size_t kh, size_t pairs, size_t column_step, size_t pair_step, \
             const int16_t* const* rows, const void* w, int32_t* acc)
+#define QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(name)                                                           \
+  void name(size_t ow, size_t channels, size_t channels_padded, size_t kh, size_t pairs, size_t column_step,   \
+            size_t pair_step, const int16_t* const* rows, const void* w,                                      \
+            const struct qw_requantization_params* params, int32_t* acc, void* y)
 #define QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name)                                                             \
   void name(size_t columns, size_t step, size_t channels, size_t channels_padded, const uint8_t* row,        \
             size_t in_w, size_t pad_left, size_t dilation, int32_t zero_point, int16_t* pairs)
@@ -105,6 +121,8 @@ QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__scalar);
 QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__scalar);
 #if QW_SIMD
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2);
+QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2);
+QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2);
 QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__wasmsimd);
 QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__wasmsimd);
 #endif

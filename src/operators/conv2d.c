@@ -240,10 +240,14 @@ static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* ker
   return g;
 }
 
-/* Depthwise workspace, in 64 bits: the effective bias and the padding pair row, shared; per thread, kernel_h cached
- * pair rows, their tags and the kernel rows' pointers, and an output row of accumulators. */
+/* Depthwise workspace, in 64 bits: the effective bias and the multipliers (padded to the channel block: the fused
+ * kernels read whole blocks) and the padding pair row, shared; per thread, kernel_h cached pair rows, their tags and
+ * the kernel rows' pointers, and an output row of accumulators. */
+static uint64_t depthwise_channel_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
+  return round_up_16((uint64_t)qw_round_up((size_t)s->out_c, kernels->dwconv.cr) * sizeof(int32_t));
+}
 static uint64_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  return round_up_16((uint64_t)s->out_c * sizeof(int32_t)) + depthwise_geometry(kernels, s, ow).row_bytes;
+  return 2 * depthwise_channel_bytes(kernels, s) + depthwise_geometry(kernels, s, ow).row_bytes;
 }
 static uint64_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
   const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
@@ -403,6 +407,7 @@ struct depthwise_job {
   const int16_t* pad_row;
   const struct qw_requantization_params* rq;
   qw_requantization_ukernel requantize;
+  qw_dwconv_requantizing_ukernel fused; /* or NULL: ukernel, then requantize */
   uint8_t* y;
   uint8_t* per_thread;
 };
@@ -456,9 +461,14 @@ static void depthwise_task(const void* context, size_t thread, size_t start, siz
       }
       rows[ky] = (const int16_t*)(slots + slot * g->row_bytes);
     }
+    uint8_t* out = job->y + row * out_row;
+    if (job->fused != NULL) {
+      job->fused((size_t)job->ow, (size_t)s->out_c, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
+                 job->weights, job->rq, acc, out);
+      continue;
+    }
     job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
                                  job->weights, acc);
-    uint8_t* out = job->y + row * out_row;
     for (int32_t ox = 0; ox < job->ow; ox++, out += (size_t)s->out_c * job->elem_size) {
       job->requantize((size_t)s->out_c, acc + (size_t)ox * g->cp, job->rq, out);
     }
@@ -474,22 +484,37 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, (size_t)s->kernel_h,
                                                                           (size_t)s->kernel_w) -
                                          channels * sizeof(int32_t));
+  const size_t channel_bytes = depthwise_channel_bytes(kernels, s);
   int32_t* bias = (int32_t*)workspace;
-  int16_t* pad_row = (int16_t*)(workspace + qw_round_up(channels * sizeof(int32_t), 16));
+  float* multiplier = (float*)(workspace + channel_bytes);
+  int16_t* pad_row = (int16_t*)(workspace + 2 * channel_bytes);
   /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
    * into the bias (padding taps read zp, so they cancel exactly). */
   const struct qw_requantization_params* rq = stage->params;
   for (size_t c = 0; c < channels; c++) {
     bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
   }
+  for (size_t c = channels; c < g.cp; c++) {
+    bias[c] = 0;
+  }
   dwconv->pair_row[x_signed](g.columns, 1, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
+  /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
+   * config has one: its multipliers padded to whole channel blocks. */
+  const qw_dwconv_requantizing_ukernel fused =
+      stage->kernel == QW_REQUANT_KERNEL_FP32 && rq->fp32_plain ? dwconv->fp32_plain[stage->y_signed] : NULL;
+  if (fused != NULL) {
+    for (size_t c = 0; c < g.cp; c++) {
+      multiplier[c] = c < channels ? rq->multiplier[c] : 0.0f;
+    }
+    rq_dw.multiplier = multiplier;
+  }
   const struct depthwise_job job = {
       .kernels = kernels, .s = s, .g = g, .oh = oh, .ow = ow, .x_zero_point = x_zero_point,
       .elem_size = stage->elem_size, .thread_bytes = depthwise_thread_bytes(kernels, s, ow), .x_signed = x_signed,
       .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .requantize = qw_output_kernel(kernels, stage),
-      .y = y, .per_thread = workspace + depthwise_shared_bytes(kernels, s, ow),
+      .fused = fused, .y = y, .per_thread = workspace + depthwise_shared_bytes(kernels, s, ow),
   };
   const size_t rows = (size_t)s->batch * oh;
   qw_parallelize(depthwise_task, &job, rows, qw_parallel_tile(rows, 1, 4, 1));

@@ -468,6 +468,55 @@ static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size
   return i >= 0 && i < (long)in_w ? value_of(row[(size_t)i * channels + c], is_signed) : zp;
 }
 
+/* The config's requantizing kernels (fp32 rule, plain parameters) against the sums acc of its ukernel plus a bias,
+ * requantized by the scalar rule: every byte, outputs of `channels` bytes written and nothing past them. Random
+ * biases, multipliers (some large enough to saturate), zero points and [qmin, qmax] (fused activations). */
+static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_table sel, size_t cp, size_t pairs,
+                                   const int16_t* const* rows, const void* packed, const int32_t* acc) {
+  const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
+  const size_t C = p->channels;
+  for (int y_signed = 0; y_signed < 2; y_signed++) {
+    if (dwconv->fp32_plain[y_signed] == NULL) {
+      continue;
+    }
+    int32_t* bias = exact_alloc(cp * sizeof(int32_t));
+    float* multiplier = exact_alloc(cp * sizeof(float));
+    for (size_t c = 0; c < cp; c++) {
+      bias[c] = (int32_t)(rng_u32() % 400001) - 200000;
+      multiplier[c] = rng_uniform(0.0f, 1.0f) / (float)(1u << (rng_u32() % 16));
+    }
+    const int32_t lo = y_signed ? -128 : 0;
+    const int32_t zp = lo + (int32_t)(rng_u32() % 256);
+    const int32_t qmin = rng_u32() % 2 ? lo : lo + (int32_t)(rng_u32() % 128);
+    const int32_t qmax = rng_u32() % 2 ? lo + 255 : qmin + (int32_t)(rng_u32() % (size_t)(lo + 256 - qmin));
+    float* bias_f32 = exact_alloc(cp * sizeof(float));
+    memset(bias_f32, 0, cp * sizeof(float));
+    const struct qw_requantization_params params = {.bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier,
+                                                    .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1};
+    uint8_t* y = exact_alloc(p->ow * C);
+    int32_t* scratch = exact_alloc(p->ow * cp * sizeof(int32_t));
+    dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, pairs, p->column_step, 2 * p->dilation, rows, packed, &params,
+                                 scratch, y);
+    int bad = 0;
+    for (size_t ox = 0; ox < p->ow; ox++) {
+      for (size_t c = 0; c < C; c++) {
+        const int32_t expect = qw_requantize_fp32_value(qw_requant_input(acc[ox * cp + c], c, &params), c, &params);
+        const int32_t got = value_of(y[ox * C + c], y_signed);
+        if (got != expect && bad++ == 0) {
+          CHECK(0, "%s dwconv fp32_plain y_signed=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, expected %d",
+                sel.name, y_signed, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
+        }
+      }
+    }
+    CHECK(bad == 0, "%s dwconv fp32_plain: %d wrong outputs", sel.name, bad);
+    free(bias);
+    free(multiplier);
+    free(bias_f32);
+    free(y);
+    free(scratch);
+  }
+}
+
 static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr), PAIRS = qw_dwconv_pairs(KW);
@@ -561,6 +610,7 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     }
   }
   CHECK(bad == 0, "%s dwconv: %d wrong outputs", sel.name, bad);
+  dwconv_fp32_plain_test(&p, sel, CP, PAIRS, (const int16_t* const*)pairs, packed, acc);
 
   for (size_t ky = 0; ky < KH; ky++) {
     free(in[ky]);
