@@ -44,6 +44,7 @@ struct fused_output {
   const int32_t* bias;     /* [channels_padded]: the accumulators start from it */
   const float* multiplier; /* [channels_padded] */
   struct qw_fp32_constants k;
+  v128_t qmax; /* 16 bytes */
   uint8_t* y;
 };
 
@@ -61,16 +62,17 @@ ALWAYS_INLINE void store_output_bytes(uint8_t* y, size_t stride, v128_t bytes, s
   }
 }
 
-/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 and stores their bytes; the narrowings are exact
- * (the values are clamped to [qmin, qmax] already). */
+/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 and stores their bytes: values at least qmin, narrowed
+ * with saturation, then clamped to qmax as bytes (requantize-wasmsimd.h). */
 ALWAYS_INLINE void finish_outputs(const struct fused_output* f, int y_signed, const v128_t* s, size_t outputs,
                                   size_t ox, size_t c0) {
   const v128_t m = wasm_v128_load(f->multiplier + c0);
   v128_t q[4];
-  for (size_t i = 0; i < outputs; i++) q[i] = qw_requantize_fp32_plain_i32x4(s[i], m, &f->k);
+  for (size_t i = 0; i < outputs; i++) q[i] = qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
   const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
   const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], q[3]) : lo;
-  const v128_t bytes = y_signed ? wasm_i8x16_narrow_i16x8(lo, hi) : wasm_u8x16_narrow_i16x8(lo, hi);
+  const v128_t bytes = y_signed ? wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax)
+                                : wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
   const size_t n = f->channels - c0 < 4 ? f->channels - c0 : 4;
   store_output_bytes(f->y + ox * f->channels + c0, f->channels, bytes, outputs, n);
 }
@@ -183,7 +185,8 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
                                      const int16_t* w, const struct qw_requantization_params* params, int32_t* acc,
                                      void* y, int y_signed) {
   const struct fused_output f = {.channels = channels, .bias = params->bias, .multiplier = params->multiplier,
-                                 .k = qw_fp32_constants(params), .y = (uint8_t*)y};
+                                 .k = qw_fp32_constants(params), .qmax = wasm_i8x16_splat((int8_t)params->qmax),
+                                 .y = (uint8_t*)y};
   if (is_3x3(kh, pairs, pair_step)) {
     dwconv_3x3(ow, cp, column_step, rows, w, NULL, &f, y_signed);
     return;

@@ -49,4 +49,15 @@ static inline v128_t qw_requantize_fp32_plain_i32x4(v128_t x, v128_t multiplier,
   return wasm_i32x4_sub(t, k->magic_bits_minus_zp);
 }
 
+/* The plain rule without the upper clamp, for kernels that narrow with saturation and then clamp the bytes to qmax
+ * (one 8-bit min per 16 outputs instead of a float min per 4): the float bits of t grow with v, so every v past
+ * qmax - zp (even past 2^22, where the addition no longer rounds to an integer, or +inf) gives an int32 above qmax
+ * that the saturating narrowings and the min turn into qmax, as the scalar rule clamps it. The lower clamp stays:
+ * it keeps t positive. */
+static inline v128_t qw_requantize_fp32_plain_above_i32x4(v128_t x, v128_t multiplier,
+                                                         const struct qw_fp32_constants* k) {
+  const v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(x), multiplier);
+  return wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(v, k->lower), k->magic), k->magic_bits_minus_zp);
+}
+
 #endif /* QWASM_REQUANTIZE_WASMSIMD_H */

@@ -470,7 +470,8 @@ static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size
 
 /* The config's requantizing kernels (fp32 rule, plain parameters) against the sums acc of its ukernel plus a bias,
  * requantized by the scalar rule: every byte, outputs of `channels` bytes written and nothing past them. Random
- * biases, multipliers (some large enough to saturate), zero points and [qmin, qmax] (fused activations). */
+ * biases, multipliers (some so large that v passes 2^22 or overflows to infinity), zero points and [qmin, qmax]
+ * (fused activations). */
 static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_table sel, size_t cp, size_t pairs,
                                    const int16_t* const* rows, const void* packed, const int32_t* acc) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
@@ -483,7 +484,9 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
     float* multiplier = exact_alloc(cp * sizeof(float));
     for (size_t c = 0; c < cp; c++) {
       bias[c] = (int32_t)(rng_u32() % 400001) - 200000;
-      multiplier[c] = rng_uniform(0.0f, 1.0f) / (float)(1u << (rng_u32() % 16));
+      /* mostly scales that round within range; some that take v past 2^22 and to infinity */
+      const uint32_t kind = rng_u32() % 16;
+      multiplier[c] = kind == 0 ? 3e38f : kind == 1 ? rng_uniform(1.0f, 1e5f) : rng_uniform(0.0f, 1.0f) / (float)(1u << (rng_u32() % 16));
     }
     const int32_t lo = y_signed ? -128 : 0;
     const int32_t zp = lo + (int32_t)(rng_u32() % 256);
