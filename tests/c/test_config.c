@@ -96,6 +96,51 @@ static void conv_reference(const qw_conv2d_shape* s, int32_t oh, int32_t ow, con
   }
 }
 
+/* The same convolution to 8-bit outputs by the fp32 rule (qnnpack or onnx, plain parameters: the output stage
+ * the tables may fuse into their kernels, dwconv.h / gemm.h): every byte against the scalar rule on the exact
+ * sums ref (bias included), with and without a fused ReLU. */
+static void conv_requantized_case(struct kernel_table t, const qw_conv2d_shape* s, int32_t oh, int32_t ow,
+                                  const uint8_t* x, qw_dtype x_dtype, int32_t x_zp, const void* packed,
+                                  const int32_t* w_zp, qw_dtype w_dtype, size_t zp_count, const int32_t* bias, void* ws,
+                                  const int32_t* ref, unsigned variant) {
+  const size_t n = (size_t)s->out_c, ny = (size_t)s->batch * oh * ow * n;
+  double* w_scales = exact_alloc(n * sizeof(double));
+  for (size_t j = 0; j < n; j++) w_scales[j] = 0.001 + 0.01 * rng_uniform(0.0f, 1.0f);
+  for (int y_signed = 0; y_signed < 2; y_signed++) {
+    const qw_dtype y_dtype = y_signed ? QW_QINT8 : QW_QUINT8;
+    const int32_t y_zp = (y_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+    const qw_requant_mode mode = (variant + (unsigned)y_signed) % 2 ? QW_REQUANT_ONNX : QW_REQUANT_QNNPACK;
+    const float clamp_min = (variant / 2 + (unsigned)y_signed) % 2 ? 0.0f : -INFINITY;
+    void* blob = exact_alloc(qw_requantization_size(n));
+    CHECK(qw_requantization_init(blob, n, mode, 0.02 + 0.01 * (variant % 3), w_scales, zp_count, w_zp, w_dtype, NULL,
+                                 bias, 0.05 + 0.3 * rng_uniform(0.0f, 1.0f), y_zp, y_dtype, clamp_min, INFINITY,
+                                 zp_count != 1) == QW_OK,
+          "%s requantization blob", t.name);
+    struct qw_output_stage stage;
+    CHECK(qw_output_stage_of(blob, n, &stage) && stage.kernel == QW_REQUANT_KERNEL_FP32, "%s output stage", t.name);
+    uint8_t* y = exact_alloc(ny);
+    CHECK(qw_conv2d_with(t.kernels, s, x, x_dtype, x_zp, packed, blob, y, ws) == QW_OK, "%s conv to 8 bits", t.name);
+    size_t bad = 0, first = 0;
+    int32_t expect_first = 0;
+    for (size_t i = 0; i < ny; i++) {
+      /* ref holds bias + sum, the x of the rule (no second bias) */
+      const int32_t expect = qw_requantize_fp32_value(ref[i], i % n, stage.params);
+      if (value_of(y[i], y_signed) != expect && bad++ == 0) {
+        first = i;
+        expect_first = expect;
+      }
+    }
+    CHECK(bad == 0, "%s conv %dx%dx%dx%d -> %d, kernel %dx%d stride %d groups %d to %s (mode %d, clamp %g): %zu wrong, "
+          "y[%zu] = %d, expected %d",
+          t.name, s->batch, s->in_h, s->in_w, s->in_c, s->out_c, s->kernel_h, s->kernel_w, s->stride_w, s->groups,
+          y_signed ? "qint8" : "quint8", (int)mode, (double)clamp_min, bad, first, bad ? value_of(y[first], y_signed) : 0,
+          expect_first);
+    free(blob);
+    free(y);
+  }
+  free(w_scales);
+}
+
 static void conv_case(struct kernel_table t, qw_conv2d_shape s, unsigned variant) {
   const struct qw_kernels* kernels = t.kernels;
   int32_t oh = 0, ow = 0;
@@ -138,6 +183,7 @@ static void conv_case(struct kernel_table t, qw_conv2d_shape s, unsigned variant
         "expected %d",
         t.name, s.batch, s.in_h, s.in_w, s.in_c, s.out_c, s.kernel_h, s.kernel_w, s.stride_h, s.stride_w, s.groups,
         variant, bad, first, y[first], ref[first]);
+  conv_requantized_case(t, &s, oh, ow, x, x_dtype, x_zp, packed, w_zp, w_dtype, zp_count, bias, ws, ref, variant);
   free(x);
   free(w);
   free(w_zp);

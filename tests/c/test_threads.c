@@ -212,6 +212,18 @@ static void test_conv(void) {
       CHECK(memcmp(y, ref, out_elems * 4) == 0, "conv case %zu: %zu threads differ from one", c, threads);
       free(y);
     }
+    /* 8-bit outputs by the fp32 rule (the output stage the kernels may fuse): the same bytes on every thread count. */
+    const double w_scale = 0.004, out_scale = 0.5;
+    void* blob8 = exact_alloc(qw_requantization_size((size_t)s.out_c));
+    CHECK(qw_requantization_init(blob8, (size_t)s.out_c, QW_REQUANT_QNNPACK, 0.02, &w_scale, 1, w_zp, QW_QINT8, NULL,
+                                 bias, out_scale, 100, QW_QUINT8, -INFINITY, INFINITY, 0) == QW_OK, "blob8");
+    uint8_t* ref8 = (uint8_t*)run_conv(1, &s, x, x_zp, packed, blob8, out_elems);
+    for (size_t threads = 2; threads <= WORKERS + 1; threads++) {
+      uint8_t* y8 = (uint8_t*)run_conv(threads, &s, x, x_zp, packed, blob8, out_elems);
+      CHECK(memcmp(y8, ref8, out_elems) == 0, "conv case %zu uint8: %zu threads differ from one", c, threads);
+      free(y8);
+    }
+    free(blob8), free(ref8);
     free(x), free(w), free(w_zp), free(bias), free(packed), free(blob), free(ref);
   }
 }
