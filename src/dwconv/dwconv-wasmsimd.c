@@ -18,27 +18,14 @@
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
-/* Sum of one output's six dots for 3x3: columns at a and a + 2 (pair step 2) of the three rows. */
-#define SUM3X3(r0, r1, r2, a)                                                                                    \
-  wasm_i32x4_add(wasm_i32x4_add(wasm_i32x4_add(DOT(r0 + (a), w00), DOT(r0 + (a) + 2 * col, w01)),               \
-                                wasm_i32x4_add(DOT(r1 + (a), w10), DOT(r1 + (a) + 2 * col, w11))),              \
-                 wasm_i32x4_add(DOT(r2 + (a), w20), DOT(r2 + (a) + 2 * col, w21)))
-
-/* One kernel row's two dots for outputs ox..ox+3 at stride 1: they read columns ox..ox+5, each loaded once. */
-ALWAYS_INLINE void row_4_outputs(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[4]) {
-  const v128_t p0 = wasm_v128_load(r), p1 = wasm_v128_load(r + col), p2 = wasm_v128_load(r + 2 * col);
-  const v128_t p3 = wasm_v128_load(r + 3 * col), p4 = wasm_v128_load(r + 4 * col), p5 = wasm_v128_load(r + 5 * col);
-  s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
-  s[1] = wasm_i32x4_add(s[1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p1, w0), wasm_i32x4_dot_i16x8(p3, w1)));
-  s[2] = wasm_i32x4_add(s[2], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w0), wasm_i32x4_dot_i16x8(p4, w1)));
-  s[3] = wasm_i32x4_add(s[3], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p3, w0), wasm_i32x4_dot_i16x8(p5, w1)));
-}
-
-/* The same for outputs ox, ox+1 at stride 2: columns 2ox, 2ox+2, 2ox+4. */
-ALWAYS_INLINE void row_2_outputs_stride2(const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t s[2]) {
-  const v128_t p0 = wasm_v128_load(r), p2 = wasm_v128_load(r + 2 * col), p4 = wasm_v128_load(r + 4 * col);
-  s[0] = wasm_i32x4_add(s[0], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p0, w0), wasm_i32x4_dot_i16x8(p2, w1)));
-  s[1] = wasm_i32x4_add(s[1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(p2, w0), wasm_i32x4_dot_i16x8(p4, w1)));
+/* One kernel row's two dots for g outputs S columns apart: output i reads columns i S and i S + 2. Outputs
+ * share columns (at stride 1, outputs ox..ox+3 read columns ox..ox+5: 6 loads, not 8); the compiler loads each
+ * once. */
+ALWAYS_INLINE void row_outputs(size_t g, size_t S, const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t* s) {
+  for (size_t i = 0; i < g; i++) {
+    const int16_t* p = r + i * S * col;
+    s[i] = wasm_i32x4_add(s[i], wasm_i32x4_add(DOT(p, w0), DOT(p + 2 * col, w1)));
+  }
 }
 
 /* The output stage of the requantizing kernels: the fp32 rule for fp32_plain parameters, straight to bytes. */
@@ -80,73 +67,47 @@ ALWAYS_INLINE void finish_outputs(const struct fused_output* f, int y_signed, co
   store_output_bytes(f->y + ox * f->channels + c0, f->channels, bytes, outputs, n);
 }
 
-/* 3x3 at stride 1 (4 outputs per step) and 2 (2 per step), then one at a time. Groups of outputs outside,
+/* Outputs ox, ox + g, ... while g of them are left, at stride S: every channel block passes over each group. */
+ALWAYS_INLINE size_t output_groups(size_t g, size_t S, size_t ox, size_t ow, size_t cp, const int16_t* const* rows,
+                                   const int16_t* w, int32_t* acc, const struct fused_output* f, int y_signed) {
+  const size_t col = cp * 2; /* int16 per pair column */
+  for (; ox + g <= ow; ox += g) {
+    const int16_t* r0 = rows[0] + ox * S * col;
+    const int16_t* r1 = rows[1] + ox * S * col;
+    const int16_t* r2 = rows[2] + ox * S * col;
+    const int16_t* wb = w;
+    for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
+      const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
+      v128_t s[4] = {init, init, init, init};
+      row_outputs(g, S, r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
+      row_outputs(g, S, r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
+      row_outputs(g, S, r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
+      if (f != NULL) {
+        finish_outputs(f, y_signed, s, g, ox, c0);
+      } else {
+        for (size_t i = 0; i < g; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
+      }
+    }
+  }
+  return ox;
+}
+
+/* 3x3 at stride 1 (4 outputs per group) and 2 (2 per group), then one at a time. Groups of outputs outside,
  * channel blocks inside: the pair columns a group reads (a few KiB) stay in L1 while all blocks pass over them,
  * where sweeping the row per block re-read every row's cache lines once per block from L2 (3 pair rows of a
  * 64-channel layer at 56 columns are 44 KiB); the weight vectors are reloaded per block instead (L1 hits, on
  * the load ports). With f, the sums start from the bias and leave as bytes; without, as int32 into acc. */
 ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
                               const int16_t* w, int32_t* acc, const struct fused_output* f, int y_signed) {
-  const size_t col = cp * 2; /* int16 per pair column */
-  const size_t step = column_step * col;
   size_t ox = 0;
   if (column_step == 1) {
-    for (; ox + 4 <= ow; ox += 4) {
-      const int16_t* r0 = rows[0] + ox * col;
-      const int16_t* r1 = rows[1] + ox * col;
-      const int16_t* r2 = rows[2] + ox * col;
-      const int16_t* wb = w;
-      for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
-        const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
-        v128_t s[4] = {init, init, init, init};
-        row_4_outputs(r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
-        row_4_outputs(r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
-        row_4_outputs(r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
-        if (f != NULL) {
-          finish_outputs(f, y_signed, s, 4, ox, c0);
-        } else {
-          for (size_t i = 0; i < 4; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
-        }
-      }
-    }
+    ox = output_groups(4, 1, ox, ow, cp, rows, w, acc, f, y_signed);
+    output_groups(1, 1, ox, ow, cp, rows, w, acc, f, y_signed);
   } else if (column_step == 2) {
-    for (; ox + 2 <= ow; ox += 2) {
-      const int16_t* r0 = rows[0] + ox * step;
-      const int16_t* r1 = rows[1] + ox * step;
-      const int16_t* r2 = rows[2] + ox * step;
-      const int16_t* wb = w;
-      for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
-        const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
-        v128_t s[2] = {init, init};
-        row_2_outputs_stride2(r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
-        row_2_outputs_stride2(r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
-        row_2_outputs_stride2(r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
-        if (f != NULL) {
-          finish_outputs(f, y_signed, s, 2, ox, c0);
-        } else {
-          wasm_v128_store(acc + ox * cp + c0, s[0]);
-          wasm_v128_store(acc + (ox + 1) * cp + c0, s[1]);
-        }
-      }
-    }
-  }
-  for (; ox < ow; ox++) {
-    const int16_t* r0 = rows[0] + ox * step;
-    const int16_t* r1 = rows[1] + ox * step;
-    const int16_t* r2 = rows[2] + ox * step;
-    const int16_t* wb = w;
-    for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
-      const v128_t w00 = wasm_v128_load(wb), w01 = wasm_v128_load(wb + 8);
-      const v128_t w10 = wasm_v128_load(wb + 16), w11 = wasm_v128_load(wb + 24);
-      const v128_t w20 = wasm_v128_load(wb + 32), w21 = wasm_v128_load(wb + 40);
-      const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
-      const v128_t sum = wasm_i32x4_add(init, SUM3X3(r0, r1, r2, 0));
-      if (f != NULL) {
-        finish_outputs(f, y_signed, &sum, 1, ox, c0);
-      } else {
-        wasm_v128_store(acc + ox * cp + c0, sum);
-      }
-    }
+    ox = output_groups(2, 2, ox, ow, cp, rows, w, acc, f, y_signed);
+    output_groups(1, 2, ox, ow, cp, rows, w, acc, f, y_signed);
+  } else {
+    output_groups(1, column_step, ox, ow, cp, rows, w, acc, f, y_signed);
   }
 }
 
