@@ -280,6 +280,37 @@ static void test_pooling(void) {
   }
 }
 
+static float* random_floats(size_t n, float lo, float hi) {
+  float* p = exact_alloc(n * sizeof(float));
+  for (size_t i = 0; i < n; i++) {
+    p[i] = rng_uniform(lo, hi);
+  }
+  return p;
+}
+
+/* Quantize (every rounding rule) and dequantize, split in blocks of 64 elements. */
+static void test_quantize(void) {
+  const size_t n = 200003;
+  float* x = random_floats(n, -3, 3);
+  uint8_t* ref = exact_alloc(n);
+  uint8_t* y = exact_alloc(n);
+  float* dref = exact_alloc(n * sizeof(float));
+  float* dy = exact_alloc(n * sizeof(float));
+  for (int rounding = QW_ROUND_TORCH; rounding <= QW_ROUND_FBGEMM_SCALAR; rounding++) {
+    CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+    CHECK(qw_quantize(n, x, ref, QW_QUINT8, (qw_rounding)rounding, 0.0237f, 131) == QW_OK, "quantize");
+    CHECK(qw_dequantize(n, ref, dref, QW_QUINT8, 0.0237f, 131) == QW_OK, "dequantize");
+    for (size_t threads = 2; threads <= WORKERS + 1; threads++) {
+      CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+      CHECK(qw_quantize(n, x, y, QW_QUINT8, (qw_rounding)rounding, 0.0237f, 131) == QW_OK, "quantize");
+      CHECK(qw_dequantize(n, ref, dy, QW_QUINT8, 0.0237f, 131) == QW_OK, "dequantize");
+      CHECK(memcmp(y, ref, n) == 0, "quantize rounding %d: %zu threads differ from one", rounding, threads);
+      CHECK(memcmp(dy, dref, n * sizeof(float)) == 0, "dequantize: %zu threads differ from one", threads);
+    }
+  }
+  free(x), free(ref), free(y), free(dref), free(dy);
+}
+
 static void test_add(void) {
   const size_t n = 200003;
   uint8_t* a = random_bytes(n);
@@ -296,13 +327,6 @@ static void test_add(void) {
   free(a), free(b), free(ref), free(y);
 }
 
-static float* random_floats(size_t n, float lo, float hi) {
-  float* p = exact_alloc(n * sizeof(float));
-  for (size_t i = 0; i < n; i++) {
-    p[i] = rng_uniform(lo, hi);
-  }
-  return p;
-}
 
 /* Runs qw_f32_matmul with `threads` threads (its workspace sized for them) into y, which holds `init` first. */
 static void run_f32_matmul(size_t threads, size_t m, size_t n, size_t k, const float* a, const float* b, int transpose_b,
@@ -429,6 +453,7 @@ int main(void) {
   test_conv();
   test_pooling();
   test_add();
+  test_quantize();
   test_float_ops();
   test_workspace_limits();
   qw_threadpool_shutdown();
