@@ -23,9 +23,12 @@ export function faceInput(pixels, stride = 4) {
   return out;
 }
 
-/** Softmax of the logits (float64): the probabilities of CLASSES. */
+/**
+ * Softmax of the logits (float64): the probabilities of CLASSES. (model-analysis.js has the same, but it imports
+ * the demo's copy of qwasm, which the Node tests of this module do not have.)
+ */
 export function softmax(logits) {
-  const max = Math.max(...logits);
+  const max = logits.reduce((m, z) => Math.max(m, z), -Infinity);
   const e = Array.from(logits, (z) => Math.exp(z - max));
   const sum = e.reduce((a, b) => a + b, 0);
   return e.map((v) => v / sum);

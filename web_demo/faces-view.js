@@ -6,7 +6,8 @@
 // the float file (qwasm's float32 kernels: the float file reproduces face-api's logits to ~1e-5,
 // tests/js/model-faces.test.js); both run in the page. On demand onnxruntime-web runs the int8 file to show the
 // same bits, and the int8 file opens in the model view (its layers and their scales).
-// Deep link: #faces?face=x,y,side (the square on the default photo, in its pixels).
+// The model files are fetched when the view is first shown. Deep link: #faces?face=x,y,side (the square on the
+// default photo, in its pixels).
 import { h, scrollable } from './dom.js';
 import { CLASSES, INPUT_DIMS, SIZE, faceInput, softmax } from './faces-compute.js';
 import { argmax, loadFloatReference, maxAbsDiff } from './model-float.js';
@@ -240,7 +241,8 @@ export function mount(root, context, link = new URLSearchParams()) {
     }
   });
 
-  (async () => {
+  async function start() {
+    status.textContent = `loading ${FILES.int8} and ${FILES.float}…`;
     const [record, int8Bytes, floatBytes] = await Promise.all([
       fetch(new URL(FILES.record, DIR)).then((r) => r.json()), fetchBytes(FILES.int8), fetchBytes(FILES.float)]);
     const [x0, y0, x1] = record.demo_image.face;
@@ -250,9 +252,17 @@ export function mount(root, context, link = new URLSearchParams()) {
     const linked = link.get('face')?.split(',').map(Number);
     await loadDefault(linked?.length === 3 && linked.every(Number.isFinite) ? linked : undefined);
     root.dataset.ready = 'true';
-  })().catch((e) => {
-    status.textContent = '';
-    showError('The faces view could not start', e);
-    root.dataset.ready = 'error';
-  });
+  }
+  // The files (1.7 MB) are fetched when the view is first shown, not when the page starts.
+  const startOnce = () => {
+    if (!root.classList.contains('active') || root.dataset.ready) return;
+    root.dataset.ready = 'loading';
+    start().catch((e) => {
+      status.textContent = '';
+      showError('The faces view could not start', e);
+      root.dataset.ready = 'error';
+    });
+  };
+  new MutationObserver(startOnce).observe(root, { attributes: true, attributeFilter: ['class'] });
+  startOnce();
 }

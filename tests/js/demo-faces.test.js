@@ -4,7 +4,7 @@
 // canvas) with the same int8 and float files, bit for bit in the logits (the probabilities, a float64 softmax in
 // JS, to 1e-12: the engines' Math.exp may differ in the last bit); onnxruntime-web in the page gives the same
 // int8 bits; a photo picked by the user is classified; the int8 file opens in the model view with its layers and
-// weight scales; at 420 px nothing runs off the page and the prediction is on the first screen with the photo.
+// weight scales; its files are fetched only when the view is first shown; at 420 px nothing runs off the page and the prediction is on the first screen with the photo.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -33,7 +33,12 @@ after(async () => {
 /** Opens the faces view (query: the address's hash part) and waits for its first prediction. */
 async function openFaces(query = '#faces', viewport) {
   const { page, errors } = await demo.open(query, viewport ? { viewport } : undefined);
-  if (!query.startsWith('#faces')) await page.click('nav button[data-view="faces"]');
+  if (!query.startsWith('#faces')) {
+    await page.waitForSelector('#model[data-ready]', { state: 'attached', timeout: 20000 });
+    const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name).filter((n) => n.includes('models/faces/')));
+    assert.deepEqual(fetched, [], 'the face model is not fetched before its view is shown');
+    await page.click('nav button[data-view="faces"]');
+  }
   await page.waitForSelector('#faces[data-ready="true"] .fc-prediction[data-logits]', { timeout: 60000 });
   return { page, errors };
 }
