@@ -111,8 +111,8 @@ qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const floa
       (skip != NULL && skip_rows == 0)) {
     return QW_INVALID_ARGUMENT;
   }
-  if (rows == 0) {
-    return QW_OK;
+  if (rows == 0 || cols == 0) {
+    return QW_OK; /* no element to write */
   }
   const struct layer_norm_job job = {
       .cols = cols, .skip_rows = skip_rows, .x = x, .skip = skip, .bias = bias, .gamma = gamma, .beta = beta,
