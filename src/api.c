@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 void* qw_alloc(size_t size) {
   if (size == 0 || size > QW_MAX_BYTES) {
@@ -22,6 +23,34 @@ const char* qw_isa(void) {
   return qw_kernels()->isa;
 }
 
+/* Quantize and dequantize split over the threads in blocks of 64 elements (each element's value depends on it
+ * alone, so any split gives the same bytes); small tensors stay on the calling thread. */
+struct quantize_job {
+  qw_quantize_ukernel quantize;
+  qw_dequantize_ukernel dequantize;
+  struct qw_quantize_params q;
+  struct qw_dequantize_params dq;
+  size_t element_size;
+  const void* x;
+  void* y;
+};
+
+static void quantize_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct quantize_job* job = (const struct quantize_job*)context;
+  job->quantize(count, (const float*)job->x + start, (char*)job->y + start * job->element_size, &job->q);
+}
+
+static void dequantize_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct quantize_job* job = (const struct quantize_job*)context;
+  job->dequantize(count, (const char*)job->x + start * job->element_size, (float*)job->y + start, &job->dq);
+}
+
+static size_t elementwise_tile(size_t n) {
+  return qw_parallel_tile(n, 64, 2, 16 * 1024);
+}
+
 qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
                       int32_t zero_point) {
   if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR ||
@@ -31,11 +60,10 @@ qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_roun
   if (!qw_qparams_valid(dtype, scale, zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  struct qw_quantize_params params;
-  qw_quantize_params_init(&params, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
-  if (n != 0) {
-    qw_kernels()->quantize[rounding][dtype](n, x, y, &params);
-  }
+  struct quantize_job job = {.quantize = qw_kernels()->quantize[rounding][dtype], .element_size = qw_dtype_size(dtype),
+                             .x = x, .y = y};
+  qw_quantize_params_init(&job.q, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
+  qw_parallelize(quantize_task, &job, n, elementwise_tile(n));
   return QW_OK;
 }
 
@@ -75,10 +103,9 @@ qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float
   if (!qw_qparams_valid(dtype, scale, zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  const struct qw_dequantize_params params = {scale, zero_point};
-  if (n != 0) {
-    qw_kernels()->dequantize[dtype](n, q, y, &params);
-  }
+  const struct quantize_job job = {.dequantize = qw_kernels()->dequantize[dtype], .dq = {scale, zero_point},
+                                   .element_size = qw_dtype_size(dtype), .x = q, .y = y};
+  qw_parallelize(dequantize_task, &job, n, elementwise_tile(n));
   return QW_OK;
 }
 

@@ -44,6 +44,8 @@ export function prepareDemo() {
     if (!existsSync(`${root}models/${f}`)) throw new Error(`models/${f} is missing: run tools/train_digits.py first`);
     cpSync(`${root}models/${f}`, `${demo}models/${f}`);
   }
+  // The faces view's model, its float reference and default photo (tools/pretrained/faces.py, committed)
+  cpSync(`${root}models/faces`, `${demo}models/faces`, { recursive: true });
   mkdirSync(`${demo}vendor`, { recursive: true });
   cpSync(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`, `${demo}vendor/protobuf.min.js`);
   // protobufjs's browser build sets globalThis.protobuf when it runs; as a module it runs once, in page or worker

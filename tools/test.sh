@@ -62,6 +62,8 @@ fi
 
 echo "== the pretrained MiniLM (tools/pretrained/make.sh: generated once into build/models/pretrained)"
 bash tools/pretrained/make.sh
+echo "== the face expression model again (tools/pretrained/faces.sh: build/models/faces, compared with models/faces)"
+bash tools/pretrained/faces.sh
 
 # node --test over $2 with the TAP report in $log/node-$1.txt; prints the failures and stops on any
 run_node_tests() {

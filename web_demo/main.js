@@ -2,17 +2,18 @@
 // view hand tensors to the explorer. Each view is a module exporting mount(element, context, link); they share
 // nothing else. The quantize view hands the QDQ model it makes to the model view through context.openInModelView.
 //
-// Deep links: #explorer?dtype=qint8&scheme=symmetric…, #model?sample=3, #ptq?qconfig=x86&count=32. A view reports
+// Deep links: #explorer?dtype=qint8&scheme=symmetric…, #model?sample=3, #ptq?qconfig=x86&count=32, #faces?face=40,40,140. A view reports
 // its settings with context.setLink(view, params) (only what differs from its defaults); the address follows the
 // view on screen, and opening such an address restores the view and its settings.
 import * as qwasm from './qwasm/js/index.js';
 import * as explorer from './explorer.js';
+import * as facesView from './faces-view.js';
 import * as modelView from './model-view.js';
 import * as ptqView from './ptq-view.js';
 import * as similarityView from './similarity-view.js';
 
 const $ = (sel) => document.querySelector(sel);
-const VIEWS = ['explorer', 'model', 'ptq', 'similarity'];
+const VIEWS = ['explorer', 'model', 'ptq', 'similarity', 'faces'];
 const links = Object.fromEntries(VIEWS.map((v) => [v, '']));
 let active = 'explorer';
 
@@ -62,6 +63,7 @@ async function start() {
   explorer.mount($('#explorer'), context, paramsOf('explorer'));
   ptqView.mount($('#ptq'), context, paramsOf('ptq'));
   similarityView.mount($('#similarity'), context);
+  facesView.mount($('#faces'), context, paramsOf('faces'));
   await modelView.mount($('#model'), context, paramsOf('model'));
   // Back / forward and edited addresses: the view and, for the explorer, its settings.
   window.addEventListener('popstate', () => {

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 /* MLAS's K block: MLAS_SGEMM_PACKED_STRIDEK for a pre-packed B, else the adaptive MLAS_SGEMM_STRIDEK. */
 static size_t k_block(size_t n, size_t k, int b_prepacked) {
@@ -69,6 +70,8 @@ static void gemv(size_t n, size_t k, const float* a, const float* b, size_t ldb,
   }
 }
 
+/* Workspace: the packed rows of A for one K block (shared: each row tile is packed by the task that computes
+ * it), then per thread a B panel and an output tile. */
 size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
   (void)n;
   const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
@@ -77,12 +80,87 @@ size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
   }
   const size_t kc = k == 0 ? 1 : k;
   const uint64_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
-  /* packed rows of A for one K block, one B panel, one output tile (64-bit: each factor is below 2^32) */
+  /* 64-bit: each factor is below 2^32 */
   const uint64_t tile = qw_f32_gemm_tile_size(gemm, kc);
   if (tile > QW_MAX_BYTES) {
     return 0;
   }
-  return qw_size_or_zero((tiles * tile + (uint64_t)kc * gemm->nr + (uint64_t)gemm->mr * gemm->nr) * sizeof(float));
+  const uint64_t per_thread = (uint64_t)kc * gemm->nr + (uint64_t)gemm->mr * gemm->nr;
+  return qw_size_or_zero((tiles * tile + qw_threads() * per_thread) * sizeof(float));
+}
+
+/* Row tiles [start, start + count) of a product, all K blocks in order: each output element sees the same
+ * kernel calls in the same order whichever thread computes its tile, so threads change no bit. */
+struct matmul_job {
+  const struct qw_f32_gemm_config* gemm;
+  size_t m, n, k, kb, lda, ldb, ldy;
+  size_t slot_floats;   /* a row tile's slot in packed_a, the longest K block's size: tasks run their blocks independently */
+  size_t thread_floats; /* a thread's B panel and output tile */
+  const float* a;
+  const float* b;
+  int transpose_b, accumulate;
+  float alpha;
+  float* y;
+  float* packed_a;
+  float* per_thread;
+};
+
+static void matmul_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct matmul_job* job = (const struct matmul_job*)context;
+  const struct qw_f32_gemm_config* gemm = job->gemm;
+  const size_t mr_max = (size_t)gemm->mr, nr = (size_t)gemm->nr, m = job->m, n = job->n, ldb = job->ldb;
+  const float* b = job->b;
+  float* panel = job->per_thread + thread * job->thread_floats;
+  float* tile = panel + (job->kb < job->k ? job->kb : job->k) * nr;
+  for (size_t k0 = 0; k0 < job->k; k0 += job->kb) {
+    const size_t kc = job->k - k0 < job->kb ? job->k - k0 : job->kb;
+    const size_t tile_floats = qw_f32_gemm_tile_size(gemm, kc);
+    /* rows of A, four at a time: [0 x4][a[r][k0] x4][a[r][k0 + 1] x4]... (rows past m are zeros) */
+    for (size_t t = start; t < start + count; t++) {
+      float* w = job->packed_a + t * job->slot_floats;
+      memset(w, 0, tile_floats * sizeof(float));
+      for (size_t r = 0; r < mr_max && t * mr_max + r < m; r++) {
+        const float* ar = job->a + (t * mr_max + r) * job->lda + k0;
+        for (size_t kk = 0; kk < kc; kk++) {
+          w[mr_max * (kk + 1) + r] = ar[kk];
+        }
+      }
+    }
+    for (size_t j0 = 0; j0 < n; j0 += nr) {
+      const size_t nc = n - j0 < nr ? n - j0 : nr;
+      const float* columns;
+      size_t columns_stride;
+      if (!job->transpose_b && nc == nr) {
+        columns = b + k0 * ldb + j0;
+        columns_stride = ldb;
+      } else {
+        for (size_t kk = 0; kk < kc; kk++) {
+          for (size_t jj = 0; jj < nr; jj++) {
+            panel[kk * nr + jj] = jj >= nc ? 0.0f : job->transpose_b ? b[(j0 + jj) * ldb + k0 + kk] : b[(k0 + kk) * ldb + j0 + jj];
+          }
+        }
+        columns = panel;
+        columns_stride = nr;
+      }
+      for (size_t t = start; t < start + count; t++) {
+        const size_t mr = m - t * mr_max < mr_max ? m - t * mr_max : mr_max;
+        gemm->gemm[mr - 1](mr, nc, kc, job->packed_a + t * job->slot_floats, columns, columns_stride, tile, nr);
+        for (size_t r = 0; r < mr; r++) {
+          float* yr = job->y + (t * mr_max + r) * job->ldy + j0;
+          const float* sr = tile + r * nr;
+          if (k0 == 0 && !job->accumulate) {
+            for (size_t jj = 0; jj < nc; jj++) {
+              yr[jj] = sr[jj] * job->alpha;
+            }
+          } else {
+            for (size_t jj = 0; jj < nc; jj++) {
+              yr[jj] = sr[jj] * job->alpha + yr[jj];
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
@@ -111,57 +189,13 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
   const size_t kb = k_block(n, k, b_prepacked);
   const size_t kc_max = kb < k ? kb : k;
   float* packed_a = (float*)workspace;
-  float* panel = packed_a + tiles * qw_f32_gemm_tile_size(gemm, kc_max);
-  float* tile = panel + kc_max * (size_t)gemm->nr;
-  for (size_t k0 = 0; k0 < k; k0 += kb) {
-    const size_t kc = k - k0 < kb ? k - k0 : kb;
-    /* rows of A, four at a time: [0 x4][a[r][k0] x4][a[r][k0 + 1] x4]... (rows past m are zeros) */
-    for (size_t t = 0; t < tiles; t++) {
-      float* w = packed_a + t * qw_f32_gemm_tile_size(gemm, kc);
-      memset(w, 0, qw_f32_gemm_tile_size(gemm, kc) * sizeof(float));
-      for (size_t r = 0; r < (size_t)gemm->mr && t * (size_t)gemm->mr + r < m; r++) {
-        const float* ar = a + (t * (size_t)gemm->mr + r) * lda + k0;
-        for (size_t kk = 0; kk < kc; kk++) {
-          w[(size_t)gemm->mr * (kk + 1) + r] = ar[kk];
-        }
-      }
-    }
-    for (size_t j0 = 0; j0 < n; j0 += (size_t)gemm->nr) {
-      const size_t nc = n - j0 < (size_t)gemm->nr ? n - j0 : (size_t)gemm->nr;
-      const float* columns;
-      size_t columns_stride;
-      if (!transpose_b && nc == (size_t)gemm->nr) {
-        columns = b + k0 * ldb + j0;
-        columns_stride = ldb;
-      } else {
-        for (size_t kk = 0; kk < kc; kk++) {
-          for (size_t jj = 0; jj < (size_t)gemm->nr; jj++) {
-            panel[kk * (size_t)gemm->nr + jj] =
-                jj >= nc ? 0.0f : transpose_b ? b[(j0 + jj) * ldb + k0 + kk] : b[(k0 + kk) * ldb + j0 + jj];
-          }
-        }
-        columns = panel;
-        columns_stride = (size_t)gemm->nr;
-      }
-      for (size_t t = 0; t < tiles; t++) {
-        const size_t mr = m - t * (size_t)gemm->mr < (size_t)gemm->mr ? m - t * (size_t)gemm->mr : (size_t)gemm->mr;
-        gemm->gemm[mr - 1](mr, nc, kc, packed_a + t * qw_f32_gemm_tile_size(gemm, kc), columns, columns_stride, tile,
-                                  (size_t)gemm->nr);
-        for (size_t r = 0; r < mr; r++) {
-          float* yr = y + (t * (size_t)gemm->mr + r) * ldy + j0;
-          const float* sr = tile + r * (size_t)gemm->nr;
-          if (k0 == 0 && !accumulate) {
-            for (size_t jj = 0; jj < nc; jj++) {
-              yr[jj] = sr[jj] * alpha;
-            }
-          } else {
-            for (size_t jj = 0; jj < nc; jj++) {
-              yr[jj] = sr[jj] * alpha + yr[jj];
-            }
-          }
-        }
-      }
-    }
-  }
+  const struct matmul_job job = {
+      .gemm = gemm, .m = m, .n = n, .k = k, .kb = kb, .lda = lda, .ldb = ldb, .ldy = ldy,
+      .slot_floats = qw_f32_gemm_tile_size(gemm, kc_max),
+      .thread_floats = kc_max * (size_t)gemm->nr + (size_t)gemm->mr * gemm->nr, .a = a, .b = b, .transpose_b = transpose_b, .accumulate = accumulate, .alpha = alpha, .y = y, .packed_a = packed_a,
+      .per_thread = packed_a + tiles * qw_f32_gemm_tile_size(gemm, kc_max),
+  };
+  /* one task on one thread (each B panel gathered once); else a few row tiles per task */
+  qw_parallelize(matmul_task, &job, tiles, qw_threads() == 1 ? tiles : qw_parallel_tile(tiles, 1, 4, 2));
   return QW_OK;
 }

@@ -4,10 +4,26 @@
 
 #include "config.h"
 #include "qtypes.h"
+#include "threadpool.h"
 
 size_t qw_f32_softmax_workspace_size(size_t axis_len, size_t inner) {
   size_t bytes;
   return inner > 1 && qw_size3(axis_len, inner, sizeof(float), &bytes) ? bytes : 0;
+}
+
+struct softmax_rows_job {
+  qw_f32_softmax_ukernel softmax;
+  size_t axis_len;
+  const float* x;
+  float* y;
+};
+
+static void softmax_rows_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct softmax_rows_job* job = (const struct softmax_rows_job*)context;
+  for (size_t r = start; r < start + count; r++) {
+    job->softmax(job->axis_len, job->x + r * job->axis_len, job->y + r * job->axis_len);
+  }
 }
 
 qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const float* x, float* y, void* workspace) {
@@ -20,10 +36,9 @@ qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const floa
     return QW_OK; /* nothing to compute (and no row to point into) */
   }
   const qw_f32_softmax_ukernel softmax = qw_kernels()->f32_softmax;
-  if (inner == 1) {
-    for (size_t r = 0; r < outer; r++) {
-      softmax(axis_len, x + r * axis_len, y + r * axis_len);
-    }
+  if (inner == 1) { /* rows split over the threads: each row is one kernel call */
+    const struct softmax_rows_job job = {.softmax = softmax, .axis_len = axis_len, .x = x, .y = y};
+    qw_parallelize(softmax_rows_task, &job, outer, qw_parallel_tile(outer, 1, 4, (4096 + axis_len - 1) / axis_len));
     return QW_OK;
   }
   /* Another axis: onnxruntime transposes it last, computes the rows and transposes back; per slice here. */
@@ -48,6 +63,47 @@ qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const floa
   return QW_OK;
 }
 
+/* Rows [start, start + count) of a layer normalization, four at a time where four remain (the same per-row
+ * arithmetic, statistics computed side by side), so any split gives the same bits. */
+struct layer_norm_job {
+  size_t cols, skip_rows;
+  const float* x;
+  const float* skip;
+  const float* bias;
+  const float* gamma;
+  const float* beta;
+  float epsilon;
+  float* y;
+  float* sum;
+};
+
+static void layer_norm_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct layer_norm_job* job = (const struct layer_norm_job*)context;
+  const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
+  const qw_f32_layernorm4_ukernel layernorm4 = qw_kernels()->f32_layernorm4;
+  const size_t cols = job->cols, end = start + count;
+  size_t r = start;
+  for (; r + 4 <= end; r += 4) {
+    const float* xs[4];
+    const float* ss[4];
+    float* ys[4];
+    float* sums[4];
+    for (size_t i = 0; i < 4; i++) {
+      xs[i] = job->x + (r + i) * cols;
+      ss[i] = job->skip != NULL ? job->skip + ((r + i) % job->skip_rows) * cols : NULL;
+      ys[i] = job->y + (r + i) * cols;
+      sums[i] = job->sum != NULL ? job->sum + (r + i) * cols : NULL;
+    }
+    layernorm4(cols, xs, job->skip != NULL ? ss : NULL, job->bias, job->gamma, job->beta, job->epsilon, ys,
+               job->sum != NULL ? sums : NULL);
+  }
+  for (; r < end; r++) {
+    layernorm(cols, job->x + r * cols, job->skip != NULL ? job->skip + (r % job->skip_rows) * cols : NULL, job->bias,
+              job->gamma, job->beta, job->epsilon, job->y + r * cols, job->sum != NULL ? job->sum + r * cols : NULL);
+  }
+}
+
 qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const float* skip, size_t skip_rows,
                             const float* bias, const float* gamma, const float* beta, float epsilon, float* y,
                             float* sum) {
@@ -55,25 +111,14 @@ qw_status qw_f32_layer_norm(size_t rows, size_t cols, const float* x, const floa
       (skip != NULL && skip_rows == 0)) {
     return QW_INVALID_ARGUMENT;
   }
-  const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
-  const qw_f32_layernorm4_ukernel layernorm4 = qw_kernels()->f32_layernorm4;
-  size_t r = 0;
-  for (; r + 4 <= rows; r += 4) { /* four rows' statistics in parallel: the same per-row arithmetic */
-    const float* xs[4];
-    const float* ss[4];
-    float* ys[4];
-    float* sums[4];
-    for (size_t i = 0; i < 4; i++) {
-      xs[i] = x + (r + i) * cols;
-      ss[i] = skip != NULL ? skip + ((r + i) % skip_rows) * cols : NULL;
-      ys[i] = y + (r + i) * cols;
-      sums[i] = sum != NULL ? sum + (r + i) * cols : NULL;
-    }
-    layernorm4(cols, xs, skip != NULL ? ss : NULL, bias, gamma, beta, epsilon, ys, sum != NULL ? sums : NULL);
+  if (rows == 0 || cols == 0) {
+    return QW_OK; /* no element to write */
   }
-  for (; r < rows; r++) {
-    layernorm(cols, x + r * cols, skip != NULL ? skip + (r % skip_rows) * cols : NULL, bias, gamma, beta, epsilon,
-              y + r * cols, sum != NULL ? sum + r * cols : NULL);
-  }
+  const struct layer_norm_job job = {
+      .cols = cols, .skip_rows = skip_rows, .x = x, .skip = skip, .bias = bias, .gamma = gamma, .beta = beta,
+      .epsilon = epsilon, .y = y, .sum = sum,
+  };
+  /* tiles of whole four-row groups, at least 4096 elements each */
+  qw_parallelize(layer_norm_task, &job, rows, qw_parallel_tile(rows, 4, 4, qw_round_up((4096 + cols - 1) / cols, 4)));
   return QW_OK;
 }
