@@ -23,8 +23,8 @@ const char* qw_isa(void) {
   return qw_kernels()->isa;
 }
 
-/* Quantize and dequantize split over the threads in blocks of 64 elements (each element's value depends on it
- * alone, so any split gives the same bytes); small tensors stay on the calling thread. */
+/* Quantize and dequantize split over the threads in elementwise tiles (each element's value depends on it alone,
+ * so any split gives the same bytes). */
 struct quantize_job {
   qw_quantize_ukernel quantize;
   qw_dequantize_ukernel dequantize;
@@ -47,10 +47,6 @@ static void dequantize_task(const void* context, size_t thread, size_t start, si
   job->dequantize(count, (const char*)job->x + start * job->element_size, (float*)job->y + start, &job->dq);
 }
 
-static size_t elementwise_tile(size_t n) {
-  return qw_parallel_tile(n, 64, 2, 16 * 1024);
-}
-
 qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_rounding rounding, float scale,
                       int32_t zero_point) {
   if ((n != 0 && (x == NULL || y == NULL)) || !qw_dtype_valid(dtype) || (unsigned)rounding > QW_ROUND_FBGEMM_SCALAR ||
@@ -63,7 +59,7 @@ qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_roun
   struct quantize_job job = {.quantize = qw_kernels()->quantize[rounding][dtype], .element_size = qw_dtype_size(dtype),
                              .x = x, .y = y};
   qw_quantize_params_init(&job.q, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
-  qw_parallelize(quantize_task, &job, n, elementwise_tile(n));
+  qw_parallelize(quantize_task, &job, n, qw_elementwise_tile(n));
   return QW_OK;
 }
 
@@ -105,7 +101,7 @@ qw_status qw_dequantize(size_t n, const void* q, float* y, qw_dtype dtype, float
   }
   const struct quantize_job job = {.dequantize = qw_kernels()->dequantize[dtype], .dq = {scale, zero_point},
                                    .element_size = qw_dtype_size(dtype), .x = q, .y = y};
-  qw_parallelize(dequantize_task, &job, n, elementwise_tile(n));
+  qw_parallelize(dequantize_task, &job, n, qw_elementwise_tile(n));
   return QW_OK;
 }
 

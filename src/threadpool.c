@@ -10,6 +10,10 @@ size_t qw_parallel_tile(size_t range, size_t unit, size_t per_thread, size_t min
   return tile < min_tile ? min_tile : tile;
 }
 
+size_t qw_elementwise_tile(size_t n) {
+  return qw_parallel_tile(n, 64, 2, 16 * 1024);
+}
+
 #if !QW_THREADS
 
 size_t qw_threads(void) {

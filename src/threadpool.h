@@ -47,4 +47,8 @@ void qw_parallelize(qw_task_fn task, const void* context, size_t range, size_t t
  * min_tile units per tile. */
 size_t qw_parallel_tile(size_t range, size_t unit, size_t per_thread, size_t min_tile);
 
+/* Tiles for an elementwise loop over n elements (QLinearAdd, quantize, dequantize): 64-element multiples, at
+ * least 16 Ki elements each, so small tensors stay on the calling thread. */
+size_t qw_elementwise_tile(size_t n);
+
 #endif /* QWASM_THREADPOOL_H */

@@ -306,7 +306,7 @@ static qw_status binary_onnx(int mul, size_t n, const void* a, const int32_t* a_
   if (!mul && a_index == NULL && b_index == NULL) {
     const struct vadd_onnx_job job = {qw_kernels()->vadd_onnx[dtype == QW_QINT8], (const uint8_t*)a,
                                       (const uint8_t*)b, (uint8_t*)y, &p};
-    qw_parallelize(vadd_onnx_task, &job, n, qw_parallel_tile(n, 64, 2, 16 * 1024));
+    qw_parallelize(vadd_onnx_task, &job, n, qw_elementwise_tile(n));
     return QW_OK;
   }
   for (size_t i = 0; i < n; i++) { /* broadcasting: the caller's index lists, the same per-element rule */
