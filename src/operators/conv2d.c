@@ -338,7 +338,7 @@ static void fbgemm_depthwise_run(const struct qw_kernels* kernels, const qw_conv
           }
           acc[co] = sum - x_zp * (w_sum - w_zp[co] * taps) - w_zp[co] * row_sum;
         }
-        requantize((size_t)s->out_c, acc, stage->params, y);
+        requantize(1, (size_t)s->out_c, acc, 0, stage->params, y, 0);
       }
     }
   }
@@ -469,9 +469,7 @@ static void depthwise_task(const void* context, size_t thread, size_t start, siz
     }
     job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
                                  job->weights, acc);
-    for (int32_t ox = 0; ox < job->ow; ox++, out += (size_t)s->out_c * job->elem_size) {
-      job->requantize((size_t)s->out_c, acc + (size_t)ox * g->cp, job->rq, out);
-    }
+    job->requantize((size_t)job->ow, (size_t)s->out_c, acc, g->cp, job->rq, out, (size_t)s->out_c * job->elem_size);
   }
 }
 

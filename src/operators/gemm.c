@@ -147,9 +147,7 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
         pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, panel);
       }
       gemm->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
-      for (size_t r = 0; r < mr; r++) {
-        requantize(nc, cblock + r * nc, &rq, y + (m0 + r) * y_stride + n0 * out->elem_size);
-      }
+      requantize(mr, nc, cblock, nc, &rq, y + m0 * y_stride + n0 * out->elem_size, y_stride);
     }
   }
 }

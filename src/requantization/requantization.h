@@ -55,8 +55,11 @@ enum {
   QW_REQUANT_KERNEL_F32 = 4,
 };
 
-typedef void (*qw_requantization_ukernel)(size_t n, const int32_t* acc, const struct qw_requantization_params* params,
-                                          void* y);
+/* An output stage kernel: `rows` rows of n outputs, row r's accumulators at acc + r * acc_stride (int32 elements),
+ * its outputs at (char*)y + r * y_stride (bytes), column j's parameters at index j in every row. One call per block
+ * of rows, so that short rows (16 columns in MobileNet's early GEMMs, a depthwise row's pixels) share the setup. */
+typedef void (*qw_requantization_ukernel)(size_t rows, size_t n, const int32_t* acc, size_t acc_stride,
+                                          const struct qw_requantization_params* params, void* y, size_t y_stride);
 
 static inline int32_t qw_requant_input(int32_t acc, size_t j, const struct qw_requantization_params* p) {
   return (int32_t)((uint32_t)acc + (uint32_t)p->bias[j]);
@@ -119,8 +122,9 @@ static inline int32_t qw_requantize_fixedpoint_value(int32_t x, size_t j, const 
   return (int32_t)q;
 }
 
-#define QW_DECLARE_REQUANTIZATION_UKERNEL(name) \
-  void name(size_t n, const int32_t* acc, const struct qw_requantization_params* params, void* y)
+#define QW_DECLARE_REQUANTIZATION_UKERNEL(name)                                                                  \
+  void name(size_t rows, size_t n, const int32_t* acc, size_t acc_stride, const struct qw_requantization_params* params, \
+            void* y, size_t y_stride)
 
 /* No scaling: the exact int32 sum (ONNX MatMulInteger / ConvInteger). */
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar);

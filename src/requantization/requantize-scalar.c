@@ -5,13 +5,15 @@
 
 #include "requantization/requantization.h"
 
-#define QW_REQUANTIZE_SCALAR(name, T, rule)                                   \
-  QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                   \
-    assert(n != 0 && acc != NULL && params != NULL && y != NULL);             \
-    T* out = (T*)y;                                                           \
-    for (size_t j = 0; j < n; j++) {                                          \
-      out[j] = (T)rule(qw_requant_input(acc[j], j, params), j, params); \
-    }                                                                         \
+#define QW_REQUANTIZE_SCALAR(name, T, rule)                                        \
+  QW_DECLARE_REQUANTIZATION_UKERNEL(name) {                                        \
+    assert(rows != 0 && n != 0 && acc != NULL && params != NULL && y != NULL);     \
+    for (size_t r = 0; r < rows; r++, acc += acc_stride, y = (char*)y + y_stride) { \
+      T* out = (T*)y;                                                              \
+      for (size_t j = 0; j < n; j++) {                                             \
+        out[j] = (T)rule(qw_requant_input(acc[j], j, params), j, params);          \
+      }                                                                            \
+    }                                                                              \
   }
 
 QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_fp32_ukernel__scalar, uint8_t, qw_requantize_fp32_value)
@@ -22,9 +24,11 @@ QW_REQUANTIZE_SCALAR(qw_qs32_qu8_requantize_onednn_ukernel__scalar, uint8_t, qw_
 QW_REQUANTIZE_SCALAR(qw_qs32_qs8_requantize_onednn_ukernel__scalar, int8_t, qw_requantize_onednn_value)
 
 QW_DECLARE_REQUANTIZATION_UKERNEL(qw_qs32_qs32_requantize_none_ukernel__scalar) {
-  assert(n != 0 && acc != NULL && params != NULL && y != NULL);
-  int32_t* out = (int32_t*)y;
-  for (size_t j = 0; j < n; j++) {
-    out[j] = qw_requant_input(acc[j], j, params);
+  assert(rows != 0 && n != 0 && acc != NULL && params != NULL && y != NULL);
+  for (size_t r = 0; r < rows; r++, acc += acc_stride, y = (char*)y + y_stride) {
+    int32_t* out = (int32_t*)y;
+    for (size_t j = 0; j < n; j++) {
+      out[j] = qw_requant_input(acc[j], j, params);
+    }
   }
 }

@@ -426,7 +426,7 @@ static void requantize_null_output(void) {
   int32_t acc[1] = {0}, bias[1] = {0};
   float zero[1] = {0}, one[1] = {1};
   const struct qw_requantization_params p = {.bias = bias, .bias_f32 = zero, .multiplier = one, .qmax = 255};
-  qw_kernels()->requantize[QW_REQUANT_KERNEL_FP32][0](1, acc, &p, NULL);
+  qw_kernels()->requantize[QW_REQUANT_KERNEL_FP32][0](1, 1, acc, 1, &p, NULL, 1);
 }
 
 /* Runs f in a child process; 1 if it died of SIGABRT (a failed assert), its stderr discarded. */

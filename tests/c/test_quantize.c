@@ -277,8 +277,8 @@ static void test_requantize_kernels_match_scalar(void) {
         const struct qw_requantization_params params = {
             .bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier, .zero_point = zp, .qmin = qmin, .qmax = qmax,
             .fp32_plain = plain};
-        selected->requantize[0][out_signed](n, acc, &params, a);
-        qw_scalar_kernels.requantize[0][out_signed](n, acc, &params, b);
+        selected->requantize[0][out_signed](1, n, acc, n, &params, a, n);
+        qw_scalar_kernels.requantize[0][out_signed](1, n, acc, n, &params, b, n);
         CHECK(memcmp(a, b, n) == 0, "requantize fp32 signed=%d n=%zu variant=%u zp=%d [%d, %d] plain=%d differs from scalar",
               out_signed, n, variant, zp, qmin, qmax, plain);
         plain_cases += plain;

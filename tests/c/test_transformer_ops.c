@@ -255,8 +255,8 @@ static void simd_matches_scalar(void) {
     }
     const struct qw_requantization_params p = {.multiplier = g, .bias_f32 = b};
     for (int with_bias = 0; with_bias < 2; with_bias++) {
-      k->scale_output[with_bias](n, acc, &p, y0);
-      s->scale_output[with_bias](n, acc, &p, y1);
+      k->scale_output[with_bias](1, n, acc, n, &p, y0, n * sizeof(float));
+      s->scale_output[with_bias](1, n, acc, n, &p, y1, n * sizeof(float));
       CHECK(same_bits(y0, y1, n), "int32 -> float output stage (bias %d) n=%zu", with_bias, n);
     }
     free(acc);
