@@ -235,22 +235,19 @@ function ortOutput(options, r) {
 
 /**
  * QLinearGlobalAveragePool: integer sum minus x_zero_point * N, times scale = x_scale / (y_scale * N) (float32),
- * rounded half to even, + y_zero_point, saturated. ONNX Runtime rejects a scale outside [2^-32, 256).
+ * rounded half to even, + y_zero_point, saturated (qw_global_avg_pool_ort, on the channels-last data). ONNX Runtime
+ * rejects a scale outside [2^-32, 256).
  */
 function ortGlobalAvgPool(x, r, options, where) {
-  const data = x.intRepr();
   const [nb, c, h, w] = r.shape;
   const out = ortOutput(options, r);
   const n = h * w;
   const scale = f32(f32(r.quant.scale) / f32(f32(out.scale) * n));
   if (!(scale >= 2 ** -32 && scale < 256)) throw new UnsupportedError(`${where}: x_scale / (y_scale * ${n}) = ${scale} is outside ONNX Runtime's range [2^-32, 256)`);
-  const y = new data.constructor(nb * c);
-  for (let p = 0; p < nb * c; p++) {
-    let acc = -r.quant.zeroPoint * n;
-    for (let i = p * n; i < (p + 1) * n; i++) acc += data[i];
-    y[p] = Math.min(r.dtype.max, Math.max(r.dtype.min, roundHalfEven(f32(acc * scale)) + out.zeroPoint));
-  }
-  return fromIntRepr(y, [nb, c, 1, 1], out.scale, out.zeroPoint, r.dtype.name);
+  const shape = [nb, c, 1, 1];
+  const b = backend();
+  return produce(newTensor(shape, r.dtype, out.scale, out.zeroPoint, channelsLastStrides(shape)), (y) =>
+    withChannelsLast(r, where, (xp) => b.call(where, 'qw_global_avg_pool_ort', nb, n, c, xp, r.dtype.code, r.quant.zeroPoint, scale, out.zeroPoint, raw(y, where).ptr)));
 }
 
 /** ONNX pooling's output size along one axis: floor, or ceil (a last window may not start in the tail padding). */

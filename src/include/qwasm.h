@@ -234,6 +234,12 @@ QW_API qw_status qw_avg_pool2d(const qw_pool2d_shape* shape, const void* x, qw_d
                                int32_t zero_point, void* y, int form, int count_include_pad, int32_t divisor_override,
                                int32_t vector_channels);
 
+/* onnxruntime's QLinearGlobalAveragePool (NHWC data; mlas/lib/qlgavgpool.cpp): per image and channel, over its
+ * `pixels` pixels, y = saturate(y_zero_point + nearbyint((float)(sum(q) - x_zero_point * pixels) * multiplier)),
+ * multiplier = x_scale / (y_scale * pixels) computed in float by the caller (as onnxruntime does). y: batch x channels. */
+QW_API qw_status qw_global_avg_pool_ort(size_t batch, size_t pixels, size_t channels, const void* x, qw_dtype dtype,
+                                        int32_t x_zero_point, float multiplier, int32_t y_zero_point, void* y);
+
 /* y[i] = table[byte of x[i]] for 8-bit data: a unary op as a 256-entry table (for qint8 the entry of
  * q is at index (uint8_t)q). */
 QW_API qw_status qw_lut8(size_t n, const void* x, const uint8_t* table, void* y);

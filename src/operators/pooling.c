@@ -257,6 +257,65 @@ static void avg_pool_task(const void* context, size_t thread, size_t start, size
   }
 }
 
+/* Channel blocks of one image: int32 column sums of the block over every pixel (a block's sums stay in registers or
+ * L1 while the rows stream past), then onnxruntime's rounding. */
+#define ORT_GLOBAL_BLOCK 64
+
+struct ort_global_job {
+  size_t pixels, channels, blocks;
+  const uint8_t* x;
+  uint8_t* y;
+  qw_dtype dtype;
+  int32_t x_zero_point, y_zero_point;
+  float multiplier;
+};
+
+static void ort_global_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct ort_global_job* job = (const struct ort_global_job*)context;
+  const size_t c = job->channels;
+  for (size_t t = start; t < start + count; t++) {
+    const size_t b = t / job->blocks, c0 = t % job->blocks * ORT_GLOBAL_BLOCK;
+    const size_t nc = c - c0 < ORT_GLOBAL_BLOCK ? c - c0 : ORT_GLOBAL_BLOCK;
+    int32_t sums[ORT_GLOBAL_BLOCK] = {0};
+    const uint8_t* in = job->x + b * job->pixels * c + c0;
+    if (job->dtype == QW_QINT8) {
+      for (size_t p = 0; p < job->pixels; p++, in += c) {
+        for (size_t j = 0; j < nc; j++) sums[j] += (int8_t)in[j];
+      }
+    } else {
+      for (size_t p = 0; p < job->pixels; p++, in += c) {
+        for (size_t j = 0; j < nc; j++) sums[j] += in[j];
+      }
+    }
+    const int32_t offset = job->x_zero_point * (int32_t)job->pixels;
+    for (size_t j = 0; j < nc; j++) {
+      const int32_t q = job->y_zero_point + (int32_t)nearbyintf((float)(sums[j] - offset) * job->multiplier);
+      qw_store_q8_saturated(job->y + b * c, c0 + j, q, job->dtype);
+    }
+  }
+}
+
+qw_status qw_global_avg_pool_ort(size_t batch, size_t pixels, size_t channels, const void* x, qw_dtype dtype,
+                                 int32_t x_zero_point, float multiplier, int32_t y_zero_point, void* y) {
+  /* pixels below 2^23 keep the int32 sums (and zp * pixels) exact and in range */
+  if (pixels == 0 || channels == 0 || pixels >= ((size_t)1 << 23) || !qw_dtype_is_8bit(dtype) ||
+      !qw_size_fits4(batch, pixels, channels, 1) || (batch != 0 && (x == NULL || y == NULL))) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (!qw_zero_point_valid(dtype, x_zero_point) || !qw_zero_point_valid(dtype, y_zero_point) ||
+      !(multiplier > 0.0f && multiplier < INFINITY)) {
+    return QW_INVALID_QPARAMS;
+  }
+  const struct ort_global_job job = {
+      .pixels = pixels, .channels = channels, .blocks = (channels + ORT_GLOBAL_BLOCK - 1) / ORT_GLOBAL_BLOCK,
+      .x = (const uint8_t*)x, .y = (uint8_t*)y, .dtype = dtype, .x_zero_point = x_zero_point,
+      .y_zero_point = y_zero_point, .multiplier = multiplier,
+  };
+  qw_parallelize(ort_global_task, &job, batch * job.blocks, 1);
+  return QW_OK;
+}
+
 qw_status qw_avg_pool2d(const qw_pool2d_shape* s, const void* x, qw_dtype dtype, float scale, int32_t zero_point,
                         void* y, int form, int count_include_pad, int32_t divisor_override, int32_t vector_channels) {
   if (!valid_pool_shape(s) || (s->batch != 0 && (x == NULL || y == NULL)) || !qw_dtype_is_8bit(dtype) ||

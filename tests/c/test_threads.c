@@ -249,6 +249,7 @@ static void test_pooling(void) {
     uint8_t* x = random_bytes(x_elems);
     uint8_t* ref_max = NULL;
     uint8_t* ref_avg[4] = {NULL, NULL, NULL, NULL};
+    uint8_t* ref_global = NULL;
     for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
       CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
       void* ws = exact_alloc(qw_max_pool2d_workspace_size(&s));
@@ -292,10 +293,29 @@ static void test_pooling(void) {
           free(avg);
         }
       }
+      /* onnxruntime's global average pool: tiles are channel blocks of an image */
+      uint8_t* global = exact_alloc((size_t)s.batch * s.channels);
+      CHECK(qw_global_avg_pool_ort((size_t)s.batch, (size_t)s.in_h * s.in_w, (size_t)s.channels, x, QW_QUINT8, 3, 0.013f, 7,
+                                   global) == QW_OK, "global avg pool");
+      if (threads == 1) {
+        ref_global = global;
+      } else {
+        CHECK(memcmp(global, ref_global, (size_t)s.batch * s.channels) == 0, "global avg pool case %zu: %zu threads differ",
+              c, threads);
+        free(global);
+      }
     }
-    free(x), free(ref_max);
+    free(x), free(ref_max), free(ref_global);
     for (int f = 0; f < 4; f++) free(ref_avg[f]);
   }
+  /* the global pool's refusals: no pixels, no input, a zero point or multiplier out of range */
+  uint8_t px[4] = {0}, py[4];
+  CHECK(qw_global_avg_pool_ort(1, 0, 4, px, QW_QUINT8, 0, 0.5f, 0, py) == QW_INVALID_ARGUMENT, "global pool: no pixels");
+  CHECK(qw_global_avg_pool_ort(1, 1, 4, NULL, QW_QUINT8, 0, 0.5f, 0, py) == QW_INVALID_ARGUMENT, "global pool: no x");
+  CHECK(qw_global_avg_pool_ort(1, 1, 4, px, QW_QINT8, 200, 0.5f, 0, py) == QW_INVALID_QPARAMS, "global pool: x zp");
+  CHECK(qw_global_avg_pool_ort(1, 1, 4, px, QW_QUINT8, 0, 0.5f, -1, py) == QW_INVALID_QPARAMS, "global pool: y zp");
+  CHECK(qw_global_avg_pool_ort(1, 1, 4, px, QW_QUINT8, 0, INFINITY, 0, py) == QW_INVALID_QPARAMS, "global pool: scale");
+  CHECK(qw_global_avg_pool_ort(1, 1, 4, px, QW_QUINT8, 0, -0.5f, 0, py) == QW_INVALID_QPARAMS, "global pool: sign");
 }
 
 static float* random_floats(size_t n, float lo, float hi) {

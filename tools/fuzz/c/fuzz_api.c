@@ -300,6 +300,11 @@ static void pooling(struct input* in) {
   if (x == NULL || y == NULL || workspace == NULL) return;
   qw_max_pool2d(&s, x, dtype, y, workspace, u8(in) & 1);
   qw_avg_pool2d(&s, x, dtype, scale(in), (int32_t)(u8(in) % 128), y, u8(in) % 10, u8(in) & 1, i32(in), i32(in));
+  /* the whole input as batch x pixels x channels; y holds batch x channels when the output has a pixel */
+  if (s.out_h >= 1 && s.out_w >= 1) {
+    qw_global_avg_pool_ort((size_t)s.batch, (size_t)s.in_h * s.in_w, (size_t)s.channels, x, dtype, (int32_t)(u8(in) % 128),
+                           scale(in), (int32_t)(u8(in) % 128) - 64 * dtype, y);
+  }
 }
 
 static void copy_strided(struct input* in) {
