@@ -18,7 +18,7 @@ import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from
 import { describeNodes } from './layers.js';
 import { MAX_RANK } from '../tensor/check.js';
 import { ShapePlans, staticNodes } from './shape-plans.js';
-import { BYTES, ONNX_OF, dimsOf, dtypeOf, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
+import { BYTES, ONNX_OF, dimsOf, dtypeOf, constantValue, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -54,6 +54,7 @@ export class Model {
   #plan = null; // the current run's
   #step = 0; // the index of the running node
   #persistent = new Set(); // host data that outlives runs (initializers, shape-plan values): uploaded once
+  #constants = new Map(); // initializer name -> its value (frozen), made on first read and shared by every run
   #uploads = new Map(); // such data -> its storage in wasm memory
   #graphInputs;
   #memoryOwner; // ModelMemory: what dispose() (or the finalizer) gives back
@@ -355,8 +356,14 @@ export class Model {
       const lookup = (name, node) => {
         if (name === '') return undefined;
         if (values.has(name)) return values.get(name);
+        const known = this.#constants.get(name);
+        if (known) return known;
         const init = this.#graph.initializers.get(name);
-        if (init) return host(init.dtype, init.dims, init.data);
+        if (init) {
+          const value = constantValue(init);
+          this.#constants.set(name, value);
+          return value;
+        }
         throw new ModelFormatError(`node "${node.name}" reads "${name}", which has no value`);
       };
       for (let i = 0; i < this.#order.length; i++) {

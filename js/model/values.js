@@ -20,6 +20,14 @@ export const ARRAY = Object.freeze({ float32: Float32Array, uint8: Uint8Array, i
 export const BYTES = Object.freeze({ float32: 4, uint8: 1, int8: 1, int32: 4, int64: 8, bool: 1 });
 
 export const host = (dtype, dims, data) => ({ kind: 'host', dtype, dims, data });
+
+/**
+ * An initializer as a value that every run shares: frozen (with its dims), so that reading it is free and what is
+ * derived from it (qparamsOf) can be kept with it.
+ */
+export function constantValue(init) {
+  return Object.freeze(host(init.dtype, Object.freeze(init.dims.slice()), init.data));
+}
 export const qvalue = (q) => ({ kind: 'q', q });
 export const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
@@ -84,6 +92,22 @@ export function floatData(v, where) {
 
 /** Scale(s) and zero point(s) of a (possibly per-axis) quantization: { scales, zps, perAxis, dtype }. */
 export function qparamsOf(scaleV, zpV, where) {
+  // Constant qparams (frozen values, see constantValue) are read once per pair of values.
+  if (!Object.isFrozen(scaleV) || (zpV && !Object.isFrozen(zpV))) return readQParams(scaleV, zpV, where);
+  let byZp = qparamsMemo.get(scaleV);
+  if (!byZp) qparamsMemo.set(scaleV, (byZp = new Map()));
+  let q = byZp.get(zpV ?? null);
+  if (!q) {
+    const r = readQParams(scaleV, zpV, where);
+    q = Object.freeze({ ...r, scales: Object.freeze(r.scales), zps: Object.freeze(r.zps) });
+    byZp.set(zpV ?? null, q);
+  }
+  return q;
+}
+
+const qparamsMemo = new WeakMap();
+
+function readQParams(scaleV, zpV, where) {
   const s = toHost(scaleV);
   const z = zpV ? toHost(zpV) : null;
   const scales = Array.from(s.data, Number);

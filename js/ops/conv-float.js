@@ -110,7 +110,7 @@ export function conv2dFloat(x, xDims, weights, { relu = false } = {}) {
   const dims = [batch, g.outC, oh, ow];
   const n = numel(dims);
   checkBytes(xd.length, 4, where, 'the input');
-  checkBytes(n, 4, where, `the output of shape ${show(dims)}`);
+  checkBytes(n, 4, where, () => `the output of shape ${show(dims)}`);
   return b.withBuffers([64], (ps) => {
     b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
     const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_f32_conv2d_workspace_size', ps), where);

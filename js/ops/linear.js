@@ -359,7 +359,7 @@ function conv2dAs(where, x, weights, options) {
   const [batch, , h, w] = xr.shape;
   const [oh, ow] = convOutputSize(g, h, w, where);
   const shape = [batch, g.outC, oh, ow];
-  checkBytes(numelOf(shape), out.dtype.bytes, where, `the output of shape ${show(shape)}`);
+  checkBytes(numelOf(shape), out.dtype.bytes, where, () => `the output of shape ${show(shape)}`);
   const b = backend();
   return b.withBuffers([64], (ps) => {
     b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));

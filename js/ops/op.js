@@ -27,7 +27,7 @@ export const raw = (t, where) => rawTensor(t, where);
  * names the operator in the RangeError of a shape too large for one buffer.
  */
 export function newTensor(shape, dtype, scale, zeroPoint, strides = contiguousStrides(shape), where = 'qwasm') {
-  checkBytes(numelOf(shape), dtype.bytes, where, `the output of shape ${show(shape)}`);
+  checkBytes(numelOf(shape), dtype.bytes, where, () => `the output of shape ${show(shape)}`);
   const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes, where);
   return wrapStorage(storage, 0, shape, strides, dtype, perTensor(scale, zeroPoint));
 }
@@ -73,7 +73,7 @@ export function sameShape(a, b) {
 /** Per-output source indices of a numpy broadcast of two shapes to `shape` (null: that operand has the shape). */
 export function broadcastIndices(shape, aShape, bShape, where = 'qwasm') {
   const same = [sameShape(aShape, shape), sameShape(bShape, shape)];
-  if (!same[0] || !same[1]) checkBytes(numelOf(shape), 4, where, `the broadcast index lists of shape ${show(shape)}`);
+  if (!same[0] || !same[1]) checkBytes(numelOf(shape), 4, where, () => `the broadcast index lists of shape ${show(shape)}`);
   return [same[0] ? null : broadcastSourceIndex(shape, aShape), same[1] ? null : broadcastSourceIndex(shape, bShape)];
 }
 

@@ -279,7 +279,7 @@ function ortAvgPool2d(x, options, where) {
   const oh = ortOutputSize(h, k[0], strides[0], pads[0], pads[2], ceilMode);
   const ow = ortOutputSize(w, k[1], strides[1], pads[1], pads[3], ceilMode);
   if (!(oh > 0 && ow > 0)) throw new RangeError(`${where}: kernel ${show(k)} does not fit the padded input ${h}x${w}`);
-  checkBytes(nb * c * oh * ow, 1, where, `the output of shape ${show([nb, c, oh, ow])}`);
+  checkBytes(nb * c * oh * ow, 1, where, () => `the output of shape ${show([nb, c, oh, ow])}`);
   const data = x.intRepr();
   const sx = f32(r.quant.scale);
   const sy = f32(out.scale);

@@ -7,10 +7,13 @@ export const MAX_RANK = QW_MAX_RANK;
 /** The largest buffer the C core takes, in bytes (and the largest element count): 2^31 - 1. */
 export const MAX_BYTES = QW_MAX_BYTES;
 
-/** Checks that `count` elements of `elementBytes` bytes fit in one buffer (before anything is allocated). */
+/**
+ * Checks that `count` elements of `elementBytes` bytes fit in one buffer (before anything is allocated). `what`: a
+ * string, or a function that makes it (for messages that cost something to format on every call).
+ */
 export function checkBytes(count, elementBytes, where, what) {
   if (count * elementBytes > MAX_BYTES) {
-    throw new RangeError(`${where}: ${what} would take ${count * elementBytes} bytes; one buffer holds at most 2^31 - 1 (QW_MAX_BYTES)`);
+    throw new RangeError(`${where}: ${typeof what === 'function' ? what() : what} would take ${count * elementBytes} bytes; one buffer holds at most 2^31 - 1 (QW_MAX_BYTES)`);
   }
 }
 
