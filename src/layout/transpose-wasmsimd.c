@@ -1,5 +1,6 @@
 /* wasm SIMD128 8-bit transpose: 16x16 blocks through four rounds of interleaving shuffles (8, 16,
- * 32, 64-bit lanes); the edges use the scalar kernel. */
+ * 32, 64-bit lanes); the edges use the scalar kernel. Three rows into contiguous 3-byte columns (RGB planes to
+ * pixels, the input of most image models) take their own shuffles. */
 #include <assert.h>
 
 #include "layout/transpose.h"
@@ -31,8 +32,32 @@ static inline void transpose16x16(const uint8_t* src, size_t src_stride, uint8_t
   for (int j = 0; j < 16; j++) wasm_v128_store(dst + (size_t)j * dst_stride, r[j]);
 }
 
+/* Three rows into 3-byte columns (an RGB image's planes into channels-last pixels), 16 columns per step: each
+ * 16-byte output vector gathers two planes' bytes, then the third's. */
+static void interleave3(size_t cols, const uint8_t* src, size_t src_stride, uint8_t* dst) {
+  size_t j = 0;
+  for (; j + 16 <= cols; j += 16, dst += 48) {
+    const v128_t r = wasm_v128_load(src + j);
+    const v128_t g = wasm_v128_load(src + src_stride + j);
+    const v128_t b = wasm_v128_load(src + 2 * src_stride + j);
+    const v128_t rg0 = wasm_i8x16_shuffle(r, g, 0, 16, 0, 1, 17, 0, 2, 18, 0, 3, 19, 0, 4, 20, 0, 5);
+    const v128_t rg1 = wasm_i8x16_shuffle(r, g, 21, 0, 6, 22, 0, 7, 23, 0, 8, 24, 0, 9, 25, 0, 10, 26);
+    const v128_t rg2 = wasm_i8x16_shuffle(r, g, 0, 11, 27, 0, 12, 28, 0, 13, 29, 0, 14, 30, 0, 15, 31, 0);
+    wasm_v128_store(dst, wasm_i8x16_shuffle(rg0, b, 0, 1, 16, 3, 4, 17, 6, 7, 18, 9, 10, 19, 12, 13, 20, 15));
+    wasm_v128_store(dst + 16, wasm_i8x16_shuffle(rg1, b, 0, 21, 2, 3, 22, 5, 6, 23, 8, 9, 24, 11, 12, 25, 14, 15));
+    wasm_v128_store(dst + 32, wasm_i8x16_shuffle(rg2, b, 26, 1, 2, 27, 4, 5, 28, 7, 8, 29, 10, 11, 30, 13, 14, 31));
+  }
+  if (j != cols) {
+    qw_x8_transpose_ukernel__scalar(3, cols - j, src + j, src_stride, dst, 3);
+  }
+}
+
 QW_DECLARE_X8_TRANSPOSE_UKERNEL(qw_x8_transpose_ukernel_16x16__wasmsimd) {
   assert(rows != 0 && cols != 0 && src != NULL && dst != NULL);
+  if (rows == 3 && dst_stride == 3) {
+    interleave3(cols, src, src_stride, dst);
+    return;
+  }
   const size_t rows16 = rows & ~(size_t)15, cols16 = cols & ~(size_t)15;
   for (size_t i = 0; i < rows16; i += 16) {
     for (size_t j = 0; j < cols16; j += 16) {

@@ -551,10 +551,14 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
     const size_t n0 = column_tile * job->columns;
     const size_t nc = job->cout_g - n0 < job->columns ? job->cout_g - n0 : job->columns;
     const uint8_t* image = job->x + b * ((size_t)s->in_h * s->in_w * s->in_c);
+    /* (oy, ox) stepped, not divided out of each pixel's index: two divisions cost more than a small row's copies */
+    int32_t oy = (int32_t)(p0 / (size_t)job->ow), ox = (int32_t)(p0 % (size_t)job->ow);
     for (size_t i = 0; i < pixels; i++) {
-      const size_t p = p0 + i;
-      im2col_row(s, image, 1, (int32_t)(p / (size_t)job->ow), (int32_t)(p % (size_t)job->ow), g * job->cin_g,
-                 (uint8_t)job->x_zero_point, block + i * job->k);
+      im2col_row(s, image, 1, oy, ox, g * job->cin_g, (uint8_t)job->x_zero_point, block + i * job->k);
+      if (++ox == job->ow) {
+        ox = 0;
+        oy++;
+      }
     }
     const struct qw_requantization_params rq = qw_requantization_params_at(job->stage->params, g * job->cout_g + n0);
     struct qw_output_stage stage = *job->stage;

@@ -55,8 +55,9 @@ int main(void) {
             canvas[4] == 0 && canvas[7] == 0,
         "scatter");
   /* NCHW <-> NHWC of 8-bit data (the transpose path) against a plain loop, odd sizes included. */
-  const int32_t sizes[4][4] = {{1, 3, 17, 19}, {2, 16, 16, 16}, {1, 64, 9, 7}, {3, 5, 1, 33}};
-  for (int si = 0; si < 4; si++) {
+  /* three channels: the RGB interleave (16 columns per step, then the tail) */
+  const int32_t sizes[6][4] = {{1, 3, 17, 19}, {2, 16, 16, 16}, {1, 64, 9, 7}, {3, 5, 1, 33}, {2, 3, 3, 48}, {1, 3, 2, 224}};
+  for (int si = 0; si < 6; si++) {
     const int32_t n = sizes[si][0], c = sizes[si][1], h = sizes[si][2], w = sizes[si][3];
     const size_t total = (size_t)n * c * h * w;
     uint8_t* nchw = exact_alloc(total);
