@@ -18,7 +18,7 @@ import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from
 import { describeNodes } from './layers.js';
 import { MAX_RANK } from '../tensor/check.js';
 import { ShapePlans, staticNodes } from './shape-plans.js';
-import { BYTES, ONNX_OF, dimsOf, dtypeOf, constantValue, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
+import { BYTES, ONNX_OF, dimsOf, dimsView, dtypeOf, constantValue, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
 export async function readSource(source) {
   if (source instanceof Uint8Array) return source;
@@ -295,7 +295,7 @@ export class Model {
   }
 
   #memo(inputs, fn) {
-    const signature = inputs.map((v) => (v ? `${dimsOf(v)}` : '-')).join('|');
+    const signature = inputs.map((v) => (v ? `${dimsView(v)}` : '-')).join('|');
     const memos = this.#plan.memos;
     const m = memos[this.#step];
     if (m && m.signature === signature) return m.value;
@@ -379,14 +379,14 @@ export class Model {
             outs = plan.statics[i];
             if (!outs) {
               const inputs = node.inputs.map((n) => lookup(n, node));
-              checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+              checkInputValues(operator, node, inputs, dtypeOf, dimsView);
               outs = backend().outsidePlan(() => operator.run(this.#ctx, inputs, attrs).map(keepOnHost));
               for (const v of outs) if (v) this.#persistent.add(v.data);
               plan.statics[i] = outs;
             }
           } else {
             const inputs = node.inputs.map((n) => lookup(n, node));
-            checkInputValues(operator, node, inputs, dtypeOf, dimsOf);
+            checkInputValues(operator, node, inputs, dtypeOf, dimsView);
             outs = operator.run(this.#ctx, inputs, attrs);
           }
         } catch (error) {

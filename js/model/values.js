@@ -63,6 +63,11 @@ export function dimsOf(v) {
   return v.kind === 'q' ? v.q.shape.slice() : v.dims;
 }
 
+/** A value's dimensions for reading only (no copy: a QTensor's shape is frozen). */
+export function dimsView(v) {
+  return v.kind === 'q' ? v.q.shape : v.dims;
+}
+
 /** A value's data on the host (wasm data is copied out). */
 export function toHost(v) {
   if (v.kind === 'host') return v;
