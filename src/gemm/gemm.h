@@ -22,8 +22,18 @@
  *
  * Why int16 weights: on these machines the wasm dot loop is bound by SIMD ALU operations, not by
  * memory; widening int8 weights in the loop costs more than reading twice the bytes, even for a
- * single row (measured: 1x1024x1024 in 34-36 us with int16 against 39-41 us with int8 + widening,
- * and int8 read by i16x8.load8x8_s was slower as well).
+ * single row. Measured again (Node 20, AMD EPYC, 1 MiB L2 and 32 MiB L3 per core / shared) with an
+ * int8 layout of the same order read by i16x8.load8x8_s (one pmovsxbw with a memory operand, which
+ * takes a SIMD ALU slot the loop needs for its dots and adds), min of 21 interleaved runs:
+ * 1x1024x1024 (2 MiB as int16) 28.5 us int16 against 35.4 us int8; 1x2048x2048 (8 MiB) 113 against
+ * 140 us; 1x1024x128 (in L2 either way) 3.4 against 4.5 us; MobileNetV2-sized GEMMs (M 49..12544,
+ * K 16..960) and 64..256x1024x1024 0.6-10% slower. int8 won only where the int16 weights outgrow
+ * about half the L3 (memory-bound): 1x4096x2048 (16 MiB) 284 against 317 us, 1x4096x4096 (32 MiB)
+ * 717 against 1075 us (4 rows 2443 against 3173, 16 rows 7743 against 8257), 1x8192x4096 1468
+ * against 2192 us. No matrix of the models qwasm runs is that large (BERT-base's biggest, 768 x 3072,
+ * is 4.5 MiB as int16). Such a layout for huge matrices would need qw_gemm_pack_size to know the
+ * weights' dtype and zero points: int8 holds every w - w_zp for qint8 with zero points 0 or quint8
+ * with zero points 128, other weights only by their data.
  * Contract: sums fit int32 for K < 2^15 (|a - a_zp| and |w - w_zp| <= 255).
  */
 #ifndef QWASM_GEMM_H

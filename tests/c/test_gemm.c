@@ -220,7 +220,9 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
 }
 
 static void test_gemm_microkernels(struct kernel_table sel) {
-  static const size_t ncs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 64};
+  /* 25..32: one four-tile pass of the 1-row SIMD kernel, its last tile cut; 33..57: a pass and 1..3
+   * tiles after it; 64, 100: two and three passes. */
+  static const size_t ncs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 25, 31, 32, 33, 41, 57, 64, 100};
   static const size_t ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 31, 33, 64, 100};
   unsigned variant = 0;
   for (size_t mr = 1; mr <= sel.kernels->gemm.mr; mr++) {
@@ -251,11 +253,12 @@ static void test_gemm_microkernels(struct kernel_table sel) {
     }
   }
   /* Deep K at the int32 limit of the contract (K < 2^15, |a - a_zp| = |w - w_zp| = 255): the sums
-   * reach +-2,130,674,175 (the 1-row kernel keeps partial sums in two chains). */
+   * reach +-2,130,674,175 (the 1-row SIMD kernel sums two dots before each accumulator; n 41: its
+   * four-tile pass and the tiles after it). */
   const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   for (size_t mr = 1; mr <= gemm->mr; mr++) {
     for (int sign = 0; sign < 2; sign++) {
-      const size_t k = 32767, n = 9, kc = qw_round_up(k, gemm->kr);
+      const size_t k = 32767, n = 41, kc = qw_round_up(k, gemm->kr);
       int32_t w_zp = sign ? 255 : 0;
       uint8_t* a = exact_alloc((mr - 1) * k + k);
       memset(a, 255, (mr - 1) * k + k);
