@@ -46,6 +46,7 @@ export class Model {
   #order;
   #steps; // per node: { operator, attrs } from the registry, attributes parsed once
   #lastUse;
+  #releases; // per node: the values that are dead once it has run (inputs read for the last time, outputs never read)
   #memory;
   #described;
   #prepared = new Map(); // node -> { key, packed }: weights packed on the node's first run
@@ -99,6 +100,10 @@ export class Model {
     for (const o of graph.outputs) last.set(o.name, Infinity);
     this.#lastUse = last;
     this.#graphInputs = new Set(graph.inputs.map((i) => i.name));
+    this.#releases = graph.nodes.map((node, i) => [
+      ...new Set(node.inputs.filter((n) => n !== '' && last.get(n) === i && !this.#graphInputs.has(n))),
+      ...node.outputs.filter((n) => n !== '' && !last.has(n)),
+    ]);
     this.#described = describeNodes(graph.nodes, graph.initializers);
     this.#static = staticNodes(graph, this.#steps.map((s) => s.operator));
     for (const init of graph.initializers.values()) this.#persistent.add(init.data);
@@ -355,7 +360,8 @@ export class Model {
       for (const [name, f] of feeds) values.set(name, f.q ? qvalue(f.q.clone()) : host(this.inputs.find((s) => s.name === name).dtype, f.dims, f.data));
       const lookup = (name, node) => {
         if (name === '') return undefined;
-        if (values.has(name)) return values.get(name);
+        const value = values.get(name);
+        if (value !== undefined) return value;
         const known = this.#constants.get(name);
         if (known) return known;
         const init = this.#graph.initializers.get(name);
@@ -393,24 +399,19 @@ export class Model {
           throw atNode(error, node);
         }
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0, ...(this.#static[i] ? { static: true } : {}) });
-        outs.forEach((v, k) => {
+        for (let k = 0; k < node.outputs.length; k++) {
           const name = node.outputs[k];
-          if (v !== undefined && (name === undefined || name === '')) releaseValue(v); // an output nobody named
-        });
-        node.outputs.forEach((name, k) => {
-          if (name === '') return;
+          if (name === '') continue;
           if (outs[k] === undefined) {
             if (this.#lastUse.has(name)) throw new ModelFormatError(`${nodeLabel(node)}: gives no value for its output ${k} ("${name}"), which is read`);
-            return;
+            continue;
           }
           values.set(name, outs[k]);
           if (intermediates) captured[name] = snapshot(outs[k]);
-        });
-        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
-        for (const name of new Set(node.inputs)) {
-          if (this.#lastUse.get(name) === i && values.has(name) && !this.#graphInputs.has(name)) release(name);
         }
-        for (const name of node.outputs) if (!this.#lastUse.has(name)) release(name); // never read
+        // outputs nobody named (released once: a second release would drop a reference some other value holds)
+        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
+        for (const name of this.#releases[i]) if (values.has(name)) release(name);
       }
       const result = {};
       for (const o of this.outputs) result[o.name] = snapshot(values.get(o.name) ?? lookup(o.name, { name: 'graph output' }));
