@@ -18,15 +18,7 @@
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
-/* One kernel row's two dots for g outputs S columns apart: output i reads columns i S and i S + 2. Outputs
- * share columns (at stride 1, outputs ox..ox+3 read columns ox..ox+5: 6 loads, not 8); the compiler loads each
- * once. */
-ALWAYS_INLINE void row_outputs(size_t g, size_t S, const int16_t* r, size_t col, v128_t w0, v128_t w1, v128_t* s) {
-  for (size_t i = 0; i < g; i++) {
-    const int16_t* p = r + i * S * col;
-    s[i] = wasm_i32x4_add(s[i], wasm_i32x4_add(DOT(p, w0), DOT(p + 2 * col, w1)));
-  }
-}
+enum { COL = 8 }; /* int16 per pair column of a 4-channel block */
 
 /* The output stage of the requantizing kernels: the fp32 rule for fp32_plain parameters, straight to bytes. */
 struct fused_output {
@@ -38,90 +30,127 @@ struct fused_output {
   uint8_t* y;
 };
 
-/* Bytes 4i..4i+3 of `bytes` (output i's channels c0..c0+3) to y + i * stride, n <= 4 channels of them. */
-ALWAYS_INLINE void store_output_bytes(uint8_t* y, size_t stride, v128_t bytes, size_t outputs, size_t n) {
-  if (n == 4) {
-    wasm_v128_store32_lane(y, bytes, 0);
-    if (outputs > 1) wasm_v128_store32_lane(y + stride, bytes, 1);
-    if (outputs > 2) wasm_v128_store32_lane(y + 2 * stride, bytes, 2);
-    if (outputs > 3) wasm_v128_store32_lane(y + 3 * stride, bytes, 3);
-  } else {
-    uint8_t lanes[16];
-    wasm_v128_store(lanes, bytes);
-    for (size_t i = 0; i < outputs; i++) memcpy(y + i * stride, lanes + 4 * i, n);
-  }
-}
-
-/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 and stores their bytes: values at least qmin, narrowed
- * with saturation, then clamped to qmax as bytes (requantize-wasmsimd.h). */
-ALWAYS_INLINE void finish_outputs(const struct fused_output* f, int y_signed, const v128_t* s, size_t outputs,
-                                  size_t ox, size_t c0) {
-  const v128_t m = wasm_v128_load(f->multiplier + c0);
+/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 to bytes 4i..4i+3 (output i): values at least qmin,
+ * narrowed with saturation, then clamped to qmax as bytes (requantize-wasmsimd.h). */
+ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, const v128_t* s, size_t outputs,
+                                  v128_t m) {
   v128_t q[4];
   for (size_t i = 0; i < outputs; i++) q[i] = qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
   const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
   const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], q[3]) : lo;
-  const v128_t bytes = y_signed ? wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax)
-                                : wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
-  const size_t n = f->channels - c0 < 4 ? f->channels - c0 : 4;
-  store_output_bytes(f->y + ox * f->channels + c0, f->channels, bytes, outputs, n);
+  return y_signed ? wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax)
+                  : wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
 }
 
-/* Outputs ox, ox + g, ... while g of them are left, at stride S: every channel block passes over each group. */
-ALWAYS_INLINE size_t output_groups(size_t g, size_t S, size_t ox, size_t ow, size_t cp, const int16_t* const* rows,
-                                   const int16_t* w, int32_t* acc, const struct fused_output* f, int y_signed) {
-  const size_t col = cp * 2; /* int16 per pair column */
-  for (; ox + g <= ow; ox += g) {
-    const int16_t* r0 = rows[0] + ox * S * col;
-    const int16_t* r1 = rows[1] + ox * S * col;
-    const int16_t* r2 = rows[2] + ox * S * col;
-    const int16_t* wb = w;
-    for (size_t c0 = 0; c0 < cp; c0 += 4, wb += 48, r0 += 8, r1 += 8, r2 += 8) {
-      const v128_t init = f != NULL ? wasm_v128_load(f->bias + c0) : wasm_i32x4_const(0, 0, 0, 0);
-      v128_t s[4] = {init, init, init, init};
-      row_outputs(g, S, r0, col, wasm_v128_load(wb), wasm_v128_load(wb + 8), s);
-      row_outputs(g, S, r1, col, wasm_v128_load(wb + 16), wasm_v128_load(wb + 24), s);
-      row_outputs(g, S, r2, col, wasm_v128_load(wb + 32), wasm_v128_load(wb + 40), s);
-      if (f != NULL) {
-        finish_outputs(f, y_signed, s, g, ox, c0);
-      } else {
-        for (size_t i = 0; i < g; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
-      }
+/* One group of g outputs of one block from output ox: p[ky] the block's stored pair columns of kernel row ky, w
+ * its six weight pair vectors; output i reads stored columns i CS and i CS + PS of each row (3x3: CS 1, PS 2 at
+ * stride 1, PS 1 at stride 2). The columns the outputs share (at stride 1 outputs ox..ox+3 read ox..ox+5: 6
+ * loads, not 8) are loaded once, all at fixed offsets from the row pointers. A block of all 4 channels leaves as
+ * bytes (f), else as int32 into acc. */
+ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const v128_t* w,
+                               v128_t init, const struct fused_output* f, int y_signed, v128_t m, size_t c0,
+                               int32_t* acc, size_t cp) {
+  v128_t s[4] = {init, init, init, init};
+  for (size_t ky = 0; ky < 3; ky++) {
+    const int16_t* r = p[ky] + ox * CS * COL;
+    for (size_t i = 0; i < g; i++) {
+      s[i] = wasm_i32x4_add(s[i], wasm_i32x4_add(DOT(r + i * CS * COL, w[2 * ky]),
+                                                 DOT(r + (i * CS + PS) * COL, w[2 * ky + 1])));
     }
   }
-  return ox;
+  if (f != NULL) {
+    const v128_t bytes = output_bytes(f, y_signed, s, g, m);
+    uint8_t* y = f->y + ox * f->channels + c0;
+    wasm_v128_store32_lane(y, bytes, 0);
+    if (g > 1) wasm_v128_store32_lane(y + f->channels, bytes, 1);
+    if (g > 2) wasm_v128_store32_lane(y + 2 * f->channels, bytes, 2);
+    if (g > 3) wasm_v128_store32_lane(y + 3 * f->channels, bytes, 3);
+  } else {
+    for (size_t i = 0; i < g; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
+  }
 }
 
-/* 3x3 at stride 1 (4 outputs per group) and 2 (2 per group), then one at a time. Groups of outputs outside,
- * channel blocks inside: the pair columns a group reads (a few KiB) stay in L1 while all blocks pass over them,
- * where sweeping the row per block re-read every row's cache lines once per block from L2 (3 pair rows of a
- * 64-channel layer at 56 columns are 44 KiB); the weight vectors are reloaded per block instead (L1 hits, on
- * the load ports). With f, the sums start from the bias and leave as bytes; without, as int32 into acc. */
-ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
-                              const int16_t* w, int32_t* acc, const struct fused_output* f, int y_signed) {
-  size_t ox = 0;
-  if (column_step == 1) {
-    ox = output_groups(4, 1, ox, ow, cp, rows, w, acc, f, y_signed);
-    output_groups(1, 1, ox, ow, cp, rows, w, acc, f, y_signed);
-  } else if (column_step == 2) {
-    ox = output_groups(2, 2, ox, ow, cp, rows, w, acc, f, y_signed);
-    output_groups(1, 2, ox, ow, cp, rows, w, acc, f, y_signed);
+/* One 4-channel block along the row, 4 outputs per group (stride 1 and 2): a row of ow >= 4 ends with the group
+ * of its last 4 outputs, overlapping the one before (they are computed again, to the same values). */
+ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* wb,
+                             v128_t init, const struct fused_output* f, int y_signed, v128_t m, size_t c0,
+                             int32_t* acc, size_t cp) {
+  v128_t w[6];
+  for (size_t i = 0; i < 6; i++) w[i] = wasm_v128_load(wb + i * COL);
+  if (CS == 1 && ow >= 4) {
+    size_t ox = 0;
+    for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, f, y_signed, m, c0, acc, cp);
+    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, f, y_signed, m, c0, acc, cp);
   } else {
-    output_groups(1, column_step, ox, ow, cp, rows, w, acc, f, y_signed);
+    for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, f, y_signed, m, c0, acc, cp);
+  }
+}
+
+/* The channels past the last whole block of 4: their sums (from the bias) through acc, requantized output by
+ * output. Out of line: the block loop keeps no call. */
+static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p,
+                                                      const int16_t* wb, const struct fused_output* f, int y_signed,
+                                                      size_t c0, int32_t* acc, size_t cp) {
+  const v128_t m = wasm_v128_load(f->multiplier + c0);
+  block_3x3(ow, CS, PS, p, wb, wasm_v128_load(f->bias + c0), NULL, 0, m, c0, acc, cp);
+  const size_t n = f->channels - c0;
+  for (size_t ox = 0; ox < ow; ox++) {
+    const v128_t sum = wasm_v128_load(acc + ox * cp + c0);
+    uint8_t lanes[16];
+    wasm_v128_store(lanes, output_bytes(f, y_signed, &sum, 1, m));
+    memcpy(f->y + ox * f->channels + c0, lanes, n);
+  }
+}
+
+/* 3x3, block by block: each block's three pair-row segments (a few KiB for a whole row) stream from the cache
+ * once per output row, its weights stay in registers across the row. With f, the sums start from the bias and
+ * leave as bytes; without, as int32 into acc. */
+ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t columns,
+                              const int16_t* const* rows, const int16_t* w, int32_t* acc,
+                              const struct fused_output* f, int y_signed) {
+  const size_t block = columns * COL;
+  for (size_t c0 = 0; c0 < cp; c0 += 4, w += 6 * COL) {
+    const int16_t* p[3] = {rows[0] + c0 / 4 * block, rows[1] + c0 / 4 * block, rows[2] + c0 / 4 * block};
+    if (f == NULL) {
+      block_3x3(ow, CS, PS, p, w, wasm_i32x4_const(0, 0, 0, 0), NULL, 0, wasm_i32x4_const(0, 0, 0, 0), c0, acc,
+                cp);
+    } else if (c0 + 4 <= f->channels) {
+      block_3x3(ow, CS, PS, p, w, wasm_v128_load(f->bias + c0), f, y_signed, wasm_v128_load(f->multiplier + c0),
+                c0, acc, cp);
+    } else {
+      last_block_3x3(ow, CS, PS, p, w, f, y_signed, c0, acc, cp);
+    }
+  }
+}
+
+/* 3x3 at strides 1 and 2 (stored columns i and i + 2, or i and i + 1, for output i), in their own instances. */
+ALWAYS_INLINE void dwconv_3x3_any_stride(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
+                                         const int16_t* w, int32_t* acc, const struct fused_output* f,
+                                         int y_signed) {
+  const size_t columns = qw_dwconv_pair_columns(ow, column_step, 2, 2);
+  if (column_step == 1) {
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, y_signed);
+  } else if (column_step == 2) {
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, y_signed);
+  } else {
+    const size_t step = qw_dwconv_pair_step(column_step, 2);
+    dwconv_3x3(ow, cp, column_step / step, 2 / step, columns, rows, w, acc, f, y_signed);
   }
 }
 
 /* Any shape: one output and 4 channels at a time, the taps in a loop. */
 static void dwconv_any(size_t ow, size_t cp, size_t kh, size_t pairs, size_t column_step, size_t pair_step,
                        const int16_t* const* rows, const int16_t* wt, int32_t* acc) {
-  const size_t col = cp * 2;
+  const size_t block = qw_dwconv_pair_columns(ow, column_step, pairs, pair_step) * COL;
+  const size_t step = qw_dwconv_pair_step(column_step, pair_step);
+  const size_t cs = column_step / step * COL, ps = pair_step / step * COL;
   for (size_t c0 = 0; c0 < cp; c0 += 4, wt += kh * pairs * 8) {
     for (size_t ox = 0; ox < ow; ox++) {
       v128_t sum = wasm_i32x4_const(0, 0, 0, 0);
       const int16_t* wk = wt;
       for (size_t ky = 0; ky < kh; ky++) {
-        const int16_t* p = rows[ky] + ox * column_step * col + 2 * c0;
-        for (size_t j = 0; j < pairs; j++, p += pair_step * col, wk += 8) {
+        const int16_t* p = rows[ky] + c0 / 4 * block + ox * cs;
+        for (size_t j = 0; j < pairs; j++, p += ps, wk += 8) {
           sum = wasm_i32x4_add(sum, DOT(p, wasm_v128_load(wk)));
         }
       }
@@ -137,7 +166,7 @@ static int is_3x3(size_t kh, size_t pairs, size_t pair_step) {
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
   QW_ASSERT_DWCONV_UKERNEL(4);
   if (is_3x3(kh, pairs, pair_step)) {
-    dwconv_3x3(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0);
+    dwconv_3x3_any_stride(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0);
   } else {
     dwconv_any(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
   }
@@ -152,14 +181,16 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
                                  .k = qw_fp32_constants(params), .qmax = wasm_i8x16_splat((int8_t)params->qmax),
                                  .y = (uint8_t*)y};
   if (is_3x3(kh, pairs, pair_step)) {
-    dwconv_3x3(ow, cp, column_step, rows, w, NULL, &f, y_signed);
+    dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed);
     return;
   }
   dwconv_any(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
   for (size_t ox = 0; ox < ow; ox++) {
-    for (size_t c0 = 0; c0 < cp; c0 += 4) {
+    for (size_t c0 = 0; c0 < channels; c0 += 4) {
       const v128_t sum = wasm_i32x4_add(wasm_v128_load(acc + ox * cp + c0), wasm_v128_load(f.bias + c0));
-      finish_outputs(&f, y_signed, &sum, 1, ox, c0);
+      uint8_t lanes[16];
+      wasm_v128_store(lanes, output_bytes(&f, y_signed, &sum, 1, wasm_v128_load(f.multiplier + c0)));
+      memcpy(f.y + ox * channels + c0, lanes, channels - c0 < 4 ? channels - c0 : 4);
     }
   }
 }
@@ -175,32 +206,77 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
 QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 0)
 QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 1)
 
-/* 8 channels per step: the two inputs widened and interleaved into the pairs of 4 + 4 channels. */
-#define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8)                                               \
-  QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                            \
-    QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                \
-    const v128_t vzp = wasm_i16x8_splat((int16_t)zero_point);                                          \
-    for (size_t x = 0; x < columns; x += step) {                                                        \
-      int16_t* out = pairs + x * channels_padded * 2;                                                   \
-      const size_t ia = x - pad_left, ib = ia + dilation; /* below pad_left these wrap to >= in_w */     \
-      const T* a = ia < in_w ? (const T*)row + ia * channels : NULL;                                    \
-      const T* b = ib < in_w ? (const T*)row + ib * channels : NULL;                                    \
-      size_t c = 0;                                                                                     \
-      for (; c + 8 <= channels; c += 8) {                                                               \
-        const v128_t va = a != NULL ? LOAD8(a + c) : vzp;                                               \
-        const v128_t vb = b != NULL ? LOAD8(b + c) : vzp;                                               \
-        wasm_v128_store(out + 2 * c, wasm_i16x8_shuffle(va, vb, 0, 8, 1, 9, 2, 10, 3, 11));             \
-        wasm_v128_store(out + 2 * c + 8, wasm_i16x8_shuffle(va, vb, 4, 12, 5, 13, 6, 14, 7, 15));       \
-      }                                                                                                 \
-      for (; c < channels; c++) {                                                                       \
-        out[2 * c] = (int16_t)(a != NULL ? a[c] : zero_point);                                          \
-        out[2 * c + 1] = (int16_t)(b != NULL ? b[c] : zero_point);                                      \
-      }                                                                                                 \
-      for (; c < channels_padded; c++) {                                                                \
-        out[2 * c] = out[2 * c + 1] = 0;                                                                \
-      }                                                                                                 \
-    }                                                                                                   \
+/* The pairs of 8 channels' inputs a and b (widened) into two blocks' columns: out, and out + block. */
+ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
+  wasm_v128_store(out, wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11));
+  wasm_v128_store(out + block, wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+
+/* 8 channels (two blocks) per step. Long rows go block pair by block pair, so that the stores stream along
+ * the blocks, and the columns whose inputs both lie inside the row take a loop without the padding tests (at
+ * dilation 1 and step 1 loading each input column once: it is the second of one pair and the first of the
+ * next); short rows (deep layers: few columns, many channels) column by column, all channels each. The
+ * channels past the last 8 one at a time. */
+#define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8)                                                          \
+  QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                                \
+    QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                    \
+    const v128_t vzp = wasm_i16x8_splat((int16_t)zero_point);                                              \
+    const T* in = (const T*)row;                                                                            \
+    const size_t block = columns * COL, c8 = channels / 8 * 8;                                              \
+    if (columns >= 16) {                                                                                    \
+      /* the stored columns k whose inputs k step - pad_left and + dilation both lie in [0, in_w) */        \
+      size_t k_lo = (pad_left + step - 1) / step;                                                           \
+      size_t k_hi = in_w > dilation ? (pad_left + in_w - dilation + step - 1) / step : 0;                   \
+      if (k_hi > columns) k_hi = columns;                                                                   \
+      if (k_lo >= k_hi) k_lo = k_hi = columns;                                                              \
+      for (size_t c = 0; c < c8; c += 8) {                                                                  \
+        int16_t* out = pairs + c / 4 * block;                                                               \
+        for (size_t k = 0; k < columns; k++) {                                                              \
+          if (k == k_lo) {                                                                                  \
+            const T* a = in + (k * step - pad_left) * channels + c;                                         \
+            if (step == 1 && dilation == 1) {                                                               \
+              v128_t va = LOAD8(a);                                                                         \
+              for (; k < k_hi; k++, a += channels) {                                                        \
+                const v128_t vb = LOAD8(a + channels);                                                      \
+                store_pairs(out + k * COL, block, va, vb);                                                  \
+                va = vb;                                                                                    \
+              }                                                                                             \
+            } else {                                                                                        \
+              for (; k < k_hi; k++, a += step * channels) {                                                 \
+                store_pairs(out + k * COL, block, LOAD8(a), LOAD8(a + dilation * channels));                \
+              }                                                                                             \
+            }                                                                                               \
+            if (k == columns) break;                                                                        \
+          }                                                                                                 \
+          const size_t ia = k * step - pad_left, ib = ia + dilation; /* below pad_left: wrap to >= in_w */   \
+          store_pairs(out + k * COL, block, ia < in_w ? LOAD8(in + ia * channels + c) : vzp,                \
+                      ib < in_w ? LOAD8(in + ib * channels + c) : vzp);                                     \
+        }                                                                                                   \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (size_t k = 0; k < columns; k++) {                                                                \
+        const size_t ia = k * step - pad_left, ib = ia + dilation;                                          \
+        const T* a = ia < in_w ? in + ia * channels : NULL;                                                 \
+        const T* b = ib < in_w ? in + ib * channels : NULL;                                                 \
+        int16_t* out = pairs + k * COL;                                                                     \
+        if (a != NULL && b != NULL) {                                                                       \
+          for (size_t c = 0; c < c8; c += 8) store_pairs(out + c / 4 * block, block, LOAD8(a + c), LOAD8(b + c)); \
+        } else {                                                                                            \
+          for (size_t c = 0; c < c8; c += 8) {                                                              \
+            store_pairs(out + c / 4 * block, block, a != NULL ? LOAD8(a + c) : vzp, b != NULL ? LOAD8(b + c) : vzp); \
+          }                                                                                                 \
+        }                                                                                                   \
+      }                                                                                                     \
+    }                                                                                                       \
+    for (size_t c = c8; c < channels_padded; c++) {                                                        \
+      for (size_t k = 0; k < columns; k++) {                                                                \
+        const size_t ia = k * step - pad_left, ib = ia + dilation;                                          \
+        int16_t* pair = pairs + qw_dwconv_pair_index(4, columns, k, c);                                     \
+        pair[0] = (int16_t)(c >= channels ? 0 : ia < in_w ? in[ia * channels + c] : zero_point);            \
+        pair[1] = (int16_t)(c >= channels ? 0 : ib < in_w ? in[ib * channels + c] : zero_point);            \
+      }                                                                                                     \
+    }                                                                                                       \
   }
 
-QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qu8_dwconv_pair_row_ukernel__wasmsimd, uint8_t, wasm_u16x8_load8x8)
-QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qs8_dwconv_pair_row_ukernel__wasmsimd, int8_t, wasm_i16x8_load8x8)
+QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd, uint8_t, wasm_u16x8_load8x8)
+QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd, int8_t, wasm_i16x8_load8x8)

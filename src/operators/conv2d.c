@@ -208,21 +208,12 @@ static uint64_t round_up_16(uint64_t bytes) {
   return (bytes + 15) / 16 * 16;
 }
 
-/* Depthwise geometry: pair rows of `columns` columns (dwconv.h) of which every `step`-th is read, channels
- * padded to the config's block. */
+/* Depthwise geometry: pair rows of `columns` stored columns, every `step`-th of the padded row (dwconv.h),
+ * channels padded to the config's block. */
 struct depthwise_geometry {
   size_t cp, pairs, columns, column_step, pair_step, step;
   uint64_t row_bytes; /* of one pair row, or TOO_LARGE */
 };
-
-static size_t gcd(size_t a, size_t b) {
-  while (b != 0) {
-    const size_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
 
 static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
                                                     int32_t ow) {
@@ -231,9 +222,9 @@ static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* ker
   g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
   g.column_step = (size_t)s->stride_w;
   g.pair_step = 2 * (size_t)s->dilation_w;
-  /* (ow - 1) stride + (kernel_w - 1 or - 2) dilation + 1: at most the padded width, below 2^31 */
-  g.columns = ((size_t)ow - 1) * g.column_step + (g.pairs - 1) * g.pair_step + 1;
-  g.step = gcd(g.column_step, g.pair_step);
+  /* at most the padded width, below 2^31 */
+  g.columns = qw_dwconv_pair_columns((size_t)ow, g.column_step, g.pairs, g.pair_step);
+  g.step = qw_dwconv_pair_step(g.column_step, g.pair_step);
   g.row_bytes = qw_size_fits4(g.columns, g.cp, 2 * sizeof(int16_t), 1)
                     ? round_up_16((uint64_t)g.columns * g.cp * 2 * sizeof(int16_t))
                     : TOO_LARGE;
@@ -497,7 +488,7 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   for (size_t c = channels; c < g.cp; c++) {
     bias[c] = 0;
   }
-  dwconv->pair_row[x_signed](g.columns, 1, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
+  dwconv->pair_row[x_signed](g.columns, g.step, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
   /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
