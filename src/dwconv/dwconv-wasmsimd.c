@@ -26,20 +26,28 @@ struct fused_output {
   const int32_t* bias;     /* [channels_padded]: the accumulators start from it */
   const float* multiplier; /* [channels_padded] */
   struct qw_fp32_constants k;
-  v128_t qmax; /* 16 bytes */
+  v128_t qmin, qmax; /* 16 bytes each */
   uint8_t* y;
 };
 
-/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 to bytes 4i..4i+3 (output i): values at least qmin,
- * narrowed with saturation, then clamped to qmax as bytes (requantize-wasmsimd.h). */
-ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, const v128_t* s, size_t outputs,
-                                  v128_t m) {
+/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 to bytes 4i..4i+3 (output i): narrowed with saturation,
+ * then clamped to qmax as bytes (requantize-wasmsimd.h); the values clamped to at least qmin before rounding, or,
+ * for fp32_bounded parameters (bounded), as bytes after. */
+ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, int bounded, const v128_t* s,
+                                  size_t outputs, v128_t m) {
   v128_t q[4];
-  for (size_t i = 0; i < outputs; i++) q[i] = qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
+  for (size_t i = 0; i < outputs; i++) {
+    q[i] = bounded ? qw_requantize_fp32_bounded_i32x4(s[i], m, &f->k)
+                   : qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
+  }
   const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
   const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], q[3]) : lo;
-  return y_signed ? wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax)
-                  : wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
+  if (y_signed) {
+    const v128_t bytes = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax);
+    return bounded ? wasm_i8x16_max(bytes, f->qmin) : bytes;
+  }
+  const v128_t bytes = wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
+  return bounded ? wasm_u8x16_max(bytes, f->qmin) : bytes;
 }
 
 /* One group of g outputs of one block from output ox: p[ky] the block's stored pair columns of kernel row ky, w
@@ -48,7 +56,7 @@ ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, co
  * loads, not 8) are loaded once, all at fixed offsets from the row pointers. A block of all 4 channels leaves as
  * bytes (f), else as int32 into acc. */
 ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const v128_t* w,
-                               v128_t init, const struct fused_output* f, int y_signed, v128_t m, size_t c0,
+                               v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m, size_t c0,
                                int32_t* acc, size_t cp) {
   v128_t s[4] = {init, init, init, init};
   for (size_t ky = 0; ky < 3; ky++) {
@@ -59,7 +67,7 @@ ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const 
     }
   }
   if (f != NULL) {
-    const v128_t bytes = output_bytes(f, y_signed, s, g, m);
+    const v128_t bytes = output_bytes(f, y_signed, bounded, s, g, m);
     uint8_t* y = f->y + ox * f->channels + c0;
     wasm_v128_store32_lane(y, bytes, 0);
     if (g > 1) wasm_v128_store32_lane(y + f->channels, bytes, 1);
@@ -73,16 +81,16 @@ ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const 
 /* One 4-channel block along the row, 4 outputs per group (stride 1 and 2): a row of ow >= 4 ends with the group
  * of its last 4 outputs, overlapping the one before (they are computed again, to the same values). */
 ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* wb,
-                             v128_t init, const struct fused_output* f, int y_signed, v128_t m, size_t c0,
+                             v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m, size_t c0,
                              int32_t* acc, size_t cp) {
   v128_t w[6];
   for (size_t i = 0; i < 6; i++) w[i] = wasm_v128_load(wb + i * COL);
   if (CS == 1 && ow >= 4) {
     size_t ox = 0;
-    for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, f, y_signed, m, c0, acc, cp);
-    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, f, y_signed, m, c0, acc, cp);
+    for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
+    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
   } else {
-    for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, f, y_signed, m, c0, acc, cp);
+    for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
   }
 }
 
@@ -90,14 +98,14 @@ ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* con
  * output. Out of line: the block loop keeps no call. */
 static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p,
                                                       const int16_t* wb, const struct fused_output* f, int y_signed,
-                                                      size_t c0, int32_t* acc, size_t cp) {
+                                                      int bounded, size_t c0, int32_t* acc, size_t cp) {
   const v128_t m = wasm_v128_load(f->multiplier + c0);
-  block_3x3(ow, CS, PS, p, wb, wasm_v128_load(f->bias + c0), NULL, 0, m, c0, acc, cp);
+  block_3x3(ow, CS, PS, p, wb, wasm_v128_load(f->bias + c0), NULL, 0, 0, m, c0, acc, cp);
   const size_t n = f->channels - c0;
   for (size_t ox = 0; ox < ow; ox++) {
     const v128_t sum = wasm_v128_load(acc + ox * cp + c0);
     uint8_t lanes[16];
-    wasm_v128_store(lanes, output_bytes(f, y_signed, &sum, 1, m));
+    wasm_v128_store(lanes, output_bytes(f, y_signed, bounded, &sum, 1, m));
     memcpy(f->y + ox * f->channels + c0, lanes, n);
   }
 }
@@ -107,18 +115,18 @@ static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_
  * leave as bytes; without, as int32 into acc. */
 ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t columns,
                               const int16_t* const* rows, const int16_t* w, int32_t* acc,
-                              const struct fused_output* f, int y_signed) {
+                              const struct fused_output* f, int y_signed, int bounded) {
   const size_t block = columns * COL;
   for (size_t c0 = 0; c0 < cp; c0 += 4, w += 6 * COL) {
     const int16_t* p[3] = {rows[0] + c0 / 4 * block, rows[1] + c0 / 4 * block, rows[2] + c0 / 4 * block};
     if (f == NULL) {
-      block_3x3(ow, CS, PS, p, w, wasm_i32x4_const(0, 0, 0, 0), NULL, 0, wasm_i32x4_const(0, 0, 0, 0), c0, acc,
-                cp);
+      block_3x3(ow, CS, PS, p, w, wasm_i32x4_const(0, 0, 0, 0), NULL, 0, 0, wasm_i32x4_const(0, 0, 0, 0), c0,
+                acc, cp);
     } else if (c0 + 4 <= f->channels) {
-      block_3x3(ow, CS, PS, p, w, wasm_v128_load(f->bias + c0), f, y_signed, wasm_v128_load(f->multiplier + c0),
-                c0, acc, cp);
+      block_3x3(ow, CS, PS, p, w, wasm_v128_load(f->bias + c0), f, y_signed, bounded,
+                wasm_v128_load(f->multiplier + c0), c0, acc, cp);
     } else {
-      last_block_3x3(ow, CS, PS, p, w, f, y_signed, c0, acc, cp);
+      last_block_3x3(ow, CS, PS, p, w, f, y_signed, bounded, c0, acc, cp);
     }
   }
 }
@@ -126,15 +134,15 @@ ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t
 /* 3x3 at strides 1 and 2 (stored columns i and i + 2, or i and i + 1, for output i), in their own instances. */
 ALWAYS_INLINE void dwconv_3x3_any_stride(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
                                          const int16_t* w, int32_t* acc, const struct fused_output* f,
-                                         int y_signed) {
+                                         int y_signed, int bounded) {
   const size_t columns = qw_dwconv_pair_columns(ow, column_step, 2, 2);
   if (column_step == 1) {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, y_signed);
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, y_signed, bounded);
   } else if (column_step == 2) {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, y_signed);
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, y_signed, bounded);
   } else {
     const size_t step = qw_dwconv_pair_step(column_step, 2);
-    dwconv_3x3(ow, cp, column_step / step, 2 / step, columns, rows, w, acc, f, y_signed);
+    dwconv_3x3(ow, cp, column_step / step, 2 / step, columns, rows, w, acc, f, y_signed, bounded);
   }
 }
 
@@ -166,7 +174,7 @@ static int is_3x3(size_t kh, size_t pairs, size_t pair_step) {
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
   QW_ASSERT_DWCONV_UKERNEL(4);
   if (is_3x3(kh, pairs, pair_step)) {
-    dwconv_3x3_any_stride(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0);
+    dwconv_3x3_any_stride(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0, 0);
   } else {
     dwconv_any(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
   }
@@ -178,10 +186,14 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
                                      const int16_t* w, const struct qw_requantization_params* params, int32_t* acc,
                                      void* y, int y_signed) {
   const struct fused_output f = {.channels = channels, .bias = params->bias, .multiplier = params->multiplier,
-                                 .k = qw_fp32_constants(params), .qmax = wasm_i8x16_splat((int8_t)params->qmax),
-                                 .y = (uint8_t*)y};
+                                 .k = qw_fp32_constants(params), .qmin = wasm_i8x16_splat((int8_t)params->qmin),
+                                 .qmax = wasm_i8x16_splat((int8_t)params->qmax), .y = (uint8_t*)y};
   if (is_3x3(kh, pairs, pair_step)) {
-    dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed);
+    if (params->fp32_bounded) {
+      dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed, 1);
+    } else {
+      dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed, 0);
+    }
     return;
   }
   dwconv_any(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
@@ -189,7 +201,7 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
     for (size_t c0 = 0; c0 < channels; c0 += 4) {
       const v128_t sum = wasm_i32x4_add(wasm_v128_load(acc + ox * cp + c0), wasm_v128_load(f.bias + c0));
       uint8_t lanes[16];
-      wasm_v128_store(lanes, output_bytes(&f, y_signed, &sum, 1, wasm_v128_load(f.multiplier + c0)));
+      wasm_v128_store(lanes, output_bytes(&f, y_signed, 0, &sum, 1, wasm_v128_load(f.multiplier + c0)));
       memcpy(f.y + ox * channels + c0, lanes, channels - c0 < 4 ? channels - c0 : 4);
     }
   }

@@ -2,6 +2,7 @@
  * depthwise (one input channel per output channel) through the dwconv microkernels over an
  * indirection list, and everything else as GEMM: 1x1 / stride 1 / no padding reads the input as
  * the GEMM's A directly, other shapes gather an im2col block of output pixels first. */
+#include <math.h>
 #include <string.h>
 
 #include "operators/operators.h"
@@ -491,15 +492,23 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   dwconv->pair_row[x_signed](g.columns, g.step, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
+  rq_dw.fp32_bounded = 0;
   /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
    * config has one: its multipliers padded to whole channel blocks. */
   const qw_dwconv_requantizing_ukernel fused =
       stage->kernel == QW_REQUANT_KERNEL_FP32 && rq->fp32_plain ? dwconv->fp32_plain[stage->y_signed] : NULL;
   if (fused != NULL) {
+    /* fp32_bounded when no sum can reach 2^22 once scaled: |sum| <= |bias| + taps * 255 * max |x| (weights minus
+     * their zero point within +-255, raw inputs within [0, 255] or [-128, 127]). */
+    const double taps_max = (double)s->kernel_h * s->kernel_w * 255.0 * (x_signed ? 128.0 : 255.0);
+    int bounded = 1;
     for (size_t c = 0; c < g.cp; c++) {
       multiplier[c] = c < channels ? rq->multiplier[c] : 0.0f;
+      const double sum_max = fabs((double)bias[c]) + taps_max;
+      bounded &= sum_max <= (double)INT32_MAX && sum_max * fabs((double)multiplier[c]) < 4194304.0;
     }
     rq_dw.multiplier = multiplier;
+    rq_dw.fp32_bounded = bounded;
   }
   const struct depthwise_job job = {
       .kernels = kernels, .s = s, .g = g, .oh = oh, .ow = ow, .x_zero_point = x_zero_point,

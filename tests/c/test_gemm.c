@@ -476,7 +476,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
                                    const int16_t* const* rows, const void* packed, const int32_t* acc) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p->channels;
-  for (int y_signed = 0; y_signed < 2; y_signed++) {
+  for (int run = 0; run < 4; run++) {
+    const int y_signed = run % 2, bounded = run / 2;
     if (dwconv->fp32_plain[y_signed] == NULL) {
       continue;
     }
@@ -484,9 +485,18 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
     float* multiplier = exact_alloc(cp * sizeof(float));
     for (size_t c = 0; c < cp; c++) {
       bias[c] = (int32_t)(rng_u32() % 400001) - 200000;
-      /* mostly scales that round within range; some that take v past 2^22 and to infinity */
-      const uint32_t kind = rng_u32() % 16;
+      /* mostly scales that round within range; some that take v past 2^22 and to infinity (not when the run
+       * promises fp32_bounded, whose promise is checked against the sums below) */
+      const uint32_t kind = bounded ? 2 : rng_u32() % 16;
       multiplier[c] = kind == 0 ? 3e38f : kind == 1 ? rng_uniform(1.0f, 1e5f) : rng_uniform(0.0f, 1.0f) / (float)(1u << (rng_u32() % 16));
+    }
+    if (bounded) {
+      int broken = 0;
+      for (size_t i = 0; i < p->ow * cp; i++) {
+        const double sum = (double)acc[i] + bias[i % cp];
+        broken += fabs(sum) > INT32_MAX || fabs(sum * multiplier[i % cp]) >= 4194304.0;
+      }
+      CHECK(broken == 0, "%s dwconv fp32_bounded test: %d sums break the promise", sel.name, broken);
     }
     const int32_t lo = y_signed ? -128 : 0;
     const int32_t zp = lo + (int32_t)(rng_u32() % 256);
@@ -495,7 +505,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
     float* bias_f32 = exact_alloc(cp * sizeof(float));
     memset(bias_f32, 0, cp * sizeof(float));
     const struct qw_requantization_params params = {.bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier,
-                                                    .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1};
+                                                    .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1,
+                                                    .fp32_bounded = bounded};
     uint8_t* y = exact_alloc(p->ow * C);
     int32_t* scratch = exact_alloc(p->ow * cp * sizeof(int32_t));
     dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, pairs, p->column_step, 2 * p->dilation, rows, packed, &params,
@@ -506,8 +517,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
         const int32_t expect = qw_requantize_fp32_value(qw_requant_input(acc[ox * cp + c], c, &params), c, &params);
         const int32_t got = value_of(y[ox * C + c], y_signed);
         if (got != expect && bad++ == 0) {
-          CHECK(0, "%s dwconv fp32_plain y_signed=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, expected %d",
-                sel.name, y_signed, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
+          CHECK(0, "%s dwconv fp32_plain y_signed=%d bounded=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, "
+                "expected %d", sel.name, y_signed, bounded, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
         }
       }
     }
