@@ -51,56 +51,63 @@ ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, in
 }
 
 /* One group of g outputs of one block from output ox: p[ky] the block's stored pair columns of kernel row ky, w
- * its six weight pair vectors; output i reads stored columns i CS and i CS + PS of each row (3x3: CS 1, PS 2 at
- * stride 1, PS 1 at stride 2). The columns the outputs share (at stride 1 outputs ox..ox+3 read ox..ox+5: 6
- * loads, not 8) are loaded once, all at fixed offsets from the row pointers. A block of all 4 channels leaves as
- * bytes (f), else as int32 into acc. */
-ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const v128_t* w,
-                               v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m, size_t c0,
-                               int32_t* acc, size_t cp) {
+ * its weight pair vectors (two per kernel row); output i reads stored columns i CS and i CS + PS of each row (3x3:
+ * CS 1, PS 2 at stride 1, PS 1 at stride 2). The columns the outputs share (at stride 1 outputs ox..ox+3 read
+ * ox..ox+5: 6 loads, not 8) are loaded once, all at fixed offsets from the row pointers. The kernel rows go in a
+ * loop, not unrolled: V8 issues a basic block's loads before its arithmetic, and one row's 6 columns and 2 weights
+ * fit in the registers beside the sums where all three rows' spill. A block of all 4 channels leaves as bytes
+ * (f, y its first channel of output 0), else as int32 into acc. */
+ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const int16_t* w,
+                               v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
+                               uint8_t* y, size_t c0, int32_t* acc, size_t cp) {
   v128_t s[4] = {init, init, init, init};
+#pragma clang loop unroll(disable)
   for (size_t ky = 0; ky < 3; ky++) {
     const int16_t* r = p[ky] + ox * CS * COL;
+    const v128_t w0 = wasm_v128_load(w + 2 * ky * COL), w1 = wasm_v128_load(w + (2 * ky + 1) * COL);
     for (size_t i = 0; i < g; i++) {
-      s[i] = wasm_i32x4_add(s[i], wasm_i32x4_add(DOT(r + i * CS * COL, w[2 * ky]),
-                                                 DOT(r + (i * CS + PS) * COL, w[2 * ky + 1])));
+      s[i] = wasm_i32x4_add(s[i], wasm_i32x4_add(DOT(r + i * CS * COL, w0), DOT(r + (i * CS + PS) * COL, w1)));
     }
   }
   if (f != NULL) {
     const v128_t bytes = output_bytes(f, y_signed, bounded, s, g, m);
-    uint8_t* y = f->y + ox * f->channels + c0;
+    const size_t stride = f->channels;
+    y += ox * stride;
     wasm_v128_store32_lane(y, bytes, 0);
-    if (g > 1) wasm_v128_store32_lane(y + f->channels, bytes, 1);
-    if (g > 2) wasm_v128_store32_lane(y + 2 * f->channels, bytes, 2);
-    if (g > 3) wasm_v128_store32_lane(y + 3 * f->channels, bytes, 3);
+    if (g > 1) wasm_v128_store32_lane(y + stride, bytes, 1);
+    if (g > 2) wasm_v128_store32_lane(y + 2 * stride, bytes, 2);
+    if (g > 3) wasm_v128_store32_lane(y + 3 * stride, bytes, 3);
   } else {
     for (size_t i = 0; i < g; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
   }
 }
 
-/* One 4-channel block along the row, 4 outputs per group (stride 1 and 2): a row of ow >= 4 ends with the group
- * of its last 4 outputs, overlapping the one before (they are computed again, to the same values). */
-ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* wb,
-                             v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m, size_t c0,
-                             int32_t* acc, size_t cp) {
-  v128_t w[6];
-  for (size_t i = 0; i < 6; i++) w[i] = wasm_v128_load(wb + i * COL);
+/* One 4-channel block along the row, 4 outputs per group (strides 1 and 2): a row of ow >= 4 ends with the group
+ * of its last 4 outputs, overlapping the one before (they are computed again, to the same values). The output
+ * stage is copied into locals: the output stores could overwrite *f as far as the compiler knows. */
+ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* w,
+                             v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
+                             size_t c0, int32_t* acc, size_t cp) {
+  struct fused_output out;
+  if (f != NULL) out = *f;
+  const struct fused_output* o = f != NULL ? &out : NULL;
+  uint8_t* y = f != NULL ? out.y + c0 : NULL;
   if (CS == 1 && ow >= 4) {
     size_t ox = 0;
-    for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
-    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
+    for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
+    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
   } else {
-    for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, f, y_signed, bounded, m, c0, acc, cp);
+    for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
   }
 }
 
 /* The channels past the last whole block of 4: their sums (from the bias) through acc, requantized output by
  * output. Out of line: the block loop keeps no call. */
 static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p,
-                                                      const int16_t* wb, const struct fused_output* f, int y_signed,
+                                                      const int16_t* w, const struct fused_output* f, int y_signed,
                                                       int bounded, size_t c0, int32_t* acc, size_t cp) {
   const v128_t m = wasm_v128_load(f->multiplier + c0);
-  block_3x3(ow, CS, PS, p, wb, wasm_v128_load(f->bias + c0), NULL, 0, 0, m, c0, acc, cp);
+  block_3x3(ow, CS, PS, p, w, wasm_v128_load(f->bias + c0), NULL, 0, 0, m, c0, acc, cp);
   const size_t n = f->channels - c0;
   for (size_t ox = 0; ox < ow; ox++) {
     const v128_t sum = wasm_v128_load(acc + ox * cp + c0);
@@ -111,8 +118,7 @@ static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_
 }
 
 /* 3x3, block by block: each block's three pair-row segments (a few KiB for a whole row) stream from the cache
- * once per output row, its weights stay in registers across the row. With f, the sums start from the bias and
- * leave as bytes; without, as int32 into acc. */
+ * once per output row. With f, the sums start from the bias and leave as bytes; without, as int32 into acc. */
 ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t columns,
                               const int16_t* const* rows, const int16_t* w, int32_t* acc,
                               const struct fused_output* f, int y_signed, int bounded) {
@@ -131,19 +137,39 @@ ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t
   }
 }
 
-/* 3x3 at strides 1 and 2 (stored columns i and i + 2, or i and i + 1, for output i), in their own instances. */
-ALWAYS_INLINE void dwconv_3x3_any_stride(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows,
-                                         const int16_t* w, int32_t* acc, const struct fused_output* f,
-                                         int y_signed, int bounded) {
-  const size_t columns = qw_dwconv_pair_columns(ow, column_step, 2, 2);
-  if (column_step == 1) {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, y_signed, bounded);
-  } else if (column_step == 2) {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, y_signed, bounded);
+/* 3x3 at strides 1 and 2 (stored columns i and i + 2, or i and i + 1, for output i), each stride its own function
+ * (inlined into one, the compiler merges the two strides' loops into one that keeps the pair offset in a register):
+ * to int32 sums (f NULL), or fused for fp32_bounded parameters. */
+static __attribute__((noinline)) void dwconv_3x3_s1(size_t ow, size_t cp, const int16_t* const* rows,
+                                                     const int16_t* w, int32_t* acc, const struct fused_output* f,
+                                                     int y_signed) {
+  const size_t columns = qw_dwconv_pair_columns(ow, 1, 2, 2);
+  if (f == NULL) {
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, NULL, 0, 0);
+  } else if (y_signed) {
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, NULL, f, 1, 1);
   } else {
-    const size_t step = qw_dwconv_pair_step(column_step, 2);
-    dwconv_3x3(ow, cp, column_step / step, 2 / step, columns, rows, w, acc, f, y_signed, bounded);
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, NULL, f, 0, 1);
   }
+}
+static __attribute__((noinline)) void dwconv_3x3_s2(size_t ow, size_t cp, const int16_t* const* rows,
+                                                     const int16_t* w, int32_t* acc, const struct fused_output* f,
+                                                     int y_signed) {
+  const size_t columns = qw_dwconv_pair_columns(ow, 2, 2, 2);
+  if (f == NULL) {
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, NULL, 0, 0);
+  } else if (y_signed) {
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, NULL, f, 1, 1);
+  } else {
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, NULL, f, 0, 1);
+  }
+}
+/* Other strides: int32 sums only. */
+static void dwconv_3x3_sn(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows, const int16_t* w,
+                          int32_t* acc) {
+  const size_t step = qw_dwconv_pair_step(column_step, 2);
+  dwconv_3x3(ow, cp, column_step / step, 2 / step, qw_dwconv_pair_columns(ow, column_step, 2, 2), rows, w, acc, NULL,
+             0, 0);
 }
 
 /* Any shape: one output and 4 channels at a time, the taps in a loop. */
@@ -171,16 +197,28 @@ static int is_3x3(size_t kh, size_t pairs, size_t pair_step) {
   return kh == 3 && pairs == 2 && pair_step == 2;
 }
 
-QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
-  QW_ASSERT_DWCONV_UKERNEL(4);
-  if (is_3x3(kh, pairs, pair_step)) {
-    dwconv_3x3_any_stride(ow, channels_padded, column_step, rows, (const int16_t*)w, acc, NULL, 0, 0);
+/* The int32 sums of any shape into acc. */
+static void dwconv_sums(size_t ow, size_t cp, size_t kh, size_t pairs, size_t column_step, size_t pair_step,
+                        const int16_t* const* rows, const int16_t* w, int32_t* acc) {
+  if (!is_3x3(kh, pairs, pair_step)) {
+    dwconv_any(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
+  } else if (column_step == 1) {
+    dwconv_3x3_s1(ow, cp, rows, w, acc, NULL, 0);
+  } else if (column_step == 2) {
+    dwconv_3x3_s2(ow, cp, rows, w, acc, NULL, 0);
   } else {
-    dwconv_any(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
+    dwconv_3x3_sn(ow, cp, column_step, rows, w, acc);
   }
 }
 
-/* 3x3 fused; other shapes through the accumulator row, then requantized output by output. */
+QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
+  QW_ASSERT_DWCONV_UKERNEL(4);
+  dwconv_sums(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
+}
+
+/* 3x3 at strides 1 and 2 with fp32_bounded parameters fused (every real layer: the bound fails only for
+ * multipliers or biases far outside any trained network's); the rest through the accumulator row, then
+ * requantized output by output. */
 ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size_t kh, size_t pairs,
                                      size_t column_step, size_t pair_step, const int16_t* const* rows,
                                      const int16_t* w, const struct qw_requantization_params* params, int32_t* acc,
@@ -188,15 +226,11 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
   const struct fused_output f = {.channels = channels, .bias = params->bias, .multiplier = params->multiplier,
                                  .k = qw_fp32_constants(params), .qmin = wasm_i8x16_splat((int8_t)params->qmin),
                                  .qmax = wasm_i8x16_splat((int8_t)params->qmax), .y = (uint8_t*)y};
-  if (is_3x3(kh, pairs, pair_step)) {
-    if (params->fp32_bounded) {
-      dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed, 1);
-    } else {
-      dwconv_3x3_any_stride(ow, cp, column_step, rows, w, NULL, &f, y_signed, 0);
-    }
+  if (is_3x3(kh, pairs, pair_step) && params->fp32_bounded && column_step <= 2) {
+    (column_step == 1 ? dwconv_3x3_s1 : dwconv_3x3_s2)(ow, cp, rows, w, NULL, &f, y_signed);
     return;
   }
-  dwconv_any(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
+  dwconv_sums(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
   for (size_t ox = 0; ox < ow; ox++) {
     for (size_t c0 = 0; c0 < channels; c0 += 4) {
       const v128_t sum = wasm_i32x4_add(wasm_v128_load(acc + ox * cp + c0), wasm_v128_load(f.bias + c0));
