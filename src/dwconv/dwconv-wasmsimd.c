@@ -258,10 +258,38 @@ ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
   wasm_v128_store(out + block, wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
 }
 
-/* 8 channels (two blocks) per step. Long rows go block pair by block pair, so that the stores stream along
- * the blocks, and the columns whose inputs both lie inside the row take a loop without the padding tests (at
- * dilation 1 and step 1 loading each input column once: it is the second of one pair and the first of the
- * next); short rows (deep layers: few columns, many channels) column by column, all channels each. The
+/* One pair row's stored columns k_lo..k_hi (inputs all inside the row) of H * 8 channels from c: at dilation 1 and
+ * step 1 each input column loaded once (the second of one pair, the first of the next). */
+#define QW_DWCONV_PAIR_COLUMNS_INNER(T, LOAD8, H)                                                           \
+  ALWAYS_INLINE void pair_columns_inner_##T##_##H(const T* a, size_t channels, size_t step, size_t dilation, \
+                                                  size_t k, size_t k_hi, int16_t* out, size_t block) {      \
+    if (step == 1 && dilation == 1) {                                                                       \
+      v128_t va[H];                                                                                         \
+      for (size_t h = 0; h < H; h++) va[h] = LOAD8(a + 8 * h);                                              \
+      for (; k < k_hi; k++, a += channels) {                                                                \
+        for (size_t h = 0; h < H; h++) {                                                                    \
+          const v128_t vb = LOAD8(a + channels + 8 * h);                                                    \
+          store_pairs(out + 2 * h * block + k * COL, block, va[h], vb);                                     \
+          va[h] = vb;                                                                                       \
+        }                                                                                                   \
+      }                                                                                                     \
+    } else {                                                                                                \
+      for (; k < k_hi; k++, a += step * channels) {                                                         \
+        for (size_t h = 0; h < H; h++) {                                                                    \
+          store_pairs(out + 2 * h * block + k * COL, block, LOAD8(a + 8 * h), LOAD8(a + dilation * channels + 8 * h)); \
+        }                                                                                                   \
+      }                                                                                                     \
+    }                                                                                                       \
+  }
+
+QW_DWCONV_PAIR_COLUMNS_INNER(uint8_t, wasm_u16x8_load8x8, 1)
+QW_DWCONV_PAIR_COLUMNS_INNER(uint8_t, wasm_u16x8_load8x8, 2)
+QW_DWCONV_PAIR_COLUMNS_INNER(int8_t, wasm_i16x8_load8x8, 1)
+QW_DWCONV_PAIR_COLUMNS_INNER(int8_t, wasm_i16x8_load8x8, 2)
+
+/* 8 channels (two blocks) per step. Long rows go 16 channels (four blocks) at a time along the row, so that the
+ * stores stream along the blocks, and the columns whose inputs both lie inside the row take a loop without the
+ * padding tests; short rows (deep layers: few columns, many channels) column by column, all channels each. The
  * channels past the last 8 one at a time. */
 #define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8)                                                          \
   QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                                \
@@ -275,29 +303,27 @@ ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
       size_t k_hi = in_w > dilation ? (pad_left + in_w - dilation + step - 1) / step : 0;                   \
       if (k_hi > columns) k_hi = columns;                                                                   \
       if (k_lo >= k_hi) k_lo = k_hi = columns;                                                              \
-      for (size_t c = 0; c < c8; c += 8) {                                                                  \
+      for (size_t c = 0; c < c8;) {                                                                         \
+        const size_t n = c + 16 <= c8 ? 16 : 8;                                                             \
         int16_t* out = pairs + c / 4 * block;                                                               \
         for (size_t k = 0; k < columns; k++) {                                                              \
           if (k == k_lo) {                                                                                  \
             const T* a = in + (k * step - pad_left) * channels + c;                                         \
-            if (step == 1 && dilation == 1) {                                                               \
-              v128_t va = LOAD8(a);                                                                         \
-              for (; k < k_hi; k++, a += channels) {                                                        \
-                const v128_t vb = LOAD8(a + channels);                                                      \
-                store_pairs(out + k * COL, block, va, vb);                                                  \
-                va = vb;                                                                                    \
-              }                                                                                             \
+            if (n == 16) {                                                                                  \
+              pair_columns_inner_##T##_2(a, channels, step, dilation, k, k_hi, out, block);                \
             } else {                                                                                        \
-              for (; k < k_hi; k++, a += step * channels) {                                                 \
-                store_pairs(out + k * COL, block, LOAD8(a), LOAD8(a + dilation * channels));                \
-              }                                                                                             \
+              pair_columns_inner_##T##_1(a, channels, step, dilation, k, k_hi, out, block);                \
             }                                                                                               \
+            k = k_hi;                                                                                       \
             if (k == columns) break;                                                                        \
           }                                                                                                 \
           const size_t ia = k * step - pad_left, ib = ia + dilation; /* below pad_left: wrap to >= in_w */   \
-          store_pairs(out + k * COL, block, ia < in_w ? LOAD8(in + ia * channels + c) : vzp,                \
-                      ib < in_w ? LOAD8(in + ib * channels + c) : vzp);                                     \
+          for (size_t h = 0; h < n; h += 8) {                                                               \
+            store_pairs(out + h / 4 * block + k * COL, block, ia < in_w ? LOAD8(in + ia * channels + c + h) : vzp, \
+                        ib < in_w ? LOAD8(in + ib * channels + c + h) : vzp);                               \
+          }                                                                                                 \
         }                                                                                                   \
+        c += n;                                                                                             \
       }                                                                                                     \
     } else {                                                                                                \
       for (size_t k = 0; k < columns; k++) {                                                                \
