@@ -18,6 +18,13 @@
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
+/* A loop the compiler must not unroll (clang; the native test build's gcc unrolls as it likes). */
+#if defined(__clang__)
+#define NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define NO_UNROLL
+#endif
+
 enum { COL = 8 }; /* int16 per pair column of a 4-channel block */
 
 /* The output stage of the requantizing kernels: the fp32 rule for fp32_plain parameters, straight to bytes. */
@@ -61,8 +68,7 @@ ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const 
                                v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
                                uint8_t* y, size_t c0, int32_t* acc, size_t cp) {
   v128_t s[4] = {init, init, init, init};
-#pragma clang loop unroll(disable)
-  for (size_t ky = 0; ky < 3; ky++) {
+  NO_UNROLL for (size_t ky = 0; ky < 3; ky++) {
     const int16_t* r = p[ky] + ox * CS * COL;
     const v128_t w0 = wasm_v128_load(w + 2 * ky * COL), w1 = wasm_v128_load(w + (2 * ky + 1) * COL);
     for (size_t i = 0; i < g; i++) {
@@ -147,9 +153,9 @@ static __attribute__((noinline)) void dwconv_3x3_s1(size_t ow, size_t cp, const 
   if (f == NULL) {
     dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, NULL, 0, 0);
   } else if (y_signed) {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, NULL, f, 1, 1);
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, 1, 1);
   } else {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, NULL, f, 0, 1);
+    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, 0, 1);
   }
 }
 static __attribute__((noinline)) void dwconv_3x3_s2(size_t ow, size_t cp, const int16_t* const* rows,
@@ -159,9 +165,9 @@ static __attribute__((noinline)) void dwconv_3x3_s2(size_t ow, size_t cp, const 
   if (f == NULL) {
     dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, NULL, 0, 0);
   } else if (y_signed) {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, NULL, f, 1, 1);
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, 1, 1);
   } else {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, NULL, f, 0, 1);
+    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, 0, 1);
   }
 }
 /* Other strides: int32 sums only. */
@@ -227,7 +233,7 @@ ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size
                                  .k = qw_fp32_constants(params), .qmin = wasm_i8x16_splat((int8_t)params->qmin),
                                  .qmax = wasm_i8x16_splat((int8_t)params->qmax), .y = (uint8_t*)y};
   if (is_3x3(kh, pairs, pair_step) && params->fp32_bounded && column_step <= 2) {
-    (column_step == 1 ? dwconv_3x3_s1 : dwconv_3x3_s2)(ow, cp, rows, w, NULL, &f, y_signed);
+    (column_step == 1 ? dwconv_3x3_s1 : dwconv_3x3_s2)(ow, cp, rows, w, acc, &f, y_signed);
     return;
   }
   dwconv_sums(ow, cp, kh, pairs, column_step, pair_step, rows, w, acc);
