@@ -30,22 +30,14 @@
 QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c4__scalar, 4)
 QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c8__scalar, 8)
 
-#define QW_DWCONV_PAIR_ROW_SCALAR(name, T, CR)                                                          \
+#define QW_DWCONV_PAIR_ROW_SCALAR(name, IS_SIGNED, CR)                                                   \
   QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                            \
     QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                \
-    for (size_t k = 0; k < columns; k++) {                                                              \
-      const size_t ia = k * step - pad_left, ib = ia + dilation; /* wrap below pad_left: then >= in_w */ \
-      const T* a = ia < in_w ? (const T*)row + ia * channels : NULL;                                    \
-      const T* b = ib < in_w ? (const T*)row + ib * channels : NULL;                                    \
-      for (size_t c = 0; c < channels_padded; c++) {                                                    \
-        int16_t* out = pairs + qw_dwconv_pair_index(CR, columns, k, c);                                 \
-        out[0] = (int16_t)(c >= channels ? 0 : a != NULL ? a[c] : zero_point);                          \
-        out[1] = (int16_t)(c >= channels ? 0 : b != NULL ? b[c] : zero_point);                          \
-      }                                                                                                 \
-    }                                                                                                   \
+    qw_dwconv_pair_channels(CR, columns, step, 0, channels, channels_padded, row, IS_SIGNED, in_w, pad_left, \
+                            dilation, zero_point, pairs);                                               \
   }
 
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c4__scalar, uint8_t, 4)
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c4__scalar, int8_t, 4)
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c8__scalar, uint8_t, 8)
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c8__scalar, int8_t, 8)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c4__scalar, 0, 4)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c4__scalar, 1, 4)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c8__scalar, 0, 8)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c8__scalar, 1, 8)

@@ -146,30 +146,22 @@ ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t
 /* 3x3 at strides 1 and 2 (stored columns i and i + 2, or i and i + 1, for output i), each stride its own function
  * (inlined into one, the compiler merges the two strides' loops into one that keeps the pair offset in a register):
  * to int32 sums (f NULL), or fused for fp32_bounded parameters. */
-static __attribute__((noinline)) void dwconv_3x3_s1(size_t ow, size_t cp, const int16_t* const* rows,
-                                                     const int16_t* w, int32_t* acc, const struct fused_output* f,
-                                                     int y_signed) {
-  const size_t columns = qw_dwconv_pair_columns(ow, 1, 2, 2);
-  if (f == NULL) {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, NULL, 0, 0);
-  } else if (y_signed) {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, 1, 1);
-  } else {
-    dwconv_3x3(ow, cp, 1, 2, columns, rows, w, acc, f, 0, 1);
+#define QW_DWCONV_3X3_STRIDE(name, S, PS)                                                                      \
+  static __attribute__((noinline)) void name(size_t ow, size_t cp, const int16_t* const* rows, const int16_t* w, \
+                                             int32_t* acc, const struct fused_output* f, int y_signed) {        \
+    const size_t columns = qw_dwconv_pair_columns(ow, S, 2, 2);                                                 \
+    if (f == NULL) {                                                                                            \
+      dwconv_3x3(ow, cp, 1, PS, columns, rows, w, acc, NULL, 0, 0);                                             \
+    } else if (y_signed) {                                                                                      \
+      dwconv_3x3(ow, cp, 1, PS, columns, rows, w, acc, f, 1, 1);                                                \
+    } else {                                                                                                    \
+      dwconv_3x3(ow, cp, 1, PS, columns, rows, w, acc, f, 0, 1);                                                \
+    }                                                                                                           \
   }
-}
-static __attribute__((noinline)) void dwconv_3x3_s2(size_t ow, size_t cp, const int16_t* const* rows,
-                                                     const int16_t* w, int32_t* acc, const struct fused_output* f,
-                                                     int y_signed) {
-  const size_t columns = qw_dwconv_pair_columns(ow, 2, 2, 2);
-  if (f == NULL) {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, NULL, 0, 0);
-  } else if (y_signed) {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, 1, 1);
-  } else {
-    dwconv_3x3(ow, cp, 1, 1, columns, rows, w, acc, f, 0, 1);
-  }
-}
+
+QW_DWCONV_3X3_STRIDE(dwconv_3x3_s1, 1, 2)
+QW_DWCONV_3X3_STRIDE(dwconv_3x3_s2, 2, 1)
+
 /* Other strides: int32 sums only. */
 static void dwconv_3x3_sn(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows, const int16_t* w,
                           int32_t* acc) {
@@ -297,7 +289,7 @@ QW_DWCONV_PAIR_COLUMNS_INNER(int8_t, wasm_i16x8_load8x8, 2)
  * stores stream along the blocks, and the columns whose inputs both lie inside the row take a loop without the
  * padding tests; short rows (deep layers: few columns, many channels) column by column, all channels each. The
  * channels past the last 8 one at a time. */
-#define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8)                                                          \
+#define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8, IS_SIGNED)                                                          \
   QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                                \
     QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                    \
     const v128_t vzp = wasm_i16x8_splat((int16_t)zero_point);                                              \
@@ -346,15 +338,9 @@ QW_DWCONV_PAIR_COLUMNS_INNER(int8_t, wasm_i16x8_load8x8, 2)
         }                                                                                                   \
       }                                                                                                     \
     }                                                                                                       \
-    for (size_t c = c8; c < channels_padded; c++) {                                                        \
-      for (size_t k = 0; k < columns; k++) {                                                                \
-        const size_t ia = k * step - pad_left, ib = ia + dilation;                                          \
-        int16_t* pair = pairs + qw_dwconv_pair_index(4, columns, k, c);                                     \
-        pair[0] = (int16_t)(c >= channels ? 0 : ia < in_w ? in[ia * channels + c] : zero_point);            \
-        pair[1] = (int16_t)(c >= channels ? 0 : ib < in_w ? in[ib * channels + c] : zero_point);            \
-      }                                                                                                     \
-    }                                                                                                       \
+    qw_dwconv_pair_channels(4, columns, step, c8, channels, channels_padded, row, IS_SIGNED, in_w, pad_left,     \
+                            dilation, zero_point, pairs);                                                   \
   }
 
-QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd, uint8_t, wasm_u16x8_load8x8)
-QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd, int8_t, wasm_i16x8_load8x8)
+QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd, uint8_t, wasm_u16x8_load8x8, 0)
+QW_DWCONV_PAIR_ROW_WASMSIMD(qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd, int8_t, wasm_i16x8_load8x8, 1)

@@ -103,6 +103,24 @@ static inline size_t qw_dwconv_pair_index(size_t cr, size_t columns, size_t k, s
   return ((c / cr * columns + k) * cr + c % cr) * 2;
 }
 
+/* The pairs of channels c_begin..channels_padded of a pair row's stored columns (the qw_dwconv_pair_row_ukernel
+ * contract), one value at a time: the scalar kernels' whole row, the SIMD kernels' last channels. */
+static inline void qw_dwconv_pair_channels(size_t cr, size_t columns, size_t step, size_t c_begin, size_t channels,
+                                           size_t channels_padded, const uint8_t* row, int is_signed, size_t in_w,
+                                           size_t pad_left, size_t dilation, int32_t zero_point, int16_t* pairs) {
+  for (size_t k = 0; k < columns; k++) {
+    const size_t ia = k * step - pad_left, ib = ia + dilation; /* below pad_left these wrap to >= in_w */
+    for (size_t c = c_begin; c < channels_padded; c++) {
+      int16_t* pair = pairs + qw_dwconv_pair_index(cr, columns, k, c);
+      const size_t i[2] = {ia, ib};
+      for (size_t j = 0; j < 2; j++) {
+        const uint8_t byte = c < channels && i[j] < in_w ? row[i[j] * channels + c] : 0;
+        pair[j] = (int16_t)(c >= channels ? 0 : i[j] >= in_w ? zero_point : is_signed ? (int8_t)byte : byte);
+      }
+    }
+  }
+}
+
 /* Bytes of packed depthwise weights (int16 weight pairs, then int32 per-channel sums), in 64 bits. */
 static inline uint64_t qw_dwconv_packed_bytes(const struct qw_dwconv_config* config, size_t channels, size_t kh,
                                               size_t kw) {
