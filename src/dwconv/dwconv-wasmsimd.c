@@ -48,7 +48,7 @@ ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, in
                    : qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
   }
   const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
-  const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], q[3]) : lo;
+  const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], outputs > 3 ? q[3] : q[2]) : lo;
   if (y_signed) {
     const v128_t bytes = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax);
     return bounded ? wasm_i8x16_max(bytes, f->qmin) : bytes;
@@ -88,9 +88,8 @@ ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const 
   }
 }
 
-/* One 4-channel block along the row, 4 outputs per group (strides 1 and 2): a row of ow >= 4 ends with the group
- * of its last 4 outputs, overlapping the one before (they are computed again, to the same values). The output
- * stage is copied into locals: the output stores could overwrite *f as far as the compiler knows. */
+/* One 4-channel block along the row, 4 outputs per group (strides 1 and 2), the last 1 to 3 in one group. The
+ * output stage is copied into locals: the output stores could overwrite *f as far as the compiler knows. */
 ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* w,
                              v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
                              size_t c0, int32_t* acc, size_t cp) {
@@ -98,10 +97,16 @@ ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* con
   if (f != NULL) out = *f;
   const struct fused_output* o = f != NULL ? &out : NULL;
   uint8_t* y = f != NULL ? out.y + c0 : NULL;
-  if (CS == 1 && ow >= 4) {
+  if (CS == 1) {
     size_t ox = 0;
     for (; ox + 4 <= ow; ox += 4) block_group(4, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
-    if (ox < ow) block_group(4, CS, PS, ow - 4, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
+    if (ow - ox == 3) {
+      block_group(3, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
+    } else if (ow - ox == 2) {
+      block_group(2, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
+    } else if (ow - ox == 1) {
+      block_group(1, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
+    }
   } else {
     for (size_t ox = 0; ox < ow; ox++) block_group(1, CS, PS, ox, p, w, init, o, y_signed, bounded, m, y, c0, acc, cp);
   }
