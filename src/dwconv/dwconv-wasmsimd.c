@@ -1,12 +1,12 @@
 /* wasm SIMD128 depthwise convolution over pair rows (dwconv.h): one i32x4.dot_i16x8_s per 4 channels and tap
- * pair, reading the pair rows directly. For 3x3 kernels (every depthwise layer of MobileNet v1 / v2) outputs go
- * four (stride 1) or two (stride 2) at a time, every 4-channel block of the row passing over them, so that the
- * pair columns they share are loaded once: at stride 1 outputs ox..ox+3 read columns ox..ox+5 of each row (6
- * loads, not 8). The dots of one output are summed as a tree, not a chain, so that no output waits on six
- * dependent additions. The requantizing kernels start the sums from the bias and requantize them in registers.
- * Other shapes take a plain loop. (XNNPACK's wasmsimd qs8 depthwise kernels, src/qs8-dwconv/unipass-wasmsimd-
- * mul16.c.in, read each tap's input through an indirection pointer and widen and multiply it per tap and output;
- * the pair rows here widen each input once per row, and one dot takes two taps.) */
+ * pair, reading the pair rows directly. For 3x3 kernels (every depthwise layer of MobileNet v1 / v2) each
+ * 4-channel block goes along the row on its own (its pair columns contiguous), outputs four at a time at strides
+ * 1 and 2, so that the pair columns they share are loaded once: at stride 1 outputs ox..ox+3 read columns
+ * ox..ox+5 of each row (6 loads, not 8), at stride 2 (every other column stored) ox..ox+4. The requantizing
+ * kernels start the sums from the bias and requantize them in registers. Other shapes take a plain loop.
+ * (XNNPACK's wasmsimd qs8 depthwise kernels, src/qs8-dwconv/unipass-wasmsimd-mul16.c.in, read each tap's input
+ * through an indirection pointer and widen and multiply it per tap and output; the pair rows here widen each
+ * input once per row, and one dot takes two taps.) */
 #include <string.h>
 
 #include "dwconv/dwconv.h"
