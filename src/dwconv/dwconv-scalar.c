@@ -7,13 +7,16 @@
   QW_DECLARE_DWCONV_UKERNEL(name) {                                                                     \
     QW_ASSERT_DWCONV_UKERNEL(CR);                                                                       \
     const int16_t* wt = (const int16_t*)w;                                                              \
+    const size_t columns = qw_dwconv_pair_columns(ow, column_step, pairs, pair_step);                    \
+    const size_t step = qw_dwconv_pair_step(column_step, pair_step);                                     \
     for (size_t c0 = 0; c0 < channels_padded; c0 += CR, wt += kh * pairs * 2 * CR) {                    \
       for (size_t ox = 0; ox < ow; ox++) {                                                              \
         for (size_t l = 0; l < CR; l++) {                                                               \
           int32_t sum = 0;                                                                              \
           for (size_t ky = 0; ky < kh; ky++) {                                                          \
             for (size_t j = 0; j < pairs; j++) {                                                        \
-              const int16_t* p = rows[ky] + ((ox * column_step + j * pair_step) * channels_padded + c0 + l) * 2; \
+              const size_t k = (ox * column_step + j * pair_step) / step;                              \
+              const int16_t* p = rows[ky] + qw_dwconv_pair_index(CR, columns, k, c0 + l);               \
               const int16_t* wp = wt + (ky * pairs + j) * 2 * CR + 2 * l;                               \
               sum += (int32_t)p[0] * wp[0] + (int32_t)p[1] * wp[1];                                     \
             }                                                                                           \
@@ -27,23 +30,14 @@
 QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c4__scalar, 4)
 QW_DWCONV_SCALAR(qw_qs16_dwconv_ukernel_c8__scalar, 8)
 
-#define QW_DWCONV_PAIR_ROW_SCALAR(name, T)                                                              \
+#define QW_DWCONV_PAIR_ROW_SCALAR(name, IS_SIGNED, CR)                                                   \
   QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                            \
     QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                \
-    for (size_t x = 0; x < columns; x += step) {                                                        \
-      int16_t* out = pairs + x * channels_padded * 2;                                                   \
-      const size_t ia = x - pad_left, ib = ia + dilation; /* wrap below pad_left: then >= in_w */        \
-      const T* a = ia < in_w ? (const T*)row + ia * channels : NULL;                                    \
-      const T* b = ib < in_w ? (const T*)row + ib * channels : NULL;                                    \
-      for (size_t c = 0; c < channels; c++) {                                                           \
-        out[2 * c] = (int16_t)(a != NULL ? a[c] : zero_point);                                          \
-        out[2 * c + 1] = (int16_t)(b != NULL ? b[c] : zero_point);                                      \
-      }                                                                                                 \
-      for (size_t c = channels; c < channels_padded; c++) {                                             \
-        out[2 * c] = out[2 * c + 1] = 0;                                                                \
-      }                                                                                                 \
-    }                                                                                                   \
+    qw_dwconv_pair_channels(CR, columns, step, 0, channels, channels_padded, row, IS_SIGNED, in_w, pad_left, \
+                            dilation, zero_point, pairs);                                               \
   }
 
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel__scalar, uint8_t)
-QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel__scalar, int8_t)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c4__scalar, 0, 4)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c4__scalar, 1, 4)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qu8_dwconv_pair_row_ukernel_c8__scalar, 0, 8)
+QW_DWCONV_PAIR_ROW_SCALAR(qw_qs8_dwconv_pair_row_ukernel_c8__scalar, 1, 8)

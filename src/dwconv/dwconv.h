@@ -11,7 +11,9 @@
  * ox * sw + kx * dw, so one i32x4.dot_i16x8_s of 4 channels' pairs with their weight pairs sums two taps with
  * no shuffle in the kernel (the indirection-list kernel this replaces interleaved two taps' inputs for every
  * output: two shuffles and two widening loads per dot). An odd last tap pairs with a zero weight. Channels
- * are padded to a multiple of cr in the pair rows and the accumulator row (zero lanes).
+ * are padded to a multiple of cr in the pair rows and the accumulator row (zero lanes). A pair row is stored
+ * in blocks of cr channels, each block all its columns (qw_dwconv_pair_index): a kernel sweeping one block
+ * along the row reads consecutive columns at fixed offsets and only that block's bytes.
  *
  * A depthwise configuration (struct qw_dwconv_config, chosen in src/config.c) carries the layout with the
  * kernels and the packing. Packed weights record (packing, cr) in their header (src/operators/conv2d.c).
@@ -39,16 +41,17 @@ enum { QW_DWCONV_PACKING_X16_ROW_PAIRS = 2 };
 typedef void (*qw_dwconv_pack_fn)(size_t cr, size_t channels, size_t kh, size_t kw, const uint8_t* w, int is_signed,
                                   const int32_t* zero_points, int zp_per_channel, void* packed);
 
-/* Builds the pair columns x = 0, step, 2 step, ... < columns of one pair row: P[x][c] for c < channels_padded,
- * from an input row of in_w pixels of `channels` 8-bit values (row may be NULL when in_w is 0: a padding row).
- * Columns that are not multiples of step are left unwritten (the kernels never read them). */
+/* Builds one pair row of `columns` stored columns (the layout of qw_dwconv_pair_index for the config's cr):
+ * stored column k holds the pairs of padded column k * step, P[k step][c] for c < channels_padded (the kernels
+ * read only columns that are multiples of step: qw_dwconv_pair_step), from an input row of in_w pixels of
+ * `channels` 8-bit values (row may be NULL when in_w is 0: a padding row). */
 typedef void (*qw_dwconv_pair_row_ukernel)(size_t columns, size_t step, size_t channels, size_t channels_padded,
                                           const uint8_t* row, size_t in_w, size_t pad_left, size_t dilation,
                                           int32_t zero_point, int16_t* pairs);
 
 /* One output row of ow pixels: acc[ox * channels_padded + c] = sum over ky < kh, j < pairs of
  * P_ky[ox * column_step + j * pair_step][c] . (w[ky][2j][c], w[ky][2j + 1][c]), rows[ky] the kernel rows'
- * pair rows, w the packed weights. */
+ * pair rows (qw_dwconv_pair_columns stored columns of step qw_dwconv_pair_step), w the packed weights. */
 typedef void (*qw_dwconv_ukernel)(size_t ow, size_t channels_padded, size_t kh, size_t pairs, size_t column_step,
                                   size_t pair_step, const int16_t* const* rows, const void* w, int32_t* acc);
 
@@ -74,6 +77,48 @@ struct qw_dwconv_config {
 /* Tap pairs per kernel row. */
 static inline size_t qw_dwconv_pairs(size_t kw) {
   return (kw + 1) / 2;
+}
+
+/* The columns the kernels read, ox * column_step + j * pair_step, are multiples of this: the pair rows store only
+ * those, column k * step at k (at stride 2, 3x3: every other column, contiguous). */
+static inline size_t qw_dwconv_pair_step(size_t column_step, size_t pair_step) {
+  size_t a = column_step, b = pair_step;
+  while (b != 0) {
+    const size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Stored columns of the pair rows for ow outputs: up to the last column read, (ow - 1) column_step +
+ * (pairs - 1) pair_step. */
+static inline size_t qw_dwconv_pair_columns(size_t ow, size_t column_step, size_t pairs, size_t pair_step) {
+  return ((ow - 1) * column_step + (pairs - 1) * pair_step) / qw_dwconv_pair_step(column_step, pair_step) + 1;
+}
+
+/* Index of the int16 pair of channel c at stored column k in a pair row of `columns` stored columns: blocks of
+ * cr channels, each block column by column. */
+static inline size_t qw_dwconv_pair_index(size_t cr, size_t columns, size_t k, size_t c) {
+  return ((c / cr * columns + k) * cr + c % cr) * 2;
+}
+
+/* The pairs of channels c_begin..channels_padded of a pair row's stored columns (the qw_dwconv_pair_row_ukernel
+ * contract), one value at a time: the scalar kernels' whole row, the SIMD kernels' last channels. */
+static inline void qw_dwconv_pair_channels(size_t cr, size_t columns, size_t step, size_t c_begin, size_t channels,
+                                           size_t channels_padded, const uint8_t* row, int is_signed, size_t in_w,
+                                           size_t pad_left, size_t dilation, int32_t zero_point, int16_t* pairs) {
+  for (size_t k = 0; k < columns; k++) {
+    const size_t ia = k * step - pad_left, ib = ia + dilation; /* below pad_left these wrap to >= in_w */
+    for (size_t c = c_begin; c < channels_padded; c++) {
+      int16_t* pair = pairs + qw_dwconv_pair_index(cr, columns, k, c);
+      const size_t i[2] = {ia, ib};
+      for (size_t j = 0; j < 2; j++) {
+        const uint8_t byte = c < channels && i[j] < in_w ? row[i[j] * channels + c] : 0;
+        pair[j] = (int16_t)(c >= channels ? 0 : i[j] >= in_w ? zero_point : is_signed ? (int8_t)byte : byte);
+      }
+    }
+  }
 }
 
 /* Bytes of packed depthwise weights (int16 weight pairs, then int32 per-channel sums), in 64 bits. */
@@ -117,14 +162,16 @@ void qw_pack_x16_row_pairs_dwconv_weights(size_t cr, size_t channels, size_t kh,
 
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__scalar);
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c8__scalar);
-QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__scalar);
-QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel_c4__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel_c4__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel_c8__scalar);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel_c8__scalar);
 #if QW_SIMD
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2);
 QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2);
 QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2);
-QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel__wasmsimd);
-QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel__wasmsimd);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd);
+QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd);
 #endif
 
 #endif /* QWASM_DWCONV_H */

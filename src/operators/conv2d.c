@@ -2,6 +2,7 @@
  * depthwise (one input channel per output channel) through the dwconv microkernels over an
  * indirection list, and everything else as GEMM: 1x1 / stride 1 / no padding reads the input as
  * the GEMM's A directly, other shapes gather an im2col block of output pixels first. */
+#include <math.h>
 #include <string.h>
 
 #include "operators/operators.h"
@@ -208,21 +209,12 @@ static uint64_t round_up_16(uint64_t bytes) {
   return (bytes + 15) / 16 * 16;
 }
 
-/* Depthwise geometry: pair rows of `columns` columns (dwconv.h) of which every `step`-th is read, channels
- * padded to the config's block. */
+/* Depthwise geometry: pair rows of `columns` stored columns, every `step`-th of the padded row (dwconv.h),
+ * channels padded to the config's block. */
 struct depthwise_geometry {
   size_t cp, pairs, columns, column_step, pair_step, step;
   uint64_t row_bytes; /* of one pair row, or TOO_LARGE */
 };
-
-static size_t gcd(size_t a, size_t b) {
-  while (b != 0) {
-    const size_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
 
 static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
                                                     int32_t ow) {
@@ -231,9 +223,9 @@ static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* ker
   g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
   g.column_step = (size_t)s->stride_w;
   g.pair_step = 2 * (size_t)s->dilation_w;
-  /* (ow - 1) stride + (kernel_w - 1 or - 2) dilation + 1: at most the padded width, below 2^31 */
-  g.columns = ((size_t)ow - 1) * g.column_step + (g.pairs - 1) * g.pair_step + 1;
-  g.step = gcd(g.column_step, g.pair_step);
+  /* at most the padded width, below 2^31 */
+  g.columns = qw_dwconv_pair_columns((size_t)ow, g.column_step, g.pairs, g.pair_step);
+  g.step = qw_dwconv_pair_step(g.column_step, g.pair_step);
   g.row_bytes = qw_size_fits4(g.columns, g.cp, 2 * sizeof(int16_t), 1)
                     ? round_up_16((uint64_t)g.columns * g.cp * 2 * sizeof(int16_t))
                     : TOO_LARGE;
@@ -495,18 +487,26 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   for (size_t c = channels; c < g.cp; c++) {
     bias[c] = 0;
   }
-  dwconv->pair_row[x_signed](g.columns, 1, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
+  dwconv->pair_row[x_signed](g.columns, g.step, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
+  rq_dw.fp32_bounded = 0;
   /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
    * config has one: its multipliers padded to whole channel blocks. */
   const qw_dwconv_requantizing_ukernel fused =
       stage->kernel == QW_REQUANT_KERNEL_FP32 && rq->fp32_plain ? dwconv->fp32_plain[stage->y_signed] : NULL;
   if (fused != NULL) {
+    /* fp32_bounded when no sum can reach 2^22 once scaled: |sum| <= |bias| + taps * 255 * max |x| (weights minus
+     * their zero point within +-255, raw inputs within [0, 255] or [-128, 127]). */
+    const double taps_max = (double)s->kernel_h * s->kernel_w * 255.0 * (x_signed ? 128.0 : 255.0);
+    int bounded = 1;
     for (size_t c = 0; c < g.cp; c++) {
       multiplier[c] = c < channels ? rq->multiplier[c] : 0.0f;
+      const double sum_max = fabs((double)bias[c]) + taps_max;
+      bounded &= sum_max <= (double)INT32_MAX && sum_max * fabs((double)multiplier[c]) < 4194304.0;
     }
     rq_dw.multiplier = multiplier;
+    rq_dw.fp32_bounded = bounded;
   }
   const struct depthwise_job job = {
       .kernels = kernels, .s = s, .g = g, .oh = oh, .ow = ow, .x_zero_point = x_zero_point,

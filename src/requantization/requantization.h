@@ -38,6 +38,10 @@ struct qw_requantization_params {
   /* 1 when every bias_f32 is 0 and every multiplier finite: v = (float)x * multiplier is then never
    * NaN and the float bias adds nothing, so vector kernels may skip both (a hint, same results). */
   int32_t fp32_plain;
+  /* 1 (set only by a caller that bounds its accumulators) when fp32_plain and |(float)x * multiplier| < 2^22 for
+   * every accumulator x the kernel sees: kernels may then leave the clamp to qmin until after rounding (same
+   * results, requantize-wasmsimd.h). */
+  int32_t fp32_bounded;
   /* FBGEMM: a v beyond int32 (or NaN) gives qmin (cvtps2dq returns INT32_MIN). */
   int32_t overflow_to_min;
   float onednn_src_scale;     /* onednn: 1.0f / (float)(1.0 / in_scale) */

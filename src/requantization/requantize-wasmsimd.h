@@ -60,4 +60,13 @@ static inline v128_t qw_requantize_fp32_plain_above_i32x4(v128_t x, v128_t multi
   return wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(v, k->lower), k->magic), k->magic_bits_minus_zp);
 }
 
+/* The plain rule with neither clamp, for fp32_bounded parameters, for kernels that narrow with saturation and then
+ * clamp the bytes to [qmin, qmax]: |v| < 2^22 keeps t = v + 1.5 * 2^23 in [2^22, 2^24), so the float bits of t still
+ * grow with v and every v below qmin - zp gives an int32 below qmin (the narrowings and the byte max make it qmin,
+ * as the scalar rule clamps it); within range the rounding is the same as with the clamp. */
+static inline v128_t qw_requantize_fp32_bounded_i32x4(v128_t x, v128_t multiplier, const struct qw_fp32_constants* k) {
+  const v128_t v = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(x), multiplier);
+  return wasm_i32x4_sub(wasm_f32x4_add(v, k->magic), k->magic_bits_minus_zp);
+}
+
 #endif /* QWASM_REQUANTIZE_WASMSIMD_H */

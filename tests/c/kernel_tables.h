@@ -33,7 +33,7 @@ static const struct qw_kernels* other_layout_kernels(void) {
       .cr = 8,
       .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS,
       .ukernel = qw_qs16_dwconv_ukernel_c8__scalar,
-      .pair_row = {qw_qu8_dwconv_pair_row_ukernel__scalar, qw_qs8_dwconv_pair_row_ukernel__scalar},
+      .pair_row = {qw_qu8_dwconv_pair_row_ukernel_c8__scalar, qw_qs8_dwconv_pair_row_ukernel_c8__scalar},
       .pack = qw_pack_x16_row_pairs_dwconv_weights,
   };
   table.f32_gemm = (struct qw_f32_gemm_config){

@@ -479,7 +479,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
                                    const int16_t* const* rows, const void* packed, const int32_t* acc) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p->channels;
-  for (int y_signed = 0; y_signed < 2; y_signed++) {
+  for (int run = 0; run < 4; run++) {
+    const int y_signed = run % 2, bounded = run / 2;
     if (dwconv->fp32_plain[y_signed] == NULL) {
       continue;
     }
@@ -487,9 +488,18 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
     float* multiplier = exact_alloc(cp * sizeof(float));
     for (size_t c = 0; c < cp; c++) {
       bias[c] = (int32_t)(rng_u32() % 400001) - 200000;
-      /* mostly scales that round within range; some that take v past 2^22 and to infinity */
-      const uint32_t kind = rng_u32() % 16;
+      /* mostly scales that round within range; some that take v past 2^22 and to infinity (not when the run
+       * promises fp32_bounded, whose promise is checked against the sums below) */
+      const uint32_t kind = bounded ? 2 : rng_u32() % 16;
       multiplier[c] = kind == 0 ? 3e38f : kind == 1 ? rng_uniform(1.0f, 1e5f) : rng_uniform(0.0f, 1.0f) / (float)(1u << (rng_u32() % 16));
+    }
+    if (bounded) {
+      int broken = 0;
+      for (size_t i = 0; i < p->ow * cp; i++) {
+        const double sum = (double)acc[i] + bias[i % cp];
+        broken += fabs(sum) > INT32_MAX || fabs(sum * multiplier[i % cp]) >= 4194304.0;
+      }
+      CHECK(broken == 0, "%s dwconv fp32_bounded test: %d sums break the promise", sel.name, broken);
     }
     const int32_t lo = y_signed ? -128 : 0;
     const int32_t zp = lo + (int32_t)(rng_u32() % 256);
@@ -498,7 +508,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
     float* bias_f32 = exact_alloc(cp * sizeof(float));
     memset(bias_f32, 0, cp * sizeof(float));
     const struct qw_requantization_params params = {.bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier,
-                                                    .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1};
+                                                    .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1,
+                                                    .fp32_bounded = bounded};
     uint8_t* y = exact_alloc(p->ow * C);
     int32_t* scratch = exact_alloc(p->ow * cp * sizeof(int32_t));
     dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, pairs, p->column_step, 2 * p->dilation, rows, packed, &params,
@@ -509,8 +520,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
         const int32_t expect = qw_requantize_fp32_value(qw_requant_input(acc[ox * cp + c], c, &params), c, &params);
         const int32_t got = value_of(y[ox * C + c], y_signed);
         if (got != expect && bad++ == 0) {
-          CHECK(0, "%s dwconv fp32_plain y_signed=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, expected %d",
-                sel.name, y_signed, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
+          CHECK(0, "%s dwconv fp32_plain y_signed=%d bounded=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, "
+                "expected %d", sel.name, y_signed, bounded, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
         }
       }
     }
@@ -527,7 +538,8 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr), PAIRS = qw_dwconv_pairs(KW);
   const size_t pair_step = 2 * p.dilation;
-  const size_t columns = (p.ow - 1) * p.column_step + (PAIRS - 1) * pair_step + 1;
+  const size_t columns = qw_dwconv_pair_columns(p.ow, p.column_step, PAIRS, pair_step);
+  const size_t step = qw_dwconv_pair_step(p.column_step, pair_step);
   const size_t bytes = qw_dwconv_packed_bytes(dwconv, C, KH, KW);
   const size_t weights16 = (bytes - C * sizeof(int32_t)) / sizeof(int16_t);
 
@@ -572,7 +584,8 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   /* One input row per kernel row (its own exact allocation), a few columns short of the pair row on the right
    * and pad_left on the left, so that both ends read the zero point. */
   const int32_t a_zp = p.a_signed ? (int32_t)(rng_u32() % 256) - 128 : (int32_t)(rng_u32() % 256);
-  const size_t in_w = columns > p.pad_left + 1 + rng_u32() % 3 ? columns - p.pad_left - rng_u32() % 3 : 1;
+  const size_t padded_w = (columns - 1) * step + 1;
+  const size_t in_w = padded_w > p.pad_left + 1 + rng_u32() % 3 ? padded_w - p.pad_left - rng_u32() % 3 : 1;
   uint8_t** in = exact_alloc(KH * sizeof(uint8_t*));
   int16_t** pairs = exact_alloc(KH * sizeof(int16_t*));
   int bad_pairs = 0;
@@ -580,18 +593,19 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     in[ky] = exact_alloc(in_w * C);
     for (size_t i = 0; i < in_w * C; i++) in[ky][i] = gen_byte(p.a_signed, p.extremes, a_zp);
     pairs[ky] = exact_alloc(columns * CP * 2 * sizeof(int16_t));
-    dwconv->pair_row[p.a_signed](columns, 1, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, pairs[ky]);
-    for (size_t x = 0; x < columns; x++) {
+    dwconv->pair_row[p.a_signed](columns, step, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, pairs[ky]);
+    for (size_t k = 0; k < columns; k++) {
+      const size_t x = k * step;
       for (size_t c = 0; c < CP; c++) {
-        const int16_t* pair = pairs[ky] + (x * CP + c) * 2;
+        const int16_t* pair = pairs[ky] + qw_dwconv_pair_index(dwconv->cr, columns, k, c);
         const int32_t va = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)x, c, p.a_signed) : 0;
         const int32_t vb = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(x + p.dilation), c, p.a_signed) : 0;
         bad_pairs += pair[0] != va || pair[1] != vb;
       }
     }
   }
-  CHECK(bad_pairs == 0, "%s dwconv pair rows C=%zu columns=%zu pad_left=%zu dilation=%zu: %d wrong pairs", sel.name,
-        C, columns, p.pad_left, p.dilation, bad_pairs);
+  CHECK(bad_pairs == 0, "%s dwconv pair rows C=%zu columns=%zu step=%zu pad_left=%zu dilation=%zu: %d wrong pairs",
+        sel.name, C, columns, step, p.pad_left, p.dilation, bad_pairs);
 
   int32_t* acc = exact_alloc(p.ow * CP * sizeof(int32_t));
   dwconv->ukernel(p.ow, CP, KH, PAIRS, p.column_step, pair_step, (const int16_t* const*)pairs, packed, acc);
@@ -630,25 +644,25 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   free(packed);
 }
 
-/* A pair row built with a step leaves the other columns alone (the driver builds only the columns it reads). */
+/* A pair row built with a step stores only every step-th column, contiguously, and writes nothing past its
+ * columns (the driver builds only the columns the kernels read). */
 static void dwconv_pair_row_step(struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
-  const size_t C = 11, CP = qw_round_up(C, dwconv->cr), columns = 9;
+  const size_t C = 11, CP = qw_round_up(C, dwconv->cr), columns = 5, room = 9;
   uint8_t in[5 * 11];
   for (size_t i = 0; i < sizeof in; i++) in[i] = (uint8_t)rng_u32();
-  int16_t* pairs = exact_alloc(columns * CP * 2 * sizeof(int16_t));
-  for (size_t i = 0; i < columns * CP * 2; i++) pairs[i] = (int16_t)SENTINEL;
+  int16_t* pairs = exact_alloc(room * CP * 2 * sizeof(int16_t));
+  for (size_t i = 0; i < room * CP * 2; i++) pairs[i] = (int16_t)SENTINEL;
   dwconv->pair_row[0](columns, 2, C, CP, in, 5, 1, 1, 7, pairs);
   int bad = 0;
-  for (size_t x = 0; x < columns; x++) {
+  for (size_t i = columns * CP * 2; i < room * CP * 2; i++) {
+    bad += pairs[i] != (int16_t)SENTINEL;
+  }
+  for (size_t k = 0; k < columns; k++) {
     for (size_t c = 0; c < CP; c++) {
-      const int16_t* pair = pairs + (x * CP + c) * 2;
-      if (x % 2 == 1) {
-        bad += pair[0] != (int16_t)SENTINEL || pair[1] != (int16_t)SENTINEL;
-      } else {
-        bad += pair[0] != (c < C ? pair_value(in, 5, 1, C, 7, (long)x, c, 0) : 0) ||
-               pair[1] != (c < C ? pair_value(in, 5, 1, C, 7, (long)x + 1, c, 0) : 0);
-      }
+      const int16_t* pair = pairs + qw_dwconv_pair_index(dwconv->cr, columns, k, c);
+      bad += pair[0] != (c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k), c, 0) : 0) ||
+             pair[1] != (c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k) + 1, c, 0) : 0);
     }
   }
   CHECK(bad == 0, "%s dwconv pair row with step 2: %d wrong entries", sel.name, bad);
