@@ -1,6 +1,7 @@
 /* wasm SIMD128 GEMM microkernels over the c2 layout of gemm.h (tiles of 8 columns, kc a multiple of 4)
  * and A packing. */
 #include "gemm/gemm-wasmsimd.h"
+#include "requantization/requantize-wasmsimd.h"
 
 #define NR 8 /* columns per weight tile: two vectors of 4 */
 
@@ -87,43 +88,157 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   }
 }
 
-/* MR rows (aliased beyond mr) x 8 columns, two k pairs per step (kc is a multiple of 4): V8 adds
- * a stack check and a bound check to every loop iteration, and small K (16 to 96 in MobileNet's
- * pointwise layers) leaves few iterations per tile to spread them over. Four pairs per step made
- * V8 spill and ran much slower. */
+/* The sums of one tile: MR rows (aliased beyond mr) x 8 columns into lo[r] / hi[r], two k pairs per step (kc
+ * is a multiple of 4): V8 adds a stack check and a bound check to every loop iteration, and small K (16 to 96
+ * in MobileNet's pointwise layers) leaves few iterations per tile to spread them over. Four pairs per step
+ * made V8 spill and ran much slower. Advances wt past the tile. */
+#define QW_GEMM_TILE_SUMS(MR)                                                        \
+  QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                    \
+  QW_GEMM_TILE_LOOP(MR)
+#define QW_GEMM_TILE_LOOP(MR)                                                        \
+  for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                                  \
+    const v128_t wl = wasm_v128_load(wt);                                            \
+    const v128_t wh = wasm_v128_load(wt + 8);                                        \
+    for (size_t r = 0; r < MR; r++) {                                                \
+      const v128_t va = wasm_v128_load32_splat(ap[r] + kk);                          \
+      lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl));                   \
+      hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh));                   \
+    }                                                                                \
+    const v128_t wl1 = wasm_v128_load(wt + 16);                                      \
+    const v128_t wh1 = wasm_v128_load(wt + 24);                                      \
+    for (size_t r = 0; r < MR; r++) {                                                \
+      const v128_t va = wasm_v128_load32_splat(ap[r] + kk + 2);                      \
+      lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl1));                  \
+      hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh1));                  \
+    }                                                                                \
+  }
+
 #define QW_GEMM_WASMSIMD(name, MR)                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
     QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                   \
     const int16_t* wt = (const int16_t*)w;                                           \
     QW_GEMM_ROW_POINTERS(MR, int16_t, (const int16_t*)a, kc)                        \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                         \
-      QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                \
-      for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                              \
-        const v128_t wl = wasm_v128_load(wt);                                        \
-        const v128_t wh = wasm_v128_load(wt + 8);                                    \
-        for (size_t r = 0; r < MR; r++) {                                            \
-          const v128_t va = wasm_v128_load32_splat(ap[r] + kk);                      \
-          lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl));               \
-          hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh));               \
-        }                                                                            \
-        const v128_t wl1 = wasm_v128_load(wt + 16);                                  \
-        const v128_t wh1 = wasm_v128_load(wt + 24);                                  \
-        for (size_t r = 0; r < MR; r++) {                                            \
-          const v128_t va = wasm_v128_load32_splat(ap[r] + kk + 2);                  \
-          lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl1));              \
-          hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh1));              \
-        }                                                                            \
-      }                                                                              \
+      QW_GEMM_TILE_SUMS(MR)                                                          \
       const size_t columns = nc - n0 < NR ? nc - n0 : NR;                            \
       /* Highest row first: aliased rows hold the values of the rows they alias. */  \
       for (size_t r = MR; r-- > 0;) {                                                \
-        qw_store_i32_row8(cp[r] + n0, lo[r], hi[r], columns);                                \
+        qw_store_i32_row8(cp[r] + n0, lo[r], hi[r], columns);                        \
       }                                                                              \
     }                                                                                \
   }
 
 QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2, 2)
 QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
+
+/* The tile sums of QW_GEMM_TILE_SUMS, started from the bias vectors instead of zero. */
+#define QW_GEMM_TILE_SUMS_FROM(MR, B_LO, B_HI)                                       \
+  v128_t lo[MR], hi[MR];                                                             \
+  for (size_t r = 0; r < MR; r++) {                                                  \
+    lo[r] = B_LO;                                                                    \
+    hi[r] = B_HI;                                                                    \
+  }                                                                                  \
+  QW_GEMM_TILE_LOOP(MR)
+
+/* Rows r and r + 1 (x: acc + bias, 4 vectors) as 16 bytes, row r in the low half: requantize-wasmsimd.h's fp32 rule
+ * for fp32_plain parameters, or for fp32_bounded ones without the float clamps, the bytes clamped after the
+ * saturating narrowings (one min and one max per 16 outputs instead of two per 4). */
+static inline v128_t requantize_rows2(const v128_t x[4], v128_t m_lo, v128_t m_hi, const struct qw_fp32_constants* k,
+                                      v128_t qmin, v128_t qmax, int bounded, int y_signed) {
+  v128_t q[4];
+  for (int i = 0; i < 4; i++) {
+    const v128_t m = i % 2 ? m_hi : m_lo;
+    q[i] = bounded ? qw_requantize_fp32_bounded_i32x4(x[i], m, k) : qw_requantize_fp32_plain_i32x4(x[i], m, k);
+  }
+  const v128_t r0 = wasm_i16x8_narrow_i32x4(q[0], q[1]), r1 = wasm_i16x8_narrow_i32x4(q[2], q[3]);
+  if (!bounded) {
+    return y_signed ? wasm_i8x16_narrow_i16x8(r0, r1) : wasm_u8x16_narrow_i16x8(r0, r1);
+  }
+  return y_signed ? wasm_i8x16_max(wasm_i8x16_min(wasm_i8x16_narrow_i16x8(r0, r1), qmax), qmin)
+                  : wasm_u8x16_max(wasm_u8x16_min(wasm_u8x16_narrow_i16x8(r0, r1), qmax), qmin);
+}
+
+/* Bytes [half * 8, half * 8 + columns) of q to y. */
+static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
+  if (columns == NR) {
+    if (half) {
+      wasm_v128_store64_lane(y, q, 1);
+    } else {
+      wasm_v128_store64_lane(y, q, 0);
+    }
+  } else {
+    uint8_t lanes[16];
+    wasm_v128_store(lanes, q);
+    memcpy(y, lanes + half * 8, columns);
+  }
+}
+
+/* QW_GEMM_WASMSIMD with the output stage fused: the sums start from the bias and go to bytes in the same call, the
+ * tile's multipliers loaded once for all its rows and two rows narrowed together, instead of through an int32 block
+ * that the requantization kernel reads back row by row. For K of 16 to 32 (MobileNet's early pointwise layers, one
+ * output per 16 to 32 multiply-adds) the output stage is a third of the layer. The sums still pass through memory
+ * (a stack block): requantized from registers, the 8 sums, the parameter vectors and the constants outgrew V8's xmm
+ * registers, and V8 then spilled the sums inside the K loop (every layer ran 20% slower). A last partial tile
+ * takes its parameters from a zero-padded copy: the arrays hold only nc entries. */
+#define QW_GEMM_FP32_PLAIN_WASMSIMD(name, MR, Y_SIGNED)                                       \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                \
+    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0);                      \
+    assert(a != NULL && w != NULL && params != NULL && params->fp32_plain && y != NULL &&     \
+           (mr == 1 || y_stride >= nc));                                                      \
+    const int16_t* wt = (const int16_t*)w;                                                    \
+    const int16_t* ap[MR];                                                                    \
+    uint8_t* yp[MR];                                                                          \
+    ap[0] = (const int16_t*)a;                                                                \
+    yp[0] = (uint8_t*)y;                                                                      \
+    for (size_t r = 1; r < MR; r++) {                                                         \
+      ap[r] = r < mr ? ap[r - 1] + kc : ap[r - 1];                                            \
+      yp[r] = r < mr ? yp[r - 1] + y_stride : yp[r - 1];                                      \
+    }                                                                                         \
+    const int bounded = params->fp32_bounded;                                                 \
+    /* the constants in memory too (escaped), loaded per tile, for the same reason as the sums */ \
+    struct {                                                                                  \
+      struct qw_fp32_constants k;                                                             \
+      v128_t qmin, qmax;                                                                      \
+      int32_t sums[MR][NR];                                                                   \
+      int32_t bias_tail[NR];                                                                  \
+      float multiplier_tail[NR];                                                              \
+    } f; /* not zero-initialized: clang would clear it with a memset call per kernel call */  \
+    f.k = qw_fp32_constants(params);                                                          \
+    f.qmin = wasm_i8x16_splat((int8_t)params->qmin); /* the byte pattern, signed or not */        \
+    f.qmax = wasm_i8x16_splat((int8_t)params->qmax);                                          \
+    __asm__ __volatile__("" : : "r"(&f) : "memory");                                          \
+    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                  \
+      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                     \
+      const int32_t* bias = params->bias + n0;                                                \
+      const float* multiplier = params->multiplier + n0;                                      \
+      if (columns < NR) {                                                                     \
+        memcpy(f.bias_tail, bias, columns * sizeof(int32_t));                                 \
+        memcpy(f.multiplier_tail, multiplier, columns * sizeof(float));                       \
+        bias = f.bias_tail;                                                                   \
+        multiplier = f.multiplier_tail;                                                       \
+      }                                                                                       \
+      QW_GEMM_TILE_SUMS_FROM(MR, wasm_v128_load(bias), wasm_v128_load(bias + 4))              \
+      for (size_t r = 0; r < MR; r++) {                                                       \
+        wasm_v128_store(f.sums[r], lo[r]);                                                    \
+        wasm_v128_store(f.sums[r] + 4, hi[r]);                                                \
+      }                                                                                       \
+      __asm__ __volatile__("" : : "r"(&f) : "memory"); /* keeps clang from folding it back */ \
+      const v128_t m_lo = wasm_v128_load(multiplier), m_hi = wasm_v128_load(multiplier + 4);  \
+      /* Highest rows first: aliased rows hold the values of the rows they alias. */          \
+      for (size_t r = MR; r > 0; r -= 2) {                                                    \
+        const v128_t x[4] = {wasm_v128_load(f.sums[r - 2]), wasm_v128_load(f.sums[r - 2] + 4), \
+                             wasm_v128_load(f.sums[r - 1]), wasm_v128_load(f.sums[r - 1] + 4)}; \
+        const v128_t q = requantize_rows2(x, m_lo, m_hi, &f.k, f.qmin, f.qmax, bounded, Y_SIGNED); \
+        store_row8(yp[r - 1] + n0, q, 1, columns);                                            \
+        store_row8(yp[r - 2] + n0, q, 0, columns);                                            \
+      }                                                                                       \
+    }                                                                                         \
+  }
+
+QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2, 2, 0)
+QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2, 4, 0)
+QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2, 2, 1)
+QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2, 4, 1)
 
 /* 16 bytes per step widened to two int16x8 with the zero point subtracted, then 8 (K = 24, or the
  * stem convolution's 27), the rest per element. */

@@ -78,6 +78,15 @@ typedef void (*qw_gemm_pack_a_ukernel)(size_t mr, size_t k, size_t kc, const uin
 typedef void (*qw_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const void* a, const void* w, int32_t* c,
                                 size_t c_stride);
 
+struct qw_requantization_params;
+
+/* The same sums straight to 8-bit outputs: requantized by the fp32 rule for fp32_plain parameters
+ * (requantization/requantization.h), whose arrays hold the nc columns' entries; y rows y_stride bytes apart.
+ * The same bytes as the ukernel followed by the fp32 requantization kernel, without the int32 block between. */
+typedef void (*qw_gemm_requantizing_ukernel)(size_t mr, size_t nc, size_t kc, const void* a, const void* w,
+                                             const struct qw_requantization_params* params, void* y,
+                                             size_t y_stride);
+
 struct qw_gemm_config {
   uint8_t mr, nr, kr;
   uint8_t packing;        /* QW_GEMM_PACKING_*: the layout pack_w writes and the kernels read */
@@ -87,6 +96,9 @@ struct qw_gemm_config {
   uint8_t a_header;       /* bytes before the A panel's rows (X8_C4: the depth and the zero-point term) */
   uint8_t w_column_extra; /* bytes per column after each tile's weights (X8_C4: column sum, zero point) */
   qw_gemm_ukernel gemm[QW_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
+  /* [output signed][rows - 1]: gemm with the fp32_plain output stage fused, or NULL (the driver then runs gemm and
+   * the requantization kernel). Not used for single-row GEMMs, whose output stage is a small part. */
+  qw_gemm_requantizing_ukernel fp32_plain[2][QW_GEMM_MR_LIMIT];
   qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
   qw_gemm_pack_w_fn pack_w;
 };
@@ -149,6 +161,9 @@ static inline size_t qw_gemm_x8c4_index(size_t nr, size_t kr, size_t k, size_t j
 
 #define QW_DECLARE_GEMM_UKERNEL(name) \
   void name(size_t mr, size_t nc, size_t kc, const void* a, const void* w, int32_t* c, size_t c_stride)
+#define QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name)                                                    \
+  void name(size_t mr, size_t nc, size_t kc, const void* a, const void* w,                              \
+            const struct qw_requantization_params* params, void* y, size_t y_stride)
 #define QW_DECLARE_GEMM_PACK_A_UKERNEL(name) \
   void name(size_t mr, size_t k, size_t kc, const uint8_t* a, size_t a_stride, int32_t a_zero_point, void* panel)
 
@@ -173,6 +188,10 @@ QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_sdot);
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qu8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qu8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel__wasmsimd);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__wasmsimd);
 #endif

@@ -1,8 +1,10 @@
 /* The GEMM driver: blocks the columns so a block of packed weights stays in L2 while the rows
  * stream past it; per block of up to mr rows it packs A, runs the microkernel for that row count
- * into an int32 row block, then the requantization microkernel row by row. Shared by
+ * into an int32 row block, then the requantization microkernel (or, for the fp32 rule where the config
+ * has them, a kernel that does both in registers). Shared by
  * fully-connected layers, matmuls and convolutions. Tile sizes and packing: the kernel table's GEMM
  * config (gemm/gemm.h). */
+#include <math.h>
 #include <string.h>
 
 #include "operators/operators.h"
@@ -118,6 +120,20 @@ qw_requantization_ukernel qw_output_kernel(const struct qw_kernels* kernels, con
   return kernels->requantize[out->kernel][out->y_signed];
 }
 
+/* Whether no sum of depth k can reach 2^22 once scaled (fp32_bounded, requantization.h):
+ * |acc + bias| <= 255 * 255 * k + |bias| (A and W minus their zero points are within +-255). Every trained layer
+ * passes; a multiplier far above 1 need not. */
+static int fp32_bounded(const struct qw_requantization_params* p, size_t n, size_t k) {
+  const double sum_max = 65025.0 * (double)k;
+  for (size_t j = 0; j < n; j++) {
+    const double s = fabs((double)p->bias[j]) + sum_max;
+    if (!(s <= (double)INT32_MAX && s * fabs((double)p->multiplier[j]) < 4194304.0)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
                  int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
                  size_t y_stride, void* workspace) {
@@ -133,21 +149,34 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
    * more rows are re-packed per column block, which keeps the weight block in cache (a few percent
    * of the multiply-adds' time). */
   const int single_block = m <= mr_max;
+  /* The fused kernels where the config has them: not for one row (a GEMV), whose kernel sweeps the weights in
+   * wider passes and whose output stage is a small part of it. */
+  const qw_gemm_requantizing_ukernel* fused = out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain &&
+                                                      m > 1 && gemm->fp32_plain[out->y_signed][0] != NULL
+                                                  ? gemm->fp32_plain[out->y_signed]
+                                                  : NULL;
+  struct qw_requantization_params params = *out->params;
+  params.fp32_bounded = fused != NULL && fp32_bounded(out->params, n, k);
   const size_t nc_block = single_block ? n : column_block(gemm, k);
   if (single_block && m != 0) {
     pack_a(m, k, kc, a, a_stride, a_zero_point, panel);
   }
   for (size_t n0 = 0; n0 < n; n0 += nc_block) {
     const size_t nc = n - n0 < nc_block ? n - n0 : nc_block;
-    const struct qw_requantization_params rq = qw_requantization_params_at(out->params, n0);
+    const struct qw_requantization_params rq = qw_requantization_params_at(&params, n0);
     const void* wb = (const char*)w + n0 * column_bytes; /* n0 is a multiple of nr */
     for (size_t m0 = 0; m0 < m; m0 += mr_max) {
       const size_t mr = m - m0 < mr_max ? m - m0 : mr_max;
       if (!single_block) {
         pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, panel);
       }
-      gemm->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
-      requantize(mr, nc, cblock, nc, &rq, y + m0 * y_stride + n0 * out->elem_size, y_stride);
+      uint8_t* yb = y + m0 * y_stride + n0 * out->elem_size;
+      if (fused != NULL) {
+        fused[mr - 1](mr, nc, kc, panel, wb, &rq, yb, y_stride);
+      } else {
+        gemm->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
+        requantize(mr, nc, cblock, nc, &rq, yb, y_stride);
+      }
     }
   }
 }

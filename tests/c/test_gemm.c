@@ -69,6 +69,77 @@ static void pack_matrix(const struct qw_gemm_config* gemm, size_t n, size_t k, c
   gemm->pack_w(gemm->nr, gemm->kr, n, k, &weights, packed);
 }
 
+/* The config's fused kernels (gemm with the fp32_plain output stage) for the same panel and weights, against the
+ * scalar rule applied to c (the plain kernel's sums, already checked): every byte, for random biases, multipliers
+ * from far below to far above one output step per sum, clamps at and inside the 8-bit range, fp32_bounded set
+ * whenever these sums allow it (the kernels' contract), and nothing written past n in any row. */
+static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_table sel, const int32_t* c,
+                                   size_t c_stride, const void* panel, const void* packed) {
+  const struct qw_gemm_config* gemm = &sel.kernels->gemm;
+  const size_t m = p->m, n = p->n, kc = qw_round_up(p->k, gemm->kr);
+  for (int y_signed = 0; y_signed < 2; y_signed++) {
+    const qw_gemm_requantizing_ukernel fused = gemm->fp32_plain[y_signed][m - 1];
+    if (fused == NULL) {
+      continue;
+    }
+    for (int round = 0; round < 3; round++) {
+      int32_t* bias = exact_alloc(n * sizeof(int32_t));
+      float* multiplier = exact_alloc(n * sizeof(float));
+      float* bias_f32 = exact_alloc(n * sizeof(float)); /* zeros (fp32_plain), read by the scalar rule */
+      for (size_t j = 0; j < n; j++) {
+        bias_f32[j] = 0.0f;
+        bias[j] = (int32_t)(rng_u32() % 200001) - 100000;
+        /* 2^-4 .. 2^-20 times [0.5, 1): outputs from saturated to a few steps; now and then 0, negative or huge */
+        const uint32_t pick = rng_u32() % 16;
+        multiplier[j] = pick == 0 ? 0.0f : pick == 1 ? -ldexpf(rng_uniform(0.5f, 1.0f), -12)
+                        : pick == 2 && round == 2 ? 1e30f
+                                                  : ldexpf(rng_uniform(0.5f, 1.0f), -4 - (int)(rng_u32() % 17));
+      }
+      const int32_t lo = y_signed ? -128 : 0, hi = lo + 255;
+      const int32_t zp = lo + (int32_t)(rng_u32() % 256);
+      const int32_t qmin = round == 1 ? zp : lo + (int32_t)(rng_u32() % 40);
+      int32_t qmax = round == 0 ? hi : hi - (int32_t)(rng_u32() % 40);
+      qmax = qmax < qmin ? qmin : qmax;
+      struct qw_requantization_params params = {
+          .bias = bias, .bias_f32 = bias_f32, .multiplier = multiplier, .zero_point = zp, .qmin = qmin, .qmax = qmax, .fp32_plain = 1,
+      };
+      int bounded = 1;
+      for (size_t r = 0; r < m; r++) {
+        for (size_t j = 0; j < n; j++) {
+          bounded &= fabsf((float)qw_requant_input(c[r * c_stride + j], j, &params) * multiplier[j]) < 4194304.0f;
+        }
+      }
+      params.fp32_bounded = bounded;
+      const size_t y_stride = n + (size_t)(rng_u32() % 3) * 5;
+      const size_t y_bytes = (m - 1) * y_stride + n;
+      uint8_t* y = exact_alloc(y_bytes);
+      memset(y, 0xA5, y_bytes);
+      fused(m, n, kc, panel, packed, &params, y, y_stride);
+      int bad = 0;
+      for (size_t r = 0; r < m; r++) {
+        for (size_t j = 0; j < n; j++) {
+          const int32_t expect = qw_requantize_fp32_value(qw_requant_input(c[r * c_stride + j], j, &params), j, &params);
+          const int32_t got = value_of(y[r * y_stride + j], y_signed);
+          if (got != expect && bad++ == 0) {
+            CHECK(0, "%s fp32_plain[%d][%zu] n=%zu k=%zu bounded=%d zp=%d [%d, %d]: y[%zu][%zu] = %d, expected %d "
+                  "(sum %d, bias %d, multiplier %g)", sel.name, y_signed, m - 1, n, p->k, bounded, zp, qmin, qmax, r, j,
+                  got, expect, c[r * c_stride + j], bias[j], (double)multiplier[j]);
+          }
+        }
+        for (size_t j = n; r + 1 < m && j < y_stride; j++) {
+          bad += y[r * y_stride + j] != 0xA5;
+        }
+      }
+      CHECK(bad == 0, "%s fp32_plain[%d][%zu] m=%zu n=%zu k=%zu: %d wrong or stray bytes", sel.name, y_signed, m - 1, m,
+            n, p->k, bad);
+      free(bias);
+      free(bias_f32);
+      free(multiplier);
+      free(y);
+    }
+  }
+}
+
 static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   const size_t m = p.m, n = p.n, k = p.k;
@@ -210,6 +281,9 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     }
   }
   CHECK(bad == 0, "%s gemm: %d wrong outputs", sel.name, bad);
+  if (bad == 0) {
+    requantizing_gemm_test(&p, sel, c, c_stride, panel, packed);
+  }
 
   free(w_zp);
   free(w);
