@@ -58,6 +58,8 @@ export class Model {
   #constants = new Map(); // initializer name -> its value (frozen), made on first read and shared by every run
   #uploads = new Map(); // such data -> its storage in wasm memory
   #graphInputs;
+  #inputConstants = []; // per node: its inputs' constant values (undefined for the others), resolved on its first run
+  #checked = []; // per node: [input index, dtype, dims] of its non-constant inputs when they last passed checkInputValues
   #memoryOwner; // ModelMemory: what dispose() (or the finalizer) gives back
   #disposed = false;
 
@@ -114,6 +116,7 @@ export class Model {
     const prepared = this.#prepared;
     this.#memoryOwner = new ModelMemory(prepared, this.#plans, this.#uploads, this.#memory);
     releaseWhenCollected(this, this.#memoryOwner); // a safety net: dispose() what you load
+    const constantNames = new Set(graph.initializers.keys());
     this.#ctx = {
       semantics: name,
       cpuCapability: capability,
@@ -132,7 +135,7 @@ export class Model {
         }
         return p.packed;
       },
-      isConstant: (valueName) => graph.initializers.has(valueName),
+      isConstant: (valueName) => constantNames.has(valueName),
       node: null,
       /** The value in wasm memory, as a wasm value the caller releases (host data is copied in; constants once). */
       wasm: (v) => this.#toWasm(v),
@@ -372,6 +375,14 @@ export class Model {
         }
         throw new ModelFormatError(`node "${node.name}" reads "${name}", which has no value`);
       };
+      const inputsOf = (i, node) => {
+        const constants = this.#inputConstants[i] ??= node.inputs.map((n) =>
+          (n !== '' && !this.#graphInputs.has(n) && this.#graph.initializers.has(n) ? lookup(n, node) : undefined));
+        const names = node.inputs;
+        const inputs = new Array(names.length);
+        for (let k = 0; k < names.length; k++) inputs[k] = constants[k] ?? lookup(names[k], node);
+        return inputs;
+      };
       for (let i = 0; i < this.#order.length; i++) {
         const node = this.#order[i];
         this.#ctx.node = node;
@@ -384,15 +395,15 @@ export class Model {
             // Depends on the input shapes alone: computed on the first run with these shapes, then reused.
             outs = plan.statics[i];
             if (!outs) {
-              const inputs = node.inputs.map((n) => lookup(n, node));
+              const inputs = inputsOf(i, node);
               checkInputValues(operator, node, inputs, dtypeOf, dimsView);
               outs = backend().outsidePlan(() => operator.run(this.#ctx, inputs, attrs).map(keepOnHost));
               for (const v of outs) if (v) this.#persistent.add(v.data);
               plan.statics[i] = outs;
             }
           } else {
-            const inputs = node.inputs.map((n) => lookup(n, node));
-            checkInputValues(operator, node, inputs, dtypeOf, dimsView);
+            const inputs = inputsOf(i, node);
+            this.#checkInputs(i, operator, node, inputs);
             outs = operator.run(this.#ctx, inputs, attrs);
           }
         } catch (error) {
@@ -421,6 +432,28 @@ export class Model {
     } finally {
       for (const name of [...values.keys()]) release(name);
     }
+  }
+
+  /**
+   * checkInputValues for node i, skipped when its non-constant inputs have the element types and shapes they had when
+   * they last passed (the checks read nothing else, and the constants do not change).
+   */
+  #checkInputs(i, operator, node, inputs) {
+    const constants = this.#inputConstants[i];
+    const last = this.#checked[i];
+    if (last !== undefined && last.every(([k, dtype, dims]) => {
+      const v = inputs[k];
+      if (v === undefined || dtypeOf(v) !== dtype) return false;
+      const d = dimsView(v);
+      return d.length === dims.length && d.every((x, j) => x === dims[j]);
+    }) && inputs.every((v, k) => v === undefined || constants[k] !== undefined || last.some(([j]) => j === k))) return;
+    this.#checked[i] = undefined;
+    checkInputValues(operator, node, inputs, dtypeOf, dimsView);
+    const passed = [];
+    inputs.forEach((v, k) => {
+      if (v !== undefined && constants[k] === undefined) passed.push([k, dtypeOf(v), Array.from(dimsView(v))]);
+    });
+    this.#checked[i] = passed;
   }
 
   /** Frees the packed weights. Idempotent; later runs throw. */

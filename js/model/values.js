@@ -82,6 +82,21 @@ export function toQ(v, scale, zeroPoint, where) {
   return fromIntRepr(toHost(v).data, v.dims, scale, zeroPoint, QDTYPE[v.dtype]);
 }
 
+/**
+ * toQ for an operand the caller only reads during one call: a QTensor value's own tensor when it already has these
+ * per-tensor qparams (no new view: a layer's input usually carries the scale and zero point the layer reads it with),
+ * else toQ's view or copy. Give it back with giveBackQ, not dispose().
+ */
+export function borrowQ(v, scale, zeroPoint, where) {
+  if (v.kind === 'q' && v.q.qscheme === 'per_tensor_affine' && v.q.qScale() === scale && v.q.qZeroPoint() === zeroPoint) return v.q;
+  return toQ(v, scale, zeroPoint, where);
+}
+
+/** Ends a borrowQ: disposes what it made, leaves the value's own tensor alone. */
+export function giveBackQ(q, v) {
+  if (!(v.kind === 'q' && q === v.q)) q.dispose();
+}
+
 /** The one number of a one-element value. */
 export function scalar(v, where) {
   const h = toHost(v);

@@ -58,9 +58,19 @@ function outputSpec(options, where, mode) {
 
 /** The requantization form and output spec of a call on packed weights: the call's own form, else the packing's. */
 function callSpec(options, weights, where) {
+  // A frozen options object (a model layer's, made once) cannot have changed since the weights' last call with it.
+  const last = weights.lastCallSpec;
+  if (last !== null && last.options === options) return last.spec;
   const overrides = options?.mode !== undefined || options?.semantics !== undefined;
   const mode = overrides ? weights.x86Form(requantizationOf(options, where, 'pytorch-qnnpack')) : weights.mode;
-  return { mode, out: outputSpec(options, where, mode) };
+  const spec = { mode, out: outputSpec(options, where, mode) };
+  if (isDeepFrozen(options)) weights.lastCallSpec = { options, spec };
+  return spec;
+}
+
+function isDeepFrozen(options) {
+  return options !== null && typeof options === 'object' && Object.isFrozen(options) &&
+    Object.values(options).every((v) => v === null || typeof v !== 'object' || Object.isFrozen(v));
 }
 
 /**
@@ -73,6 +83,8 @@ class PackedWeights {
   #mem; // packed, blob, workspace: freed by dispose(), or when the object is collected undisposed
   #blobKey = null;
   #workspaceBytes = 0;
+  /** @internal { options, spec } of the last call made with frozen options (callSpec). */
+  lastCallSpec = null;
 
   constructor(where, weight, bias, mode, channels, packFn) {
     const w = tensorOperand(weight, where, 'weight');
@@ -163,6 +175,17 @@ class PackedWeights {
     return blob;
   }
 
+  /** @internal A buffer of `bytes` owned by the weights (freed with them), allocated under `name` on first use. */
+  ownedBuffer(name, bytes, where) {
+    void this.packedPtr;
+    let ptr = this.#mem.get(name);
+    if (ptr === 0) {
+      ptr = this.#backend.outsidePlan(() => this.#backend.alloc(bytes, where));
+      this.#mem.set(name, ptr);
+    }
+    return ptr;
+  }
+
   /** Scratch memory for a call, kept between calls (grown when a call needs more). */
   workspace(bytes, where = 'qwasm') {
     void this.packedPtr;
@@ -186,6 +209,7 @@ class PackedWeights {
     this.#mem.freeAll();
     this.#blobKey = null;
     this.#workspaceBytes = 0;
+    this.lastCallSpec = null;
   }
 }
 
@@ -330,6 +354,33 @@ export class PackedConv2d extends PackedWeights {
     });
     this.geometry = geometry;
   }
+
+  #lastCall = null;
+
+  dispose() {
+    this.#lastCall = null;
+    super.dispose();
+  }
+
+  /**
+   * @internal What a call on an input [batch, inC, h, w] needs besides its data: the output shape and strides, and
+   * the qw_conv2d_shape in wasm memory (owned by the weights). Kept for the next call of the same size (a model's
+   * layer sees one size run after run).
+   */
+  callGeometry(batch, h, w, where) {
+    const last = this.#lastCall;
+    if (last !== null && last.batch === batch && last.h === h && last.w === w) return last;
+    const g = this.geometry;
+    const [oh, ow] = convOutputSize(g, h, w, where);
+    const shape = Object.freeze([batch, g.outC, oh, ow]);
+    checkBytes(numelOf(shape), 1, where, () => `the output of shape ${show(shape)}`);
+    const b = backend();
+    this.#lastCall = null;
+    const shapePtr = this.ownedBuffer('shape', 64, where);
+    b.i32(shapePtr, 16).set(convShapeStruct(g, batch, h, w));
+    this.#lastCall = { batch, h, w, shape, strides: Object.freeze(channelsLastStrides(shape)), shapePtr };
+    return this.#lastCall;
+  }
 }
 
 /**
@@ -357,19 +408,15 @@ function conv2dAs(where, x, weights, options) {
     throw new RangeError(`${where}: input must be [N, ${g.inC}, H, W], got shape ${show(xr.shape)}`);
   }
   const [batch, , h, w] = xr.shape;
-  const [oh, ow] = convOutputSize(g, h, w, where);
-  const shape = [batch, g.outC, oh, ow];
-  checkBytes(numelOf(shape), out.dtype.bytes, where, () => `the output of shape ${show(shape)}`);
+  const call = weights.callGeometry(batch, h, w, where);
+  checkBytes(numelOf(call.shape), out.dtype.bytes, where, () => `the output of shape ${show(call.shape)}`);
   const b = backend();
-  return b.withBuffers([64], (ps) => {
-    b.i32(ps, 16).set(convShapeStruct(g, batch, h, w));
-    const blob = weights.requantization(xr.quant.scale, out, mode, where);
-    return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, channelsLastStrides(shape), where), (y) =>
-      withChannelsLast(xr, where, (xp) => {
-        const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', ps), where);
-        b.call(where, 'qw_conv2d', ps, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
-      }));
-  });
+  const blob = weights.requantization(xr.quant.scale, out, mode, where);
+  return produce(newTensor(call.shape.slice(), out.dtype, out.scale, out.zeroPoint, call.strides.slice(), where), (y) =>
+    withChannelsLast(xr, where, (xp) => {
+      const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', call.shapePtr), where);
+      b.call(where, 'qw_conv2d', call.shapePtr, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
+    }));
 }
 
 // ---- matmul (ONNX QLinearMatMul) ---------------------------------------------------------------

@@ -52,3 +52,61 @@ test('conv2d (im2col) equals the direct sum for 1-12 input channels, kernels 1-4
   }
   assert.ok(convs > 300, `${convs} convolutions`);
 });
+
+/** sum_c,ky,kx (x - xZp)(w - wZp) of a [1, cin, H, W] x [cout, cin, k, k] convolution (one group), NCHW order. */
+function directSums(xi, wi, [cin, H, W], [cout, k], stride, pad, xZp, wZp) {
+  const OH = Math.floor((H + 2 * pad - k) / stride) + 1, OW = Math.floor((W + 2 * pad - k) / stride) + 1;
+  const out = new Int32Array(cout * OH * OW);
+  for (let o = 0; o < cout; o++) {
+    for (let oy = 0; oy < OH; oy++) {
+      for (let ox = 0; ox < OW; ox++) {
+        let s = 0;
+        for (let c = 0; c < cin; c++) {
+          for (let ky = 0; ky < k; ky++) {
+            for (let kx = 0; kx < k; kx++) {
+              const iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+              const xv = iy < 0 || iy >= H || ix < 0 || ix >= W ? xZp : xi[(c * H + iy) * W + ix];
+              s += (xv - xZp) * (wi[((o * cin + c) * k + ky) * k + kx] - wZp);
+            }
+          }
+        }
+        out[(o * OH + oy) * OW + ox] = s;
+      }
+    }
+  }
+  return out;
+}
+
+test('one packed convolution called with changing input sizes and options: every call its own result', () => {
+  // The packed weights keep the last call's geometry (output shape, the C shape struct) and the spec of the last
+  // frozen options object: each change of size or options must be seen.
+  let seed = 11;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 255;
+  const cin = 5, cout = 9, k = 3;
+  const wi = Int8Array.from({ length: cout * cin * k * k }, () => rnd() - 128);
+  const w = qwasm.fromIntRepr(wi, [cout, cin, k, k], 0.02, 0, 'qint8');
+  const sums = qwasm.packConv2d(w, null, { stride: 2, padding: 1, mode: 'none' });
+  const requantizing = qwasm.packConv2d(w, null, { stride: 2, padding: 1, semantics: 'onnx' });
+  const frozenA = Object.freeze({ scale: 0.5, zeroPoint: 7 });
+  const frozenB = Object.freeze({ scale: 0.25, zeroPoint: 120, clampMin: 0, clampMax: 20 });
+  const loose = { scale: 0.5, zeroPoint: 7 };
+  for (const [H, W, options] of [[8, 8, frozenA], [13, 6, frozenB], [8, 8, frozenA], [5, 17, loose], [13, 6, frozenA], [5, 17, loose]]) {
+    const xi = Uint8Array.from({ length: cin * H * W }, rnd);
+    const x = qwasm.fromIntRepr(xi, [1, cin, H, W], 0.1, 100, 'quint8');
+    const y = qwasm.convInteger(x, sums);
+    assert.deepEqual(y.intRepr(), directSums(xi, wi, [cin, H, W], [cout, k], 2, 1, 100, 0), `sums, input ${H}x${W}`);
+    // the same call on weights packed afresh (no kept state), options copied: the reference for the kept state
+    const fresh = qwasm.packConv2d(w, null, { stride: 2, padding: 1, semantics: 'onnx' });
+    const expected = qwasm.conv2d(x, fresh, { ...options });
+    const got = qwasm.conv2d(x, requantizing, options);
+    assert.deepEqual(got.shape, expected.shape);
+    assert.deepEqual(got.intRepr(), expected.intRepr(), `requantized, input ${H}x${W}, options ${JSON.stringify(options)}`);
+    assert.equal(got.qScale(), options.scale);
+    loose.scale *= 2; // a mutable options object is read afresh on every call
+    for (const t of [x, y, fresh, expected, got]) t.dispose();
+  }
+  sums.dispose();
+  assert.throws(() => qwasm.convInteger(qwasm.fromIntRepr(new Uint8Array(cin * 64), [1, cin, 8, 8], 1, 0, 'quint8'), sums), /disposed/);
+  requantizing.dispose();
+  w.dispose();
+});

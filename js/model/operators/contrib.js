@@ -8,7 +8,7 @@ import { add, cat, leakyRelu, mul, sigmoid } from '../../ops/elementwise.js';
 import { linear, packLinear } from '../../ops/linear.js';
 import { adaptiveAvgPool2dChannelsLast, avgPool2d, avgPool2dChannelsLast, mean } from '../../ops/pooling.js';
 import { semanticsOf } from '../../semantics.js';
-import { dimsOf, host, outputQParams, qvalue, scalar, toHost, toQ } from '../values.js';
+import { borrowQ, dimsOf, giveBackQ, host, outputQParams, qvalue, scalar, toHost, toQ } from '../values.js';
 import { biasOf, packedConstantWeights } from './quantized.js';
 import { A } from './attributes.js';
 
@@ -25,17 +25,17 @@ function binary(op) {
     uses: [op === add ? 'add' : 'mul'],
     run(ctx, [a, as, az, b, bs, bz, ys, yz]) {
       const w = where(ctx.node);
-      const aq = toQ(a, scalar(as, w), zeroPointOf(az, w), w);
+      const aq = borrowQ(a, scalar(as, w), zeroPointOf(az, w), w);
       try {
-        const bq = toQ(b, scalar(bs, w), zeroPointOf(bz, w), w);
+        const bq = borrowQ(b, scalar(bs, w), zeroPointOf(bz, w), w);
         try {
           const out = outputQParams(ys, yz, w);
           return [qvalue(op(aq, bq, { scale: out.scale, zeroPoint: out.zeroPoint, semantics: ctx.semantics }))];
         } finally {
-          bq.dispose();
+          giveBackQ(bq, b);
         }
       } finally {
-        aq.dispose();
+        giveBackQ(aq, a);
       }
     },
   };
@@ -160,13 +160,13 @@ export const CONTRIB_OPERATORS = {
       const w = where(ctx.node);
       const packed = packedConstantWeights(ctx, 3, [bv, bs, bz], (weight) =>
         packLinear(weight, biasOf(ctx, c, w), { semantics: ctx.semantics }));
-      const aq = toQ(a, scalar(as, w), scalar(az, w), w);
+      const aq = borrowQ(a, scalar(as, w), scalar(az, w), w);
       try {
         const out = outputQParams(ys, yz, w);
         if (attrs.qwasm_output_range) out.outputRange = attrs.qwasm_output_range;
         return [qvalue(linear(aq, packed, out))];
       } finally {
-        aq.dispose();
+        giveBackQ(aq, a);
       }
     },
   },

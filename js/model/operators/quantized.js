@@ -6,7 +6,8 @@ import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv
 import { semanticsOf } from '../../semantics.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
-  QDTYPE, dimsOf, dtypeOf, floatData, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ, weightTensor,
+  QDTYPE, borrowQ, dimsOf, dtypeOf, floatData, giveBackQ, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ,
+  weightTensor,
 } from '../values.js';
 import { withWasm } from './kernel-args.js';
 import { A } from './attributes.js';
@@ -68,6 +69,20 @@ const OUTPUT_RANGE = { qwasm_output_range: A.ints(undefined, (v) => v.length ===
 
 function withOutputRange(out, attrs) {
   return attrs.qwasm_output_range ? { ...out, outputRange: attrs.qwasm_output_range } : out;
+}
+
+/**
+ * A layer's output options from make(): made once per shape plan and frozen (the op then skips their checks on
+ * later runs) when the node's inputs at `indices` (the output scale and zero point) are constants.
+ */
+function layerOptions(ctx, indices, make) {
+  const kept = ctx.memo([], () => {
+    if (!indices.every((i) => ctx.isConstant(ctx.node.inputs[i]))) return { options: null };
+    const options = make();
+    if (options.outputRange) options.outputRange = Object.freeze(options.outputRange.slice());
+    return { options: Object.freeze(options) };
+  });
+  return kept.options ?? make();
 }
 
 /** MatMulInteger's B with its zero points (per column when there are several) as a QTensor of scale 1. */
@@ -148,11 +163,11 @@ export const QUANTIZED_OPERATORS = {
       const w = where(ctx.node);
       const packed = packedConstantWeights(ctx, 3, [wv, ws, wz], (weight) =>
         packConv2d(weight, biasOf(ctx, b, w), { ...attrs.conv, semantics: ctx.semantics }));
-      const xq = toQ(x, scalar(xs, w), scalar(xz, w), w);
+      const xq = borrowQ(x, scalar(xs, w), scalar(xz, w), w);
       try {
-        return [qvalue(conv2d(xq, packed, withOutputRange(outputQParams(ys, yz, w), attrs)))];
+        return [qvalue(conv2d(xq, packed, layerOptions(ctx, [6, 7], () => withOutputRange(outputQParams(ys, yz, w), attrs))))];
       } finally {
-        xq.dispose();
+        giveBackQ(xq, x);
       }
     },
   },
