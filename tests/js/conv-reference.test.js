@@ -15,34 +15,15 @@ test('conv2d (im2col) equals the direct sum for 1-12 input channels, kernels 1-4
     for (const k of [1, 2, 3, 4]) {
       for (const [stride, pad] of [[1, 0], [1, 1], [2, 1], [2, 2], [1, 2]]) {
         for (const groups of cin % 2 === 0 ? [1, 2] : [1]) {
-          const H = 9, W = 11, cout = 4 * groups, cg = cin / groups, og = cout / groups;
+          const H = 9, W = 11, cout = 4 * groups, cg = cin / groups;
           const xi = Uint8Array.from({ length: cin * H * W }, rnd);
           const wi = Int8Array.from({ length: cout * cg * k * k }, () => rnd() - 128);
           const x = qwasm.fromIntRepr(xi, [1, cin, H, W], 0.1, 100, 'quint8');
           const w = qwasm.fromIntRepr(wi, [cout, cg, k, k], 0.1, 3, 'qint8');
           const packed = qwasm.packConv2d(w, null, { stride, padding: pad, groups, mode: 'none' });
           const y = qwasm.convInteger(x, packed);
-          const [, , OH, OW] = y.shape;
           const got = y.intRepr();
-          const expected = new Int32Array(cout * OH * OW);
-          for (let o = 0; o < cout; o++) {
-            const g = Math.floor(o / og);
-            for (let oy = 0; oy < OH; oy++) {
-              for (let ox = 0; ox < OW; ox++) {
-                let s = 0;
-                for (let c = 0; c < cg; c++) {
-                  for (let ky = 0; ky < k; ky++) {
-                    for (let kx = 0; kx < k; kx++) {
-                      const iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
-                      const xv = iy < 0 || iy >= H || ix < 0 || ix >= W ? 100 : xi[((g * cg + c) * H + iy) * W + ix];
-                      s += (xv - 100) * (wi[((o * cg + c) * k + ky) * k + kx] - 3);
-                    }
-                  }
-                }
-                expected[(o * OH + oy) * OW + ox] = s;
-              }
-            }
-          }
+          const expected = directSums(xi, wi, [cin, H, W], [cout, k], stride, pad, 100, 3, groups);
           assert.deepEqual(got, expected, `cin ${cin} k ${k} stride ${stride} pad ${pad} groups ${groups}`);
           for (const t of [x, w, packed, y]) t.dispose();
           convs++;
@@ -53,20 +34,25 @@ test('conv2d (im2col) equals the direct sum for 1-12 input channels, kernels 1-4
   assert.ok(convs > 300, `${convs} convolutions`);
 });
 
-/** sum_c,ky,kx (x - xZp)(w - wZp) of a [1, cin, H, W] x [cout, cin, k, k] convolution (one group), NCHW order. */
-function directSums(xi, wi, [cin, H, W], [cout, k], stride, pad, xZp, wZp) {
+/**
+ * sum_c,ky,kx (x - xZp)(w - wZp) of a [1, cin, H, W] x [cout, cin / groups, k, k] convolution, NCHW order: the
+ * definition, padding read as xZp.
+ */
+function directSums(xi, wi, [cin, H, W], [cout, k], stride, pad, xZp, wZp, groups = 1) {
   const OH = Math.floor((H + 2 * pad - k) / stride) + 1, OW = Math.floor((W + 2 * pad - k) / stride) + 1;
+  const cg = cin / groups, og = cout / groups;
   const out = new Int32Array(cout * OH * OW);
   for (let o = 0; o < cout; o++) {
+    const g = Math.floor(o / og);
     for (let oy = 0; oy < OH; oy++) {
       for (let ox = 0; ox < OW; ox++) {
         let s = 0;
-        for (let c = 0; c < cin; c++) {
+        for (let c = 0; c < cg; c++) {
           for (let ky = 0; ky < k; ky++) {
             for (let kx = 0; kx < k; kx++) {
               const iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
-              const xv = iy < 0 || iy >= H || ix < 0 || ix >= W ? xZp : xi[(c * H + iy) * W + ix];
-              s += (xv - xZp) * (wi[((o * cin + c) * k + ky) * k + kx] - wZp);
+              const xv = iy < 0 || iy >= H || ix < 0 || ix >= W ? xZp : xi[((g * cg + c) * H + iy) * W + ix];
+              s += (xv - xZp) * (wi[((o * cg + c) * k + ky) * k + kx] - wZp);
             }
           }
         }
