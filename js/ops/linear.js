@@ -10,7 +10,7 @@ import { dtypeInfo } from '../tensor/dtype.js';
 import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
 import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
 import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
-import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, withChannelsLast } from '../tensor/layout.js';
+import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, isChannelsLast, withChannelsLast } from '../tensor/layout.js';
 import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
 import { activationOperand, newTensor, produce, raw, tensorOperand, withContiguous } from './op.js';
 
@@ -399,7 +399,8 @@ export function conv2d(x, weights, options) {
   return conv2dAs('conv2d', x, weights, options);
 }
 
-function conv2dAs(where, x, weights, options) {
+/** What a conv2d call computes before its kernel: every check, the kept geometry and the requantization blob. */
+function conv2dSetup(where, x, weights, options) {
   const xr = activationOperand(x, where);
   if (!(weights instanceof PackedConv2d)) throw new TypeError(`${where}: weights must come from packConv2d(), got ${show(weights)}`);
   const { mode, out } = callSpec(options, weights, where);
@@ -410,13 +411,65 @@ function conv2dAs(where, x, weights, options) {
   const [batch, , h, w] = xr.shape;
   const call = weights.callGeometry(batch, h, w, where);
   checkBytes(numelOf(call.shape), out.dtype.bytes, where, () => `the output of shape ${show(call.shape)}`);
-  const b = backend();
   const blob = weights.requantization(xr.quant.scale, out, mode, where);
+  return { xr, mode, out, call, blob };
+}
+
+function conv2dAs(where, x, weights, options) {
+  const { xr, out, call, blob } = conv2dSetup(where, x, weights, options);
+  const b = backend();
   return produce(newTensor(call.shape.slice(), out.dtype, out.scale, out.zeroPoint, call.strides.slice(), where), (y) =>
     withChannelsLast(xr, where, (xp) => {
       const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', call.shapePtr), where);
       b.call(where, 'qw_conv2d', call.shapePtr, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
     }));
+}
+
+const sameInts = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * @internal conv2d(x, weights, options) prepared for a model layer, which calls it run after run with inputs of one
+ * shape and options that do not change (frozen): the checks, the geometry and the output's qparams settled once
+ * from x. Returns null when x is not stored channels-last, else { accepts(t), run(t), dispose() }: run(t) equals
+ * conv2d(t, weights, options) for every t that accepts(t) (x's shape, dtype, per-tensor qparams and channels-last
+ * strides); dispose() frees the shape struct it keeps in wasm memory.
+ */
+export function preparedConv2d(x, weights, options) {
+  const where = 'conv2d';
+  const { xr, mode, out, call } = conv2dSetup(where, x, weights, options);
+  if (!isChannelsLast(xr)) return null;
+  const b = backend();
+  const shapePtr = b.outsidePlan(() => b.alloc(64, where)); // its own: the weights keep only the last call's
+  b.i32(shapePtr, 16).set(b.i32(call.shapePtr, 16));
+  const { shape, strides } = call;
+  const { dtype, quant: { scale, zeroPoint } } = xr;
+  const xShape = xr.shape.slice(), xStrides = xr.strides.slice();
+  const yQuant = perTensor(out.scale, out.zeroPoint);
+  const yBytes = Math.max(1, numelOf(shape)) * out.dtype.bytes;
+  let alive = true;
+  return {
+    accepts(t) {
+      const r = raw(t, where);
+      return alive && r.dtype === dtype && r.quant.scheme === 'per_tensor_affine' && r.quant.scale === scale &&
+        r.quant.zeroPoint === zeroPoint && sameInts(r.shape, xShape) && sameInts(r.strides, xStrides);
+    },
+    run(t) {
+      const blob = weights.requantization(scale, out, mode, where); // the weights' cached blob (checks disposal)
+      const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', shapePtr), where);
+      const storage = newStorage(yBytes, where);
+      try {
+        b.call(where, 'qw_conv2d', shapePtr, raw(t, where).ptr, dtype.code, zeroPoint, weights.packedPtr, blob, storage.ptr, ws);
+      } catch (error) {
+        storage.release();
+        throw error;
+      }
+      return wrapStorage(storage, 0, shape, strides, out.dtype, yQuant);
+    },
+    dispose() {
+      if (alive) b.free(shapePtr);
+      alive = false;
+    },
+  };
 }
 
 // ---- matmul (ONNX QLinearMatMul) ---------------------------------------------------------------

@@ -2,7 +2,7 @@
 // ones (DynamicQuantizeLinear, MatMulInteger, ConvInteger), on qwasm's integer kernels in the semantics of the
 // model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
-import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul } from '../../ops/linear.js';
+import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul, preparedConv2d } from '../../ops/linear.js';
 import { semanticsOf } from '../../semantics.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
@@ -72,17 +72,34 @@ function withOutputRange(out, attrs) {
 }
 
 /**
- * A layer's output options from make(): made once per shape plan and frozen (the op then skips their checks on
- * later runs) when the node's inputs at `indices` (the output scale and zero point) are constants.
+ * What a QLinearConv layer keeps per shape plan when its scales and zero points are constants: its output options
+ * (frozen, so the op skips their checks) and the convolution prepared for its input (ops/linear.js preparedConv2d),
+ * which the next runs take while their input matches. { options: null } otherwise.
  */
-function layerOptions(ctx, indices, make) {
-  const kept = ctx.memo([], () => {
-    if (!indices.every((i) => ctx.isConstant(ctx.node.inputs[i]))) return { options: null };
-    const options = make();
-    if (options.outputRange) options.outputRange = Object.freeze(options.outputRange.slice());
-    return { options: Object.freeze(options) };
-  });
-  return kept.options ?? make();
+function convLayer(ctx, packed, x, [xs, xz, ys, yz], attrs, w) {
+  const inputs = ctx.node.inputs;
+  if (!ctx.isConstant(inputs[1]) || !ctx.isConstant(inputs[2]) || !ctx.isConstant(inputs[6]) || !ctx.isConstant(inputs[7])) {
+    return keptConvLayer(null, packed, null);
+  }
+  const options = withOutputRange(outputQParams(ys, yz, w), attrs);
+  if (options.outputRange) options.outputRange = Object.freeze(options.outputRange.slice());
+  Object.freeze(options);
+  const xq = borrowQ(x, scalar(xs, w), scalar(xz, w), w);
+  let fast;
+  try {
+    fast = preparedConv2d(xq, packed, options);
+  } finally {
+    giveBackQ(xq, x);
+  }
+  return keptConvLayer(options, packed, fast);
+}
+
+/**
+ * The kept object, made outside convLayer: a closure there would hold ctx, and through it the Model, alive from the
+ * plans that the Model's finalizer releases.
+ */
+function keptConvLayer(options, packed, fast) {
+  return { options, packed, fast, dispose: () => fast?.dispose() };
 }
 
 /** MatMulInteger's B with its zero points (per column when there are several) as a QTensor of scale 1. */
@@ -163,9 +180,11 @@ export const QUANTIZED_OPERATORS = {
       const w = where(ctx.node);
       const packed = packedConstantWeights(ctx, 3, [wv, ws, wz], (weight) =>
         packConv2d(weight, biasOf(ctx, b, w), { ...attrs.conv, semantics: ctx.semantics }));
+      const layer = ctx.memo([x], () => convLayer(ctx, packed, x, [xs, xz, ys, yz], attrs, w));
+      if (layer.fast && layer.packed === packed && x.kind === 'q' && layer.fast.accepts(x.q)) return [qvalue(layer.fast.run(x.q))];
       const xq = borrowQ(x, scalar(xs, w), scalar(xz, w), w);
       try {
-        return [qvalue(conv2d(xq, packed, layerOptions(ctx, [6, 7], () => withOutputRange(outputQParams(ys, yz, w), attrs))))];
+        return [qvalue(conv2d(xq, packed, layer.options ?? withOutputRange(outputQParams(ys, yz, w), attrs)))];
       } finally {
         giveBackQ(xq, x);
       }
