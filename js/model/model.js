@@ -303,13 +303,13 @@ export class Model {
   }
 
   #memo(inputs, fn) {
-    const signature = inputs.map((v) => (v ? `${dimsView(v)}` : '-')).join('|');
     const memos = this.#plan.memos;
     const m = memos[this.#step];
-    if (m && m.signature === signature) return m.value;
+    if (m && sameShapes(m.shapes, inputs)) return m.value;
     m?.value?.dispose?.();
+    memos[this.#step] = undefined;
     const value = backend().outsidePlan(fn);
-    memos[this.#step] = { signature, value };
+    memos[this.#step] = { shapes: inputs.map((v) => (v ? Array.from(dimsView(v)) : null)), value };
     return value;
   }
 
@@ -489,6 +489,22 @@ if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.
 /** The typed array that carries a model input of each element type (bool: 0 / 1 bytes). */
 const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
 const INPUT_ARRAY_NAMES = Object.freeze({ bool: 'Uint8Array (0 / 1)' });
+
+/** Whether values have the shapes a memo recorded (null for an absent value). */
+function sameShapes(shapes, values) {
+  if (shapes.length !== values.length) return false;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i], s = shapes[i];
+    if (v === undefined || v === null) {
+      if (s !== null) return false;
+      continue;
+    }
+    const d = dimsView(v);
+    if (s === null || s.length !== d.length) return false;
+    for (let k = 0; k < d.length; k++) if (d[k] !== s[k]) return false;
+  }
+  return true;
+}
 
 /** A value as host data, its wasm memory given back (a shape-plan value, kept across runs). */
 function keepOnHost(v) {
