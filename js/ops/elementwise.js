@@ -7,7 +7,7 @@ import { semanticsOf } from '../semantics.js';
 import { INT32_MAX, INT32_MIN, f32, quantizeFbgemmScalar, quantizeOnnx, quantizeTorch } from '../reference.js';
 import { DTYPES } from '../tensor/dtype.js';
 import { checkDim, numelOf, show } from '../tensor/check.js';
-import { contiguousStrides, copyStrided } from '../tensor/qtensor.js';
+import { contiguousStrides, copyStrided, newStorage, perTensor, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape } from '../tensor/layout.js';
 import { mlasLogistic } from './mlas.js';
 import {
@@ -82,26 +82,67 @@ export function add(a, b, options) {
   const where = 'add';
   const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'add', where);
   const be = backend();
-  return binary(a, b, ar, br, shape, out, where, (pa, pb, py) => {
-    if ((form === 'qnnpack' || form === 'qnnpack2') && sameShape(ar.shape, br.shape)) {
-      const status = be.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale, br.quant.zeroPoint,
-        ar.dtype.code, py, out.scale, out.zeroPoint, out.relu ? 1 : 0);
-      if (status === QW_STATUS.QW_UNSUPPORTED) {
-        throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
-      }
-      if (status !== QW_STATUS.QW_OK) throw statusError(status, where, 'qw_add');
-      return;
+  return binary(a, b, ar, br, shape, out, where, (pa, pb, py) => addKernel(be, form, ar, br, shape, n, out, pa, pb, py, where));
+}
+
+/** The kernel call of add in form `form`: operands at pa, pb (as stored, or row-major copies), output at py. */
+function addKernel(be, form, ar, br, shape, n, out, pa, pb, py, where) {
+  if ((form === 'qnnpack' || form === 'qnnpack2') && sameShape(ar.shape, br.shape)) {
+    const status = be.exports.qw_add(n, pa, ar.quant.scale, ar.quant.zeroPoint, pb, br.quant.scale, br.quant.zeroPoint,
+      ar.dtype.code, py, out.scale, out.zeroPoint, out.relu ? 1 : 0);
+    if (status === QW_STATUS.QW_UNSUPPORTED) {
+      throw new RangeError(`${where}: scale ratios a.scale / scale = ${ar.quant.scale / out.scale} and b.scale / scale = ${br.quant.scale / out.scale} must lie in [2^-14, 2^8) for the fixed-point kernel (PyTorch rejects them too)`);
     }
-    const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape, where);
-    withIndexLists(n, ai, bi, (pai, pbi) => {
-      const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
-      if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
-      else {
-        const tail = form === 'fbgemm' || form === 'qnnpack2' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
-        be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK, tail);
+    if (status !== QW_STATUS.QW_OK) throw statusError(status, where, 'qw_add');
+    return;
+  }
+  const withIndices = (pai, pbi) => {
+    const args = [n, pa, pai, ar.quant.scale, ar.quant.zeroPoint, pb, pbi, br.quant.scale, br.quant.zeroPoint, ar.dtype.code, py, out.scale, out.zeroPoint];
+    if (form === 'onnx') be.call(where, 'qw_add_onnx', ...args);
+    else {
+      const tail = form === 'fbgemm' || form === 'qnnpack2' ? QW_ROUNDING.QW_ROUND_FBGEMM_SCALAR : QW_ROUNDING.QW_ROUND_TORCH;
+      be.call(where, 'qw_add_float', ...args, out.relu ? 1 : 0, innermostRun(shape, ar.shape, br.shape), TORCH_VECTOR_BLOCK, tail);
+    }
+  };
+  if (sameShape(ar.shape, shape) && sameShape(br.shape, shape)) return withIndices(0, 0); // no index lists to copy
+  const [ai, bi] = broadcastIndices(shape, ar.shape, br.shape, where);
+  return withIndexLists(n, ai, bi, withIndices, where);
+}
+
+/**
+ * @internal add(a, b, options) prepared for a model layer, which calls it run after run with operands of one shape
+ * and layout and options that do not change: the checks and qparams settled once from a and b. Returns null unless
+ * a and b have the same shape and one dense storage order (a convolution's channels-last outputs, or row-major),
+ * else { accepts(x, y), run(x, y) }: run(x, y) equals add(x, y, options) for every pair accepts takes (the shapes,
+ * strides, dtypes and per-tensor qparams of a and b).
+ */
+export function preparedAdd(a, b, options) {
+  const where = 'add';
+  const { ar, br, out, form, shape, n } = binaryCall(a, b, options, 'add', where);
+  if (!sameShape(ar.shape, br.shape)) return null;
+  const rowMajor = contiguousStrides(shape);
+  const strides = sharedDenseOrder(ar, br) ?? (sameShape(ar.strides, rowMajor) && sameShape(br.strides, rowMajor) ? rowMajor : null);
+  if (strides === null) return null;
+  const operand = (r) => ({ dtype: r.dtype, quant: r.quant, shape: r.shape.slice(), strides: r.strides.slice() });
+  const [aRef, bRef] = [operand(ar), operand(br)];
+  const matches = (r, ref) => r.dtype === ref.dtype && r.quant.scheme === 'per_tensor_affine' && r.quant.scale === ref.quant.scale &&
+    r.quant.zeroPoint === ref.quant.zeroPoint && sameShape(r.shape, ref.shape) && sameShape(r.strides, ref.strides);
+  const be = backend();
+  const yQuant = perTensor(out.scale, out.zeroPoint);
+  const bytes = Math.max(1, n) * ar.dtype.bytes;
+  return {
+    accepts: (x, y) => matches(raw(x, where), aRef) && matches(raw(y, where), bRef),
+    run(x, y) {
+      const storage = newStorage(bytes, where);
+      try {
+        addKernel(be, form, aRef, bRef, shape, n, out, raw(x, where).ptr, raw(y, where).ptr, storage.ptr, where);
+      } catch (error) {
+        storage.release();
+        throw error;
       }
-    }, where);
-  });
+      return wrapStorage(storage, 0, shape, strides, aRef.dtype, yQuant);
+    },
+  };
 }
 
 /**

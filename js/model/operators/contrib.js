@@ -4,7 +4,7 @@
 // (ONNX Runtime's own: their arithmetic is ORT's whatever the file's semantics).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { f32, roundHalfEven } from '../../reference.js';
-import { add, cat, leakyRelu, mul, sigmoid } from '../../ops/elementwise.js';
+import { add, cat, leakyRelu, mul, preparedAdd, sigmoid } from '../../ops/elementwise.js';
 import { linear, packLinear } from '../../ops/linear.js';
 import { adaptiveAvgPool2dChannelsLast, avgPool2d, avgPool2dChannelsLast, mean } from '../../ops/pooling.js';
 import { semanticsOf } from '../../semantics.js';
@@ -14,6 +14,29 @@ import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
 const zeroPointOf = (v, w) => (v ? scalar(v, w) : 0);
+
+/**
+ * What a QLinearAdd layer keeps per shape plan when its scales and zero points are constants (absent zero points are
+ * 0): the add prepared for its operands (ops/elementwise.js preparedAdd), which the next runs take while their
+ * operands match. { fast: null } otherwise.
+ */
+function addLayer(ctx, a, b, [as, az, bs, bz, ys, yz], w) {
+  const inputs = ctx.node.inputs;
+  if (![1, 2, 4, 5, 6, 7].every((i) => !inputs[i] || ctx.isConstant(inputs[i]))) return { fast: null };
+  const out = outputQParams(ys, yz, w);
+  const aq = borrowQ(a, scalar(as, w), zeroPointOf(az, w), w);
+  try {
+    const bq = borrowQ(b, scalar(bs, w), zeroPointOf(bz, w), w);
+    try {
+      // an object, not a closure: nothing made here may hold ctx (and through it the Model) from the plans
+      return { fast: preparedAdd(aq, bq, { scale: out.scale, zeroPoint: out.zeroPoint, semantics: ctx.semantics }) };
+    } finally {
+      giveBackQ(bq, b);
+    }
+  } finally {
+    giveBackQ(aq, a);
+  }
+}
 
 /** com.microsoft QAdd / QMul: both operands viewed with their qparams, the output's from C_scale / C_zero_point. */
 function binary(op) {
@@ -25,6 +48,10 @@ function binary(op) {
     uses: [op === add ? 'add' : 'mul'],
     run(ctx, [a, as, az, b, bs, bz, ys, yz]) {
       const w = where(ctx.node);
+      if (op === add) {
+        const layer = ctx.memo([a, b], () => addLayer(ctx, a, b, [as, az, bs, bz, ys, yz], w));
+        if (layer.fast && a.kind === 'q' && b.kind === 'q' && layer.fast.accepts(a.q, b.q)) return [qvalue(layer.fast.run(a.q, b.q))];
+      }
       const aq = borrowQ(a, scalar(as, w), zeroPointOf(az, w), w);
       try {
         const bq = borrowQ(b, scalar(bs, w), zeroPointOf(bz, w), w);
