@@ -149,14 +149,12 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
    * more rows are re-packed per column block, which keeps the weight block in cache (a few percent
    * of the multiply-adds' time). */
   const int single_block = m <= mr_max;
-  /* The fused kernels where the config has them: not for one row (a GEMV), whose kernel sweeps the weights in
-   * wider passes and whose output stage is a small part of it. */
-  const qw_gemm_requantizing_ukernel* fused = out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain &&
-                                                      m > 1 && gemm->fp32_plain[out->y_signed][0] != NULL
-                                                  ? gemm->fp32_plain[out->y_signed]
-                                                  : NULL;
+  /* The fused kernels for the row counts the config has them for (src/config.c has none for one row: the 1-row
+   * kernel sweeps the weights in wider passes, and one row's output stage is a small part of it). */
+  const qw_gemm_requantizing_ukernel* fused =
+      out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain ? gemm->fp32_plain[out->y_signed] : NULL;
   struct qw_requantization_params params = *out->params;
-  params.fp32_bounded = fused != NULL && fp32_bounded(out->params, n, k);
+  params.fp32_bounded = fused != NULL && fused[mr_max - 1] != NULL && fp32_bounded(out->params, n, k);
   const size_t nc_block = single_block ? n : column_block(gemm, k);
   if (single_block && m != 0) {
     pack_a(m, k, kc, a, a_stride, a_zero_point, panel);
@@ -171,7 +169,7 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
         pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, panel);
       }
       uint8_t* yb = y + m0 * y_stride + n0 * out->elem_size;
-      if (fused != NULL) {
+      if (fused != NULL && fused[mr - 1] != NULL) {
         fused[mr - 1](mr, nc, kc, panel, wb, &rq, yb, y_stride);
       } else {
         gemm->gemm[mr - 1](mr, nc, kc, panel, wb, cblock, nc);
