@@ -59,7 +59,7 @@ export class Model {
   #uploads = new Map(); // such data -> its storage in wasm memory
   #graphInputs;
   #inputConstants = []; // per node: its inputs' constant values (undefined for the others), resolved on its first run
-  #checked = []; // per node: [input index, dtype, dims] of its non-constant inputs when they last passed checkInputValues
+  #checked = []; // per node: { shapes, dtypes } of its non-constant inputs (null elsewhere) when they last passed the checks
   #memoryOwner; // ModelMemory: what dispose() (or the finalizer) gives back
   #disposed = false;
 
@@ -440,20 +440,16 @@ export class Model {
    */
   #checkInputs(i, operator, node, inputs) {
     const constants = this.#inputConstants[i];
+    const dynamic = inputs.map((v, k) => (constants[k] === undefined ? v : undefined));
     const last = this.#checked[i];
-    if (last !== undefined && last.every(([k, dtype, dims]) => {
-      const v = inputs[k];
-      if (v === undefined || dtypeOf(v) !== dtype) return false;
-      const d = dimsView(v);
-      return d.length === dims.length && d.every((x, j) => x === dims[j]);
-    }) && inputs.every((v, k) => v === undefined || constants[k] !== undefined || last.some(([j]) => j === k))) return;
+    if (last !== undefined && sameShapes(last.shapes, dynamic) &&
+      dynamic.every((v, k) => (v === undefined ? last.dtypes[k] === null : dtypeOf(v) === last.dtypes[k]))) return;
     this.#checked[i] = undefined;
     checkInputValues(operator, node, inputs, dtypeOf, dimsView);
-    const passed = [];
-    inputs.forEach((v, k) => {
-      if (v !== undefined && constants[k] === undefined) passed.push([k, dtypeOf(v), Array.from(dimsView(v))]);
-    });
-    this.#checked[i] = passed;
+    this.#checked[i] = {
+      shapes: dynamic.map((v) => (v ? Array.from(dimsView(v)) : null)),
+      dtypes: dynamic.map((v) => (v ? dtypeOf(v) : null)),
+    };
   }
 
   /** Frees the packed weights. Idempotent; later runs throw. */
