@@ -11,7 +11,8 @@ import { contiguousStrides, copyStrided, newStorage, perTensor, wrapStorage } fr
 import { broadcastShape } from '../tensor/layout.js';
 import { mlasLogistic } from './mlas.js';
 import {
-  activationOperand, broadcastIndices, newTensor, outputQParams, produce, raw, sameShape, withContiguous, withIndexLists,
+  activationOperand, broadcastIndices, matchesRecord, newTensor, operandRecord, outputQParams, produce, raw, sameShape,
+  withContiguous, withIndexLists,
 } from './op.js';
 
 /** Elements PyTorch's AVX2 kernels process per vector block (2 x 32 bytes); the rest is a scalar tail. */
@@ -123,15 +124,12 @@ export function preparedAdd(a, b, options) {
   const rowMajor = contiguousStrides(shape);
   const strides = sharedDenseOrder(ar, br) ?? (sameShape(ar.strides, rowMajor) && sameShape(br.strides, rowMajor) ? rowMajor : null);
   if (strides === null) return null;
-  const operand = (r) => ({ dtype: r.dtype, quant: r.quant, shape: r.shape.slice(), strides: r.strides.slice() });
-  const [aRef, bRef] = [operand(ar), operand(br)];
-  const matches = (r, ref) => r.dtype === ref.dtype && r.quant.scheme === 'per_tensor_affine' && r.quant.scale === ref.quant.scale &&
-    r.quant.zeroPoint === ref.quant.zeroPoint && sameShape(r.shape, ref.shape) && sameShape(r.strides, ref.strides);
+  const [aRef, bRef] = [operandRecord(ar), operandRecord(br)];
   const be = backend();
   const yQuant = perTensor(out.scale, out.zeroPoint);
   const bytes = Math.max(1, n) * ar.dtype.bytes;
   return {
-    accepts: (x, y) => matches(raw(x, where), aRef) && matches(raw(y, where), bRef),
+    accepts: (x, y) => matchesRecord(raw(x, where), aRef) && matchesRecord(raw(y, where), bRef),
     run(x, y) {
       const storage = newStorage(bytes, where);
       try {

@@ -12,7 +12,7 @@ import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
 import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, isChannelsLast, withChannelsLast } from '../tensor/layout.js';
 import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
-import { activationOperand, newTensor, produce, raw, tensorOperand, withContiguous } from './op.js';
+import { activationOperand, matchesRecord, newTensor, operandRecord, produce, raw, tensorOperand, withContiguous } from './op.js';
 
 /** Requantization modes and their C codes (qw_requant_mode): the forms of semantics.js's `requantization` family. */
 export const REQUANT_MODES = Object.freeze({
@@ -425,8 +425,6 @@ function conv2dAs(where, x, weights, options) {
     }));
 }
 
-const sameInts = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
-
 /**
  * @internal conv2d(x, weights, options) prepared for a model layer, which calls it run after run with inputs of one
  * shape and options that do not change (frozen): the checks, the geometry and the output's qparams settled once
@@ -442,17 +440,13 @@ export function preparedConv2d(x, weights, options) {
   const shapePtr = b.outsidePlan(() => b.alloc(64, where)); // its own: the weights keep only the last call's
   b.i32(shapePtr, 16).set(b.i32(call.shapePtr, 16));
   const { shape, strides } = call;
+  const xRecord = operandRecord(xr);
   const { dtype, quant: { scale, zeroPoint } } = xr;
-  const xShape = xr.shape.slice(), xStrides = xr.strides.slice();
   const yQuant = perTensor(out.scale, out.zeroPoint);
   const yBytes = Math.max(1, numelOf(shape)) * out.dtype.bytes;
   let alive = true;
   return {
-    accepts(t) {
-      const r = raw(t, where);
-      return alive && r.dtype === dtype && r.quant.scheme === 'per_tensor_affine' && r.quant.scale === scale &&
-        r.quant.zeroPoint === zeroPoint && sameInts(r.shape, xShape) && sameInts(r.strides, xStrides);
-    },
+    accepts: (t) => alive && matchesRecord(raw(t, where), xRecord),
     run(t) {
       const blob = weights.requantization(scale, out, mode, where); // the weights' cached blob (checks disposal)
       const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', shapePtr), where);

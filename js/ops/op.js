@@ -70,6 +70,17 @@ export function sameShape(a, b) {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
 
+/** What a prepared operator records of an operand it was made for (raw fields; shape and strides copied). */
+export function operandRecord(r) {
+  return { dtype: r.dtype, quant: r.quant, shape: r.shape.slice(), strides: r.strides.slice() };
+}
+
+/** Whether raw fields r describe an operand like `record`: dtype, per-tensor scale and zero point, shape, strides. */
+export function matchesRecord(r, record) {
+  return r.dtype === record.dtype && r.quant.scheme === 'per_tensor_affine' && r.quant.scale === record.quant.scale &&
+    r.quant.zeroPoint === record.quant.zeroPoint && sameShape(r.shape, record.shape) && sameShape(r.strides, record.strides);
+}
+
 /** Per-output source indices of a numpy broadcast of two shapes to `shape` (null: that operand has the shape). */
 export function broadcastIndices(shape, aShape, bShape, where = 'qwasm') {
   const same = [sameShape(aShape, shape), sameShape(bShape, shape)];

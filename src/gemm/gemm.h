@@ -97,7 +97,7 @@ struct qw_gemm_config {
   uint8_t w_column_extra; /* bytes per column after each tile's weights (X8_C4: column sum, zero point) */
   qw_gemm_ukernel gemm[QW_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
   /* [output signed][rows - 1]: gemm with the fp32_plain output stage fused, or NULL (the driver then runs gemm and
-   * the requantization kernel). Not used for single-row GEMMs, whose output stage is a small part. */
+   * the requantization kernel; the SIMD128 config leaves one row there, src/config.c says why). */
   qw_gemm_requantizing_ukernel fp32_plain[2][QW_GEMM_MR_LIMIT];
   qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
   qw_gemm_pack_w_fn pack_w;

@@ -2,7 +2,6 @@
  * depthwise (one input channel per output channel) through the dwconv microkernels over an
  * indirection list, and everything else as GEMM: 1x1 / stride 1 / no padding reads the input as
  * the GEMM's A directly, other shapes gather an im2col block of output pixels first. */
-#include <math.h>
 #include <string.h>
 
 #include "operators/operators.h"
@@ -502,8 +501,7 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
     int bounded = 1;
     for (size_t c = 0; c < g.cp; c++) {
       multiplier[c] = c < channels ? rq->multiplier[c] : 0.0f;
-      const double sum_max = fabs((double)bias[c]) + taps_max;
-      bounded &= sum_max <= (double)INT32_MAX && sum_max * fabs((double)multiplier[c]) < 4194304.0;
+      bounded &= qw_fp32_column_bounded(taps_max, bias[c], multiplier[c]);
     }
     rq_dw.multiplier = multiplier;
     rq_dw.fp32_bounded = bounded;

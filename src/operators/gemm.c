@@ -4,7 +4,6 @@
  * has them, a kernel that does both in registers). Shared by
  * fully-connected layers, matmuls and convolutions. Tile sizes and packing: the kernel table's GEMM
  * config (gemm/gemm.h). */
-#include <math.h>
 #include <string.h>
 
 #include "operators/operators.h"
@@ -124,10 +123,8 @@ qw_requantization_ukernel qw_output_kernel(const struct qw_kernels* kernels, con
  * |acc + bias| <= 255 * 255 * k + |bias| (A and W minus their zero points are within +-255). Every trained layer
  * passes; a multiplier far above 1 need not. */
 static int fp32_bounded(const struct qw_requantization_params* p, size_t n, size_t k) {
-  const double sum_max = 65025.0 * (double)k;
   for (size_t j = 0; j < n; j++) {
-    const double s = fabs((double)p->bias[j]) + sum_max;
-    if (!(s <= (double)INT32_MAX && s * fabs((double)p->multiplier[j]) < 4194304.0)) {
+    if (!qw_fp32_column_bounded(65025.0 * (double)k, p->bias[j], p->multiplier[j])) {
       return 0;
     }
   }

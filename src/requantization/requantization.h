@@ -65,6 +65,13 @@ enum {
 typedef void (*qw_requantization_ukernel)(size_t rows, size_t n, const int32_t* acc, size_t acc_stride,
                                           const struct qw_requantization_params* params, void* y, size_t y_stride);
 
+/* The fp32_bounded test for one column: no accumulator of magnitude at most acc_max plus |bias| (within int32) reaches
+ * 2^22 once scaled by multiplier. */
+static inline int qw_fp32_column_bounded(double acc_max, int32_t bias, float multiplier) {
+  const double sum_max = fabs((double)bias) + acc_max;
+  return sum_max <= 2147483647.0 && sum_max * fabs((double)multiplier) < 4194304.0;
+}
+
 static inline int32_t qw_requant_input(int32_t acc, size_t j, const struct qw_requantization_params* p) {
   return (int32_t)((uint32_t)acc + (uint32_t)p->bias[j]);
 }
