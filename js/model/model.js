@@ -309,7 +309,7 @@ export class Model {
     m?.value?.dispose?.();
     memos[this.#step] = undefined;
     const value = backend().outsidePlan(fn);
-    memos[this.#step] = { shapes: inputs.map((v) => (v ? Array.from(dimsView(v)) : null)), value };
+    memos[this.#step] = { shapes: inputs.map(shapeRecord), value };
     return value;
   }
 
@@ -440,14 +440,13 @@ export class Model {
    */
   #checkInputs(i, operator, node, inputs) {
     const constants = this.#inputConstants[i];
-    const dynamic = inputs.map((v, k) => (constants[k] === undefined ? v : undefined));
     const last = this.#checked[i];
-    if (last !== undefined && sameShapes(last.shapes, dynamic) &&
-      dynamic.every((v, k) => (v === undefined ? last.dtypes[k] === null : dtypeOf(v) === last.dtypes[k]))) return;
+    if (last !== undefined && passedBefore(last, inputs, constants)) return;
+    const dynamic = inputs.map((v, k) => (constants[k] === undefined ? v : undefined));
     this.#checked[i] = undefined;
     checkInputValues(operator, node, inputs, dtypeOf, dimsView);
     this.#checked[i] = {
-      shapes: dynamic.map((v) => (v ? Array.from(dimsView(v)) : null)),
+      shapes: dynamic.map(shapeRecord),
       dtypes: dynamic.map((v) => (v ? dtypeOf(v) : null)),
     };
   }
@@ -486,6 +485,32 @@ if (typeof Symbol.dispose === 'symbol') Model.prototype[Symbol.dispose] = Model.
 const INPUT_ARRAYS = Object.freeze({ float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array });
 const INPUT_ARRAY_NAMES = Object.freeze({ bool: 'Uint8Array (0 / 1)' });
 
+/** Whether the non-constant inputs have the shapes and element types #checkInputs recorded (no allocation: every node, every run). */
+function passedBefore(last, inputs, constants) {
+  if (last.shapes.length !== inputs.length) return false;
+  for (let k = 0; k < inputs.length; k++) {
+    const v = constants[k] === undefined ? inputs[k] : undefined;
+    const s = last.shapes[k];
+    if (v === undefined || v === null) {
+      if (s !== null || last.dtypes[k] !== null) return false;
+      continue;
+    }
+    if (s === null || dtypeOf(v) !== last.dtypes[k]) return false;
+    const d = dimsView(v);
+    if (d === s) continue;
+    if (s.length !== d.length) return false;
+    for (let j = 0; j < d.length; j++) if (d[j] !== s[j]) return false;
+  }
+  return true;
+}
+
+/** A value's shape as sameShapes records it: a frozen shape itself (a QTensor's, a constant's), others copied; null for none. */
+function shapeRecord(v) {
+  if (v === undefined || v === null) return null;
+  const d = dimsView(v);
+  return Object.isFrozen(d) ? d : Array.from(d);
+}
+
 /** Whether values have the shapes a memo recorded (null for an absent value). */
 function sameShapes(shapes, values) {
   if (shapes.length !== values.length) return false;
@@ -496,6 +521,7 @@ function sameShapes(shapes, values) {
       continue;
     }
     const d = dimsView(v);
+    if (d === s) continue; // a frozen shape recorded as it is (shapeRecord)
     if (s === null || s.length !== d.length) return false;
     for (let k = 0; k < d.length; k++) if (d[k] !== s[k]) return false;
   }

@@ -9,7 +9,7 @@ import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
 import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
 import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
-import { contiguousStrides, newStorage, perTensor, quantizePerTensor, wrapStorage } from '../tensor/qtensor.js';
+import { contiguousStrides, newStorage, perTensor, quantizePerTensor, tensorPtr, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, isChannelsLast, withChannelsLast } from '../tensor/layout.js';
 import { Allocations, forget, releaseWhenCollected } from '../runtime/owned.js';
 import { activationOperand, matchesRecord, newTensor, operandRecord, produce, raw, tensorOperand, withContiguous } from './op.js';
@@ -444,15 +444,16 @@ export function preparedConv2d(x, weights, options) {
   const { dtype, quant: { scale, zeroPoint } } = xr;
   const yQuant = perTensor(out.scale, out.zeroPoint);
   const yBytes = Math.max(1, numelOf(shape)) * out.dtype.bytes;
+  const wsBytes = b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', shapePtr);
   let alive = true;
   return {
     accepts: (t) => alive && matchesRecord(raw(t, where), xRecord),
     run(t) {
       const blob = weights.requantization(scale, out, mode, where); // the weights' cached blob (checks disposal)
-      const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', shapePtr), where);
+      const ws = weights.workspace(wsBytes, where);
       const storage = newStorage(yBytes, where);
       try {
-        b.call(where, 'qw_conv2d', shapePtr, raw(t, where).ptr, dtype.code, zeroPoint, weights.packedPtr, blob, storage.ptr, ws);
+        b.call(where, 'qw_conv2d', shapePtr, tensorPtr(t, where), dtype.code, zeroPoint, weights.packedPtr, blob, storage.ptr, ws);
       } catch (error) {
         storage.release();
         throw error;

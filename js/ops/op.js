@@ -67,12 +67,15 @@ export function outputQParams(options, dtype, where) {
 }
 
 export function sameShape(a, b) {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
-/** What a prepared operator records of an operand it was made for (raw fields; shape and strides copied). */
+/** What a prepared operator records of an operand it was made for (raw fields; a QTensor's shape and strides are frozen). */
 export function operandRecord(r) {
-  return { dtype: r.dtype, quant: r.quant, shape: r.shape.slice(), strides: r.strides.slice() };
+  return { dtype: r.dtype, quant: r.quant, shape: r.shape, strides: r.strides };
 }
 
 /** Whether raw fields r describe an operand like `record`: dtype, per-tensor scale and zero point, shape, strides. */

@@ -19,6 +19,7 @@ const INTERNAL = Symbol('qwasm.QTensor.internal');
 
 /** Set by QTensor's static block: the raw fields of a live tensor (see rawTensor). */
 let rawFields;
+let dataPtr;
 
 /** Reference-counted wasm allocation shared by a tensor and its views. */
 class Storage {
@@ -105,8 +106,10 @@ export class QTensor {
     }
     this.#storage = storage;
     this.#offset = offset;
-    this.#shape = Object.freeze(shape.slice());
-    this.#strides = strides.slice();
+    // Frozen arrays are shared as they are (a prepared layer's output shape, run after run): equal shapes are then
+    // often the same array, which the shape comparisons of model runs test first.
+    this.#shape = Object.isFrozen(shape) ? shape : Object.freeze(shape.slice());
+    this.#strides = Object.isFrozen(strides) ? strides : Object.freeze(strides.slice());
     this.#dtype = dtype;
     this.#quant = quant;
     finalizer.register(this, storage, this);
@@ -115,6 +118,10 @@ export class QTensor {
   // ---- internals ---------------------------------------------------------------------------
 
   static {
+    dataPtr = (t, where) => {
+      t.#live(where);
+      return t.#ptr();
+    };
     rawFields = (t, where) => {
       const storage = t.#live(where);
       return { storage, ptr: t.#ptr(), offset: t.#offset, shape: t.#shape, strides: t.#strides, dtype: t.#dtype, quant: t.#quant };
@@ -172,7 +179,7 @@ export class QTensor {
   /** Strides in elements, as torch's stride(). */
   get strides() {
     this.#live('strides');
-    return Object.freeze(this.#strides.slice());
+    return this.#strides; // frozen
   }
   get disposed() {
     return this.#storage === null;
@@ -740,6 +747,11 @@ export function rawTensor(t, where) {
   return rawFields(t, where);
 }
 
+/** The wasm address of a live QTensor's first element (rawTensor(t, where).ptr without the object). */
+export function tensorPtr(t, where) {
+  return dataPtr(t, where);
+}
+
 /** Copies a strided view (element strides) of `shape` between wasm addresses, through qw_copy_strided. */
 export function copyStrided(b, where, elemBytes, shape, src, srcStrides, dst, dstStrides) {
   const rank = shape.length;
@@ -769,5 +781,5 @@ export function withQParams(t, scale, zeroPoint) {
   const r = rawFields(t, 'withQParams');
   checkScale(scale, 'withQParams');
   checkZeroPoint(zeroPoint, r.dtype, 'withQParams');
-  return new QTensor(INTERNAL, r.storage.retain(), r.offset, r.shape.slice(), r.strides.slice(), r.dtype, perTensor(scale, zeroPoint));
+  return new QTensor(INTERNAL, r.storage.retain(), r.offset, r.shape, r.strides, r.dtype, perTensor(scale, zeroPoint)); // frozen: shared
 }

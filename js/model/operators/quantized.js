@@ -153,6 +153,15 @@ export const QUANTIZED_OPERATORS = {
     run(ctx, [x, s, z], attrs) {
       const w = where(ctx.node);
       const { scales, zps, perAxis } = qparamsOf(s, z, w);
+      if (!perAxis && x.kind === 'q') {
+        // the same function on a view of the data (no copy out and back in)
+        const t = toQ(x, scales[0], zps[0], w);
+        try {
+          return [host('float32', dimsOf(x), t.dequantize())];
+        } finally {
+          t.dispose();
+        }
+      }
       const h = toHost(x);
       const qd = QDTYPE[h.dtype];
       if (!qd) throw new ModelFormatError(`${w}: expected 8-bit or int32 input, got ${h.dtype}`);
