@@ -201,6 +201,9 @@ static void test_conv(struct kernel_table t) {
       {1, 5, 7, 13, 21, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},     /* 1x1: the input read in place */
       {2, 3, 3, 8, 17, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},      /* batches, 9 pixels */
       {1, 9, 11, 3, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* K 27: the stem */
+      {1, 10, 12, 3, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},     /* the stem at stride 2: interior runs of 9 bytes */
+      {1, 4, 1, 3, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},       /* a row narrower than the kernel: no interior pixel */
+      {1, 6, 9, 2, 4, 3, 2, 1, 3, 0, 0, 0, 0, 1, 1, 1},       /* runs of 4 bytes, stride 3, no padding */
       {1, 8, 8, 5, 7, 3, 3, 2, 2, 1, 0, 1, 2, 1, 1, 1},       /* stride, lopsided padding */
       {1, 10, 9, 4, 6, 3, 2, 1, 2, 2, 1, 0, 1, 2, 1, 2},      /* dilation, groups */
       {1, 6, 6, 12, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3},      /* groups of 4 -> 3 */
