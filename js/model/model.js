@@ -17,6 +17,7 @@ import { optimize } from './passes/passes.js';
 import { checkInputValues, checkNodesBeforePasses, nodeLabel, prepareNode } from './operators/registry.js';
 import { describeNodes } from './layers.js';
 import { MAX_RANK } from '../tensor/check.js';
+import { sameShape } from '../ops/op.js';
 import { ShapePlans, staticNodes } from './shape-plans.js';
 import { BYTES, ONNX_OF, dimsOf, dimsView, dtypeOf, constantValue, host, numel, qvalue, releaseValue, toHost, viewValue, wasmValue } from './values.js';
 
@@ -495,11 +496,7 @@ function passedBefore(last, inputs, constants) {
       if (s !== null || last.dtypes[k] !== null) return false;
       continue;
     }
-    if (s === null || dtypeOf(v) !== last.dtypes[k]) return false;
-    const d = dimsView(v);
-    if (d === s) continue;
-    if (s.length !== d.length) return false;
-    for (let j = 0; j < d.length; j++) if (d[j] !== s[j]) return false;
+    if (s === null || dtypeOf(v) !== last.dtypes[k] || !sameShape(dimsView(v), s)) return false;
   }
   return true;
 }
@@ -520,10 +517,7 @@ function sameShapes(shapes, values) {
       if (s !== null) return false;
       continue;
     }
-    const d = dimsView(v);
-    if (d === s) continue; // a frozen shape recorded as it is (shapeRecord)
-    if (s === null || s.length !== d.length) return false;
-    for (let k = 0; k < d.length; k++) if (d[k] !== s[k]) return false;
+    if (s === null || !sameShape(dimsView(v), s)) return false; // identity first: shapeRecord keeps frozen shapes
   }
   return true;
 }

@@ -66,6 +66,7 @@ export function outputQParams(options, dtype, where) {
   return { scale: options.scale, zeroPoint: options.zeroPoint, relu };
 }
 
+/** Whether two shapes are equal (the same array first: QTensors and model memos share frozen shapes). */
 export function sameShape(a, b) {
   if (a === b) return true;
   if (a.length !== b.length) return false;
