@@ -491,14 +491,15 @@ function passedBefore(last, inputs, constants) {
   if (last.shapes.length !== inputs.length) return false;
   for (let k = 0; k < inputs.length; k++) {
     const v = constants[k] === undefined ? inputs[k] : undefined;
-    const s = last.shapes[k];
-    if (v === undefined || v === null) {
-      if (s !== null || last.dtypes[k] !== null) return false;
-      continue;
-    }
-    if (s === null || dtypeOf(v) !== last.dtypes[k] || !sameShape(dimsView(v), s)) return false;
+    if (!hasShape(v, last.shapes[k]) || (v == null ? last.dtypes[k] !== null : dtypeOf(v) !== last.dtypes[k])) return false;
   }
   return true;
+}
+
+/** Whether value v (absent: undefined or null) has the shape shapeRecord recorded (null for an absent value). */
+function hasShape(v, s) {
+  if (v === undefined || v === null) return s === null;
+  return s !== null && sameShape(dimsView(v), s); // identity first: shapeRecord keeps frozen shapes
 }
 
 /** A value's shape as sameShapes records it: a frozen shape itself (a QTensor's, a constant's), others copied; null for none. */
@@ -511,14 +512,7 @@ function shapeRecord(v) {
 /** Whether values have the shapes a memo recorded (null for an absent value). */
 function sameShapes(shapes, values) {
   if (shapes.length !== values.length) return false;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i], s = shapes[i];
-    if (v === undefined || v === null) {
-      if (s !== null) return false;
-      continue;
-    }
-    if (s === null || !sameShape(dimsView(v), s)) return false; // identity first: shapeRecord keeps frozen shapes
-  }
+  for (let i = 0; i < values.length; i++) if (!hasShape(values[i], shapes[i])) return false;
   return true;
 }
 

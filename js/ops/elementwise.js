@@ -7,7 +7,7 @@ import { semanticsOf } from '../semantics.js';
 import { INT32_MAX, INT32_MIN, f32, quantizeFbgemmScalar, quantizeOnnx, quantizeTorch } from '../reference.js';
 import { DTYPES } from '../tensor/dtype.js';
 import { checkDim, numelOf, show } from '../tensor/check.js';
-import { contiguousStrides, copyStrided, newStorage, perTensor, wrapStorage } from '../tensor/qtensor.js';
+import { contiguousStrides, copyStrided, newStorage, perTensor, tensorPtr, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape } from '../tensor/layout.js';
 import { mlasLogistic } from './mlas.js';
 import {
@@ -133,7 +133,7 @@ export function preparedAdd(a, b, options) {
     run(x, y) {
       const storage = newStorage(bytes, where);
       try {
-        addKernel(be, form, aRef, bRef, shape, n, out, raw(x, where).ptr, raw(y, where).ptr, storage.ptr, where);
+        addKernel(be, form, aRef, bRef, shape, n, out, tensorPtr(x, where), tensorPtr(y, where), storage.ptr, where);
       } catch (error) {
         storage.release();
         throw error;
