@@ -88,28 +88,23 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   }
 }
 
-/* The sums of one tile: MR rows (aliased beyond mr) x 8 columns into lo[r] / hi[r], two k pairs per step (kc
- * is a multiple of 4): V8 adds a stack check and a bound check to every loop iteration, and small K (16 to 96
- * in MobileNet's pointwise layers) leaves few iterations per tile to spread them over. Four pairs per step
- * made V8 spill and ran much slower. Advances wt past the tile. */
+/* The sums of one tile: MR rows (aliased beyond mr) x 8 columns into lo[r] / hi[r], one k pair per step. Each
+ * step keeps 8 sums, 2 weight vectors and one A splat and product in registers (12 of the 15 xmm registers V8
+ * allocates). Two pairs per step (4 weight vectors) fit in Node 20's V8 11.3 and ran 4-7% faster there, but
+ * Chromium's V8 schedules both pairs' loads ahead of their arithmetic and then stores and reloads one sum every
+ * step: 256x1024x1024 ran 17% slower in Chromium than in Node (its machine code read from `--js-flags=--perf-prof`
+ * jitdump files). One pair per step: 15% faster in Chromium 156. Advances wt past the tile. */
 #define QW_GEMM_TILE_SUMS(MR)                                                        \
   QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                    \
   QW_GEMM_TILE_LOOP(MR)
 #define QW_GEMM_TILE_LOOP(MR)                                                        \
-  for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                                  \
+  for (size_t kk = 0; kk < kc; kk += 2, wt += 16) {                                  \
     const v128_t wl = wasm_v128_load(wt);                                            \
     const v128_t wh = wasm_v128_load(wt + 8);                                        \
     for (size_t r = 0; r < MR; r++) {                                                \
       const v128_t va = wasm_v128_load32_splat(ap[r] + kk);                          \
       lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl));                   \
       hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh));                   \
-    }                                                                                \
-    const v128_t wl1 = wasm_v128_load(wt + 16);                                      \
-    const v128_t wh1 = wasm_v128_load(wt + 24);                                      \
-    for (size_t r = 0; r < MR; r++) {                                                \
-      const v128_t va = wasm_v128_load32_splat(ap[r] + kk + 2);                      \
-      lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl1));                  \
-      hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh1));                  \
     }                                                                                \
   }
 

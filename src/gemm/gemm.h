@@ -18,7 +18,7 @@
  *   [c0k0 c0k1 c1k0 c1k1 c2k0 c2k1 c3k0 c3k1][c4k0 c4k1 ... c7k0 c7k1]   (nr 8: two vectors per pair)
  * The A panel holds int16 (a - a_zp), rows kc apart. One 32-bit splat of a row's (k, k + 1) pair
  * times a tile vector with i32x4.dot_i16x8_s gives 4 columns of two products each: two ALU operations
- * per 8 multiply-adds, no widening in the loop. kr 4 lets the SIMD kernels take two pairs per step.
+ * per 8 multiply-adds, no widening in the loop. kr 4 lets the one-row SIMD kernels take two pairs per step.
  *
  * Why int16 weights: on these machines the wasm dot loop is bound by SIMD ALU operations, not by
  * memory; widening int8 weights in the loop costs more than reading twice the bytes, even for a
