@@ -70,6 +70,7 @@ static void wake_all(_Atomic uint32_t* word) {
  * it then never uses (its claim fails on the generation). */
 static struct {
   _Atomic uint32_t generation; /* the current job; workers wait for it to change */
+  _Atomic uint32_t sleepers;   /* workers in (or about to enter) wait_while_equal */
   _Atomic uint64_t work;       /* generation << 32 | next tile */
   _Atomic uint32_t done;       /* tiles of the current job finished */
   _Atomic uint32_t stop;
@@ -126,7 +127,12 @@ void qw_thread_main(size_t index) {
     unsigned spins = 0;
     while ((generation = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen) {
       if (++spins == SPIN_LOADS) {
+        /* Counted before the wait checks the generation, and the caller reads the count after it publishes one
+         * (both sequentially consistent): either the caller sees a sleeper and wakes it, or the wait sees the new
+         * generation and returns at once. */
+        atomic_fetch_add_explicit(&pool.sleepers, 1, memory_order_seq_cst);
         wait_while_equal(&pool.generation, seen);
+        atomic_fetch_sub_explicit(&pool.sleepers, 1, memory_order_relaxed);
         spins = 0;
       }
     }
@@ -162,9 +168,16 @@ void qw_parallelize(qw_task_fn task, const void* context, size_t range, size_t t
   atomic_store_explicit(&pool.tile, tile, memory_order_relaxed);
   atomic_store_explicit(&pool.tiles, (uint32_t)tiles, memory_order_relaxed);
   atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool.work, (uint64_t)generation << 32, memory_order_release);
-  atomic_store_explicit(&pool.generation, generation, memory_order_release);
-  wake_all(&pool.generation);
+  /* Tile 0 is the caller's before the workers see the job: a job split in one tile per thread then gives the
+   * caller the first part every time, and consecutive layers split the same way (rows, say) leave each thread
+   * reading what it wrote. Claimed by whoever came first, the parts swapped threads from layer to layer. */
+  atomic_store_explicit(&pool.work, (uint64_t)generation << 32 | 1, memory_order_release);
+  atomic_store_explicit(&pool.generation, generation, memory_order_seq_cst);
+  if (atomic_load_explicit(&pool.sleepers, memory_order_seq_cst) != 0) {
+    wake_all(&pool.generation); /* memory.atomic.notify takes the engine's lock: only when a worker sleeps */
+  }
+  task(context, 0, 0, tile);
+  atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
   run_tiles(generation, 0);
   while (atomic_load_explicit(&pool.done, memory_order_acquire) != tiles) {
   }

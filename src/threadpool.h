@@ -16,8 +16,8 @@
  *     every instance sees the same pool.
  *   QW_THREADS=1, native (the C tests): the same pool with pthreads calling qw_thread_main.
  *
- * Scheduling: the calling thread publishes a job, wakes the workers and claims tiles itself; tiles are
- * claimed one at a time with a compare-and-swap on (job generation, next tile), so a worker that wakes
+ * Scheduling: the calling thread publishes a job with tile 0 already its own, wakes the workers that sleep and
+ * claims tiles itself; tiles are claimed one at a time with a compare-and-swap on (job generation, next tile), so a worker that wakes
  * late can never take a tile of a later job, and the caller never waits for a worker that has no tile:
  * it returns as soon as every tile is done. A worker that never started only leaves more tiles to the
  * caller. Workers spin for a while before they sleep, so a model's consecutive layers find them awake.
