@@ -171,10 +171,13 @@ static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
 /* QW_GEMM_WASMSIMD with the output stage fused: the sums start from the bias and go to bytes in the same call, the
  * tile's multipliers loaded once for all its rows and two rows narrowed together, instead of through an int32 block
  * that the requantization kernel reads back row by row. For K of 16 to 32 (MobileNet's early pointwise layers, one
- * output per 16 to 32 multiply-adds) the output stage is a third of the layer. The sums still pass through memory
- * (a stack block): requantized from registers, the 8 sums, the parameter vectors and the constants outgrew V8's xmm
- * registers, and V8 then spilled the sums inside the K loop (every layer ran 20% slower). A last partial tile
- * takes its parameters from a zero-padded copy: the arrays hold only nc entries. */
+ * output per 16 to 32 multiply-adds) the output stage is a third of the layer. The sums are requantized from their
+ * registers; the constants stay in memory (a stack block the compiler must assume escaped) and are loaded per tile,
+ * so that V8 does not hold them in registers across the K loop. (With two k pairs per step the sums had to pass
+ * through that block too: V8 spilled them inside the K loop, every layer 20% slower. With one pair per step,
+ * requantizing from the registers made the K 16 layer 16 -> 96 at 112x112 4% faster in Chromium 156 and in Node 20,
+ * the others 0% to 2%.) A last partial tile takes its parameters from a zero-padded copy: the arrays hold only nc
+ * entries. */
 #define QW_GEMM_FP32_PLAIN_WASMSIMD(name, MR, Y_SIGNED)                                       \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                \
     assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0);                      \
@@ -190,11 +193,10 @@ static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
       yp[r] = r < mr ? yp[r - 1] + y_stride : yp[r - 1];                                      \
     }                                                                                         \
     const int bounded = params->fp32_bounded;                                                 \
-    /* the constants in memory too (escaped), loaded per tile, for the same reason as the sums */ \
+    /* the constants in memory (escaped), loaded per tile: not held in registers across the K loop */ \
     struct {                                                                                  \
       struct qw_fp32_constants k;                                                             \
       v128_t qmin, qmax;                                                                      \
-      int32_t sums[MR][NR];                                                                   \
       int32_t bias_tail[NR];                                                                  \
       float multiplier_tail[NR];                                                              \
     } f; /* not zero-initialized: clang would clear it with a memset call per kernel call */  \
@@ -213,16 +215,11 @@ static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
         multiplier = f.multiplier_tail;                                                       \
       }                                                                                       \
       QW_GEMM_TILE_SUMS_FROM(MR, wasm_v128_load(bias), wasm_v128_load(bias + 4))              \
-      for (size_t r = 0; r < MR; r++) {                                                       \
-        wasm_v128_store(f.sums[r], lo[r]);                                                    \
-        wasm_v128_store(f.sums[r] + 4, hi[r]);                                                \
-      }                                                                                       \
-      __asm__ __volatile__("" : : "r"(&f) : "memory"); /* keeps clang from folding it back */ \
+      __asm__ __volatile__("" : : "r"(&f) : "memory"); /* the constants reloaded per tile */  \
       const v128_t m_lo = wasm_v128_load(multiplier), m_hi = wasm_v128_load(multiplier + 4);  \
       /* Highest rows first: aliased rows hold the values of the rows they alias. */          \
       for (size_t r = MR; r > 0; r -= 2) {                                                    \
-        const v128_t x[4] = {wasm_v128_load(f.sums[r - 2]), wasm_v128_load(f.sums[r - 2] + 4), \
-                             wasm_v128_load(f.sums[r - 1]), wasm_v128_load(f.sums[r - 1] + 4)}; \
+        const v128_t x[4] = {lo[r - 2], hi[r - 2], lo[r - 1], hi[r - 1]};                     \
         const v128_t q = requantize_rows2(x, m_lo, m_hi, &f.k, f.qmin, f.qmax, bounded, Y_SIGNED); \
         store_row8(yp[r - 1] + n0, q, 1, columns);                                            \
         store_row8(yp[r - 2] + n0, q, 0, columns);                                            \
