@@ -50,8 +50,8 @@ static void record_task(const void* context, size_t thread, size_t start, size_t
   }
 }
 
-/* Every element runs exactly once, on a thread of the pool. That workers take part is checked over up to 50 jobs:
- * on a loaded machine the system may not schedule a worker while the caller runs one job's tiles alone. */
+/* Every element runs exactly once, on a thread of the pool, the first tile on the caller's. That workers take part
+ * is checked over up to 50 jobs: on a loaded machine the system may not schedule a worker while the caller runs one job's tiles alone. */
 static void test_pool(void) {
   for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
     CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
@@ -69,6 +69,9 @@ static void test_pool(void) {
         int distinct = 0;
         for (size_t t = 0; t < WORKERS + 1; t++) distinct += used[t];
         CHECK(once, "%zu threads, tile %zu: an element ran other than once", threads, tile);
+        /* the first tile is the caller's (src/threadpool.c: consecutive layers split alike keep their parts) */
+        CHECK(ran_by[0] == 0 && ran_by[tile - 1] == 0, "%zu threads, tile %zu: the first tile ran on thread %d", threads,
+              tile, ran_by[0]);
         CHECK(distinct >= 1 && distinct <= (int)threads, "%zu threads, tile %zu: tiles ran on %d threads", threads, tile, distinct);
         most = distinct > most ? distinct : most;
       }
