@@ -1,7 +1,8 @@
 // npm run bench:browser (tools/bench/browser.mjs) as a user runs it, cut to one short round of one case on one
 // thread: every runtime loads in its own worker of the one Chromium page (qwasm SIMD128 and relaxed, onnxruntime-web,
 // XNNPACK through LiteRT.js on the int8 TFLite file tflite.mjs writes) and gives onnxruntime-web's bytes. No time is
-// checked (the machine is shared); that the script runs and its outputs agree is.
+// checked (the machine is shared); that the script runs and its outputs agree is. With --wasm-paths it runs one
+// qwasm per build folder instead (an A/B of two builds), and refuses a folder without a SIMD128 build.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,4 +35,32 @@ test('bench:browser runs qwasm, onnxruntime-web and XNNPACK in one page, with id
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('bench:browser --wasm-paths runs one qwasm per build folder beside the other runtimes', {
+  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'qwasm-bench-browser-'));
+  try {
+    const json = join(dir, 'result.json');
+    await promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64', '--no-model',
+      '--threads', '1', '--rounds', '1', '--batch-ms', '5', '--runtimes', 'qwasm,ort', '--wasm-paths', 'dist,dist',
+      '--json', json], { cwd: ROOT, timeout: 180000 });
+    const result = JSON.parse(readFileSync(json, 'utf8'));
+    const results = result.rows[0].results;
+    assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'qwasm 1T 1:dist', 'qwasm 1T 2:dist']);
+    for (const [label, r] of Object.entries(results)) {
+      assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
+    }
+    assert.match(result.infos['qwasm 1T 2:dist'].source, /build\/bench-browser\/wasm-1\/qwasm-simd\.wasm$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bench:browser --wasm-paths names a folder without a SIMD128 build', {
+  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
+}, async () => {
+  await assert.rejects(promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64',
+    '--no-model', '--wasm-paths', 'docs'], { cwd: ROOT, timeout: 60000 }), /--wasm-paths: .*docs has no qwasm-simd\.wasm/);
 });

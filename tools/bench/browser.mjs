@@ -7,10 +7,14 @@
 // qwasm runs twice per thread count: SIMD128 (relaxedSimd: false) and with relaxedSimd: true, which runs the relaxed
 // kernels where the engine's probe allows them and SIMD128 elsewhere (the runtime line says which); --force-relaxed
 // runs the relaxed kernels regardless, for their timing only (on engines the probe refuses, their outputs differ).
+// --wasm-paths A,B,... runs qwasm once per folder of .wasm builds instead (SIMD128 only; each labelled with its folder's
+// name), interleaved like the runtimes: an A/B of two builds in one page. --js-flags passes V8 flags to Chromium: with
+// --perf-prof its V8 writes jitdump files (machine code) into the working directory, which tools/bench/jitdump.py reads.
 //   node tools/bench/browser.mjs [--filter S] [--rounds N] [--batch-ms N] [--no-model] [--runtimes qwasm,ort,litert]
-//                                [--threads 1,2] [--force-relaxed] [--json FILE]
+//                                [--threads 1,2] [--force-relaxed] [--wasm-paths DIR,DIR] [--js-flags FLAGS] [--json FILE]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -28,6 +32,8 @@ const batchMs = Number(arg('--batch-ms', 150));
 const runtimes = arg('--runtimes', 'qwasm,ort,litert').split(',');
 const threadCounts = arg('--threads', '1,2').split(',').map(Number);
 const jsonFile = arg('--json', null);
+const wasmDirs = arg('--wasm-paths', null)?.split(',');
+const jsFlags = arg('--js-flags', null);
 const withModel = !argv.includes('--no-model') && 'MobileNetV2'.includes(filter);
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -72,9 +78,24 @@ if (withModel) {
 
 const labels = { qwasm: 'qwasm', ort: 'ORT-web', litert: 'XNNPACK' };
 const forceRelaxed = argv.includes('--force-relaxed');
+// Each build's .wasm files copied under the served root (the page can load nothing outside it).
+const builds = (wasmDirs ?? []).map((dir, i) => {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.wasm'));
+  if (!files.includes('qwasm-simd.wasm')) throw new Error(`--wasm-paths: ${resolve(dir)} has no qwasm-simd.wasm`);
+  const served = `build/bench-browser/wasm-${i}/`;
+  mkdirSync(`${root}${served}`, { recursive: true });
+  for (const f of files) copyFileSync(`${dir}/${f}`, `${root}${served}${f}`);
+  return { name: basename(resolve(dir)), served };
+});
+const repeated = new Set(builds.map((b) => b.name).filter((name, i, names) => names.indexOf(name) !== i));
+builds.forEach((b, i) => { if (repeated.has(b.name)) b.name = `${i + 1}:${b.name}`; });
 const runners = [];
 for (const runtime of runtimes) {
   for (const threads of threadCounts) {
+    if (runtime === 'qwasm' && builds.length > 0) {
+      for (const b of builds) runners.push({ label: `qwasm ${threads}T ${b.name}`, runtime, threads, wasm: b.served });
+      continue;
+    }
     runners.push({ label: `${labels[runtime]} ${threads}T`, runtime, threads });
     if (runtime === 'qwasm') {
       runners.push({ label: `qwasm ${threads}T relaxed`, runtime, threads, relaxed: forceRelaxed ? 'force' : true });
@@ -96,7 +117,7 @@ const { server, url } = await serve(root, 0, '127.0.0.1', { replaced });
 const browser = await chromium.launch({
   executablePath: process.env.QWASM_CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+    '--disable-component-update', '--disable-sync', ...(jsFlags ? [`--js-flags=${jsFlags}`] : [])],
 });
 let result;
 try {
@@ -120,14 +141,14 @@ console.log(`load average after: ${loadavg()[0].toFixed(2)}; agreement: identica
 const pad = (s, n) => String(s).padStart(n);
 for (const row of result.rows) {
   console.log(`\n${row.name}${row.macs ? ` (${(row.macs / 1e6).toFixed(1)} M MACs)` : ''}`);
-  console.log(`${'runtime'.padEnd(20)}${pad('ms', 9)}${pad('GOPS', 8)}${pad('vs XNNPACK', 12)}${pad('vs ORT', 9)}  agreement`);
+  console.log(`${'runtime'.padEnd(24)}${pad('ms', 9)}${pad('GOPS', 8)}${pad('vs XNNPACK', 12)}${pad('vs ORT', 9)}  agreement`);
   for (const [label, r] of Object.entries(row.results)) {
     const threads = label.split(' ')[1];
     const x = row.results[`XNNPACK ${threads}`];
     const o = row.results[`ORT-web ${threads}`];
     const a = r.agreement;
     const agree = `${(a.identical * 100).toFixed(2)}% (max ${a.maxSteps})${a.top1 !== undefined ? `, top-1 ${a.top1 === a.refTop1 ? 'same' : 'differs'}` : ''}`;
-    console.log(`${label.padEnd(20)}${pad(r.ms.toFixed(3), 9)}${pad(r.gops ? r.gops.toFixed(1) : '', 8)}` +
+    console.log(`${label.padEnd(24)}${pad(r.ms.toFixed(3), 9)}${pad(r.gops ? r.gops.toFixed(1) : '', 8)}` +
       `${pad(x ? `${(x.ms / r.ms).toFixed(2)}x` : '', 12)}${pad(o ? `${(o.ms / r.ms).toFixed(2)}x` : '', 9)}  ${agree}`);
   }
 }

@@ -125,7 +125,7 @@ async function main() {
   const infos = {};
   for (const r of runners) {
     status(`starting ${r.spec.label}`);
-    infos[r.spec.label] = (await r.call({ type: 'init', runtime: r.spec.runtime, threads: r.spec.threads, relaxed: r.spec.relaxed, root })).info;
+    infos[r.spec.label] = (await r.call({ type: 'init', runtime: r.spec.runtime, threads: r.spec.threads, relaxed: r.spec.relaxed, wasm: r.spec.wasm, root })).info;
   }
   const rows = [];
   const reference = config.runners.find((s) => s.runtime === 'ort' && s.threads === 1)?.label ?? config.runners[0].label;

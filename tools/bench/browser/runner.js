@@ -1,6 +1,6 @@
 // One runtime of the browser benchmark in its own dedicated (classic) worker, so that every runtime keeps its
 // own globals and thread pool in the one page: qwasm, onnxruntime-web or LiteRT.js (XNNPACK). Driven by page.js:
-//   { type: 'init', runtime, threads, root }       -> { info }
+//   { type: 'init', runtime, threads, root, relaxed, wasm } -> { info }   (wasm: a qwasm build's folder under root)
 //   { type: 'load', id, spec }                      -> { output } (after one untimed run)
 //   { type: 'time', id, reps }                      -> { ms: [per-run ms] }
 //   { type: 'unload', id }                          -> {}
@@ -27,7 +27,7 @@ self.onmessage = async ({ data: m }) => {
   }
 };
 
-async function init({ runtime: kind, threads, root, relaxed }) {
+async function init({ runtime: kind, threads, root, relaxed, wasm }) {
   if (kind === 'qwasm') {
     importScripts(`${root}node_modules/protobufjs/dist/light/protobuf.min.js`); // globalThis.protobuf for qwasm's ONNX reader
     const qwasm = await import(`${root}js/index.js`);
@@ -35,7 +35,9 @@ async function init({ runtime: kind, threads, root, relaxed }) {
       // Timing only: the relaxed kernels on an engine whose probe refuses them (their results are then not exact).
       (await import(`${root}js/runtime/wasm.js`)).setRelaxedProbeForTests(() => ({ semantics: 'usdot' }));
     }
-    const info = await qwasm.init({ numThreads: threads, relaxedSimd: relaxed === undefined ? false : true });
+    const info = await qwasm.init({
+      numThreads: threads, relaxedSimd: relaxed === undefined ? false : true, ...(wasm ? { wasmPaths: `${root}${wasm}` } : {}),
+    });
     runtime = { kind, qwasm };
     return info;
   }
