@@ -90,10 +90,10 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
 
 /* The sums of one tile: MR rows (aliased beyond mr) x 8 columns into lo[r] / hi[r], one k pair per step. Each
  * step keeps 8 sums, 2 weight vectors and one A splat and product in registers (12 of the 15 xmm registers V8
- * allocates). Two pairs per step (4 weight vectors) fit in Node 20's V8 11.3 and ran 4-7% faster there, but
- * Chromium's V8 schedules both pairs' loads ahead of their arithmetic and then stores and reloads one sum every
- * step: 256x1024x1024 ran 17% slower in Chromium than in Node (its machine code read from `--js-flags=--perf-prof`
- * jitdump files). One pair per step: 15% faster in Chromium 156. Advances wt past the tile. */
+ * allocates). Two pairs per step (4 weight vectors) fit in Node 20's V8 11.3 and ran MobileNetV2's pointwise layers
+ * 1-7% faster there, but Chromium's V8 schedules both pairs' loads ahead of their arithmetic and then stores and
+ * reloads one sum every step: 256x1024x1024 ran 13-17% slower in Chromium than in Node (the machine code as
+ * tools/bench/jitdump.py shows it). One pair per step: 15% less time in Chromium 156. Advances wt past the tile. */
 #define QW_GEMM_TILE_SUMS(MR)                                                        \
   QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                    \
   QW_GEMM_TILE_LOOP(MR)

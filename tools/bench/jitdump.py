@@ -3,8 +3,8 @@
 
 Release builds of Chromium print no disassembly (--print-wasm-code gives only sizes), but with --perf-prof their V8
 writes every compiled function's bytes to jit-<pid>.dump in the working directory (the Linux perf jitdump format).
-Build the wasm with function names so that the records carry them (emcc --profiling-funcs: add it to the link
-options of CMakeLists.txt in a scratch build), then for example:
+Build the wasm with function names so that the records carry them (cmake -DQWASM_WASM_NAMES=ON, with
+-DQWASM_WASM_OUT=DIR to keep them apart from dist/), then for example:
 
   node tools/bench/browser.mjs --filter "gemm 256" --runtimes qwasm --threads 1 --wasm-paths DIR --js-flags --perf-prof
   python3 tools/bench/jitdump.py                      # functions of the last optimized tier, xmm stack moves first
