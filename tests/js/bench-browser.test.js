@@ -12,55 +12,46 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
+const SKIP = { skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass' };
+const ONE_GEMM = ['--filter', 'gemm 196x576x64', '--no-model', '--threads', '1', '--rounds', '1', '--batch-ms', '5'];
 
-test('bench:browser runs qwasm, onnxruntime-web and XNNPACK in one page, with identical outputs', {
-  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
-}, async () => {
+/** Runs tools/bench/browser.mjs with args (one short round of one GEMM) and returns its --json result. */
+async function runBench(args) {
   const dir = mkdtempSync(join(tmpdir(), 'qwasm-bench-browser-'));
   try {
     const json = join(dir, 'result.json');
-    await promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64', '--no-model',
-      '--threads', '1', '--rounds', '1', '--batch-ms', '5', '--json', json], { cwd: ROOT, timeout: 180000 });
-    const result = JSON.parse(readFileSync(json, 'utf8'));
-    assert.equal(result.isolated, true, 'the bench page is cross-origin isolated');
-    assert.equal(result.reference, 'ORT-web 1T');
-    assert.deepEqual(result.rows.map((r) => r.name), ['gemm 196x576x64']);
-    const results = result.rows[0].results;
-    assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'XNNPACK 1T', 'qwasm 1T', 'qwasm 1T relaxed']);
-    for (const [label, r] of Object.entries(results)) {
-      assert.ok(r.ms > 0 && r.gops > 0, `${label}: no time`);
-      assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
-    }
-    assert.equal(result.infos['qwasm 1T'].isa, 'wasmsimd');
+    await promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', ...ONE_GEMM, ...args, '--json', json],
+      { cwd: ROOT, timeout: 180000 });
+    return JSON.parse(readFileSync(json, 'utf8'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-});
+}
 
-test('bench:browser --wasm-paths runs one qwasm per build folder beside the other runtimes', {
-  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
-}, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'qwasm-bench-browser-'));
-  try {
-    const json = join(dir, 'result.json');
-    await promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64', '--no-model',
-      '--threads', '1', '--rounds', '1', '--batch-ms', '5', '--runtimes', 'qwasm,ort', '--wasm-paths', 'dist,dist',
-      '--json', json], { cwd: ROOT, timeout: 180000 });
-    const result = JSON.parse(readFileSync(json, 'utf8'));
-    const results = result.rows[0].results;
-    assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'qwasm 1T 1:dist', 'qwasm 1T 2:dist']);
-    for (const [label, r] of Object.entries(results)) {
-      assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
-    }
-    assert.match(result.infos['qwasm 1T 2:dist'].source, /build\/bench-browser\/wasm-1\/qwasm-simd\.wasm$/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+test('bench:browser runs qwasm, onnxruntime-web and XNNPACK in one page, with identical outputs', SKIP, async () => {
+  const result = await runBench([]);
+  assert.equal(result.isolated, true, 'the bench page is cross-origin isolated');
+  assert.equal(result.reference, 'ORT-web 1T');
+  assert.deepEqual(result.rows.map((r) => r.name), ['gemm 196x576x64']);
+  const results = result.rows[0].results;
+  assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'XNNPACK 1T', 'qwasm 1T', 'qwasm 1T relaxed']);
+  for (const [label, r] of Object.entries(results)) {
+    assert.ok(r.ms > 0 && r.gops > 0, `${label}: no time`);
+    assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
   }
+  assert.equal(result.infos['qwasm 1T'].isa, 'wasmsimd');
 });
 
-test('bench:browser --wasm-paths names a folder without a SIMD128 build', {
-  skip: process.env.QWASM_SIMD === '0' && 'the script picks its own builds: run once, in the SIMD128 pass',
-}, async () => {
-  await assert.rejects(promisify(execFile)(process.execPath, ['tools/bench/browser.mjs', '--filter', 'gemm 196x576x64',
-    '--no-model', '--wasm-paths', 'docs'], { cwd: ROOT, timeout: 60000 }), /--wasm-paths: .*docs has no qwasm-simd\.wasm/);
+test('bench:browser --wasm-paths runs one qwasm per build folder beside the other runtimes', SKIP, async () => {
+  const result = await runBench(['--runtimes', 'qwasm,ort', '--wasm-paths', 'dist,dist']);
+  const results = result.rows[0].results;
+  assert.deepEqual(Object.keys(results).sort(), ['ORT-web 1T', 'qwasm 1T 1:dist', 'qwasm 1T 2:dist']);
+  for (const [label, r] of Object.entries(results)) {
+    assert.deepEqual(r.agreement, { identical: 1, maxSteps: 0 }, `${label} differs from onnxruntime-web`);
+  }
+  assert.match(result.infos['qwasm 1T 2:dist'].source, /build\/bench-browser\/wasm-1\/qwasm-simd\.wasm$/);
+});
+
+test('bench:browser --wasm-paths names a folder without a SIMD128 build', SKIP, async () => {
+  await assert.rejects(runBench(['--wasm-paths', 'docs']), /--wasm-paths: .*docs has no qwasm-simd\.wasm/);
 });
