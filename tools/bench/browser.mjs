@@ -1,7 +1,8 @@
 // npm run bench:browser: qwasm (1 and 2 threads), onnxruntime-web (1 and 2 threads) and XNNPACK through LiteRT.js
 // (1 and 2 threads) in ONE headless Chromium page (Debian's chromium through playwright-core), each runtime in its
 // own worker (tools/bench/browser/runner.js), on the same inputs: the single-op cases of tools/bench/cases.mjs and
-// MobileNetV2 (the QDQ file of tools/bench/mobilenet_v2.py; its int8 TFLite twin written by tools/bench/tflite.mjs).
+// MobileNetV2 (the QDQ file of tools/bench/mobilenet_v2.py; its int8 TFLite twin written by tools/bench/tflite.mjs)
+// and the MiniLM-sized q8 encoder of tools/transformer/bert.py (qwasm and onnxruntime-web).
 // Batches of each runtime are interleaved (rotated every round) and the medians of the batch medians reported with
 // GOPS, ratios and how far each output is from onnxruntime-web's (1 thread).
 // qwasm runs twice per thread count: SIMD128 (relaxedSimd: false) and with relaxedSimd: true, which runs the relaxed
@@ -23,6 +24,7 @@ import { serve } from '../serve.mjs';
 import { ALL_CASES, QPARAMS, caseData } from './cases.mjs';
 import { qlinearConvModel, qlinearMatMulModel } from './ort.mjs';
 import { benchCaseTflite, modelTflite } from './tflite.mjs';
+import { miniLmModels } from './transformer-bench.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
@@ -35,6 +37,7 @@ const jsonFile = arg('--json', null);
 const wasmDirs = arg('--wasm-paths', null)?.split(',');
 const jsFlags = arg('--js-flags', null);
 const withModel = !argv.includes('--no-model') && 'MobileNetV2'.includes(filter);
+const withTransformer = !argv.includes('--no-model') && 'MiniLM q8'.includes(filter);
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const out = `${root}build/bench-browser/`;
@@ -102,7 +105,15 @@ for (const runtime of runtimes) {
     }
   }
 }
-const config = { rounds, batchMs, gapMs: 20, runners, cases: cases.map((c) => c.name), model };
+// The transformers.js-style q8 encoder (qwasm and onnxruntime-web only: XNNPACK has no such file) on its recorded
+// int64 inputs; the same file and inputs as npm run bench's transformer rows.
+let transformer = null;
+const minilm = withTransformer ? miniLmModels() : null;
+if (minilm) {
+  const file = minilm.record.files.opset14_q8.file;
+  transformer = { name: 'MiniLM q8', onnx: `${minilm.dir.slice(root.length)}${file}`, inputs: minilm.record.inputs[0] };
+}
+const config = { rounds, batchMs, gapMs: 20, runners, cases: cases.map((c) => c.name), model, transformer };
 writeFileSync(`${out}config.json`, JSON.stringify(config));
 
 const load = loadavg()[0];

@@ -36,6 +36,21 @@ const SETS = {
   },
 };
 
+/**
+ * The MiniLM-sized encoders (generated on first use, as benchTransformer does): { dir, record } with record the
+ * minilm.json that lists the files and the recorded inputs; null (after logging why) when they cannot be generated.
+ */
+export function miniLmModels(log = console.log) {
+  const { dir, title } = SETS.random;
+  try {
+    SETS.random.ensure(log);
+  } catch (error) {
+    log(`${title}: not available, the models could not be generated (${error.message.split('\n')[0]})`);
+    return null;
+  }
+  return { dir, record: JSON.parse(readFileSync(`${dir}minilm.json`, 'utf8')) };
+}
+
 /** qwasm's per-operator time of one profiled run: [{ opType, ms, count }], slowest first. */
 function profileByOp(profile) {
   const byOp = new Map();

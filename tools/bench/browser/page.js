@@ -162,6 +162,17 @@ async function main() {
     };
     rows.push(await benchCase(runners, config.model.name, specOf, outputOf, 0, reference));
   }
+  if (config.transformer) {
+    // qwasm and onnxruntime-web (XNNPACK has no such file); float outputs, compared value by value
+    const { inputs, onnx } = config.transformer;
+    const specOf = () => ({ kind: 'transformer', inputs, modelUrl: `${root}${onnx}` });
+    const outputOf = (s, y) => {
+      const f = Float32Array.from(y);
+      return { values: f, compare: (ref) => agreement(ref.values, f) };
+    };
+    const some = runners.filter((r) => r.spec.runtime !== 'litert');
+    rows.push(await benchCase(some, config.transformer.name, specOf, outputOf, 0, reference));
+  }
   for (const r of runners) r.terminate();
   window.benchResult = { infos, rows, reference, userAgent: navigator.userAgent, cores: navigator.hardwareConcurrency, isolated: crossOriginIsolated };
   status('done');

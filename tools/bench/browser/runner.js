@@ -4,8 +4,9 @@
 //   { type: 'load', id, spec }                      -> { output } (after one untimed run)
 //   { type: 'time', id, reps }                      -> { ms: [per-run ms] }
 //   { type: 'unload', id }                          -> {}
-// spec: { kind: 'op' | 'model', case, data, modelUrl, input }: the same bytes for every runtime, each in its
-// own layout (qwasm: channels-last uint8 views; onnxruntime-web: NCHW uint8; LiteRT: NHWC int8).
+// spec: { kind: 'op' | 'model' | 'transformer', case, data, modelUrl, input, inputs }: the same bytes for every
+// runtime, each in its own layout (qwasm: channels-last uint8 views; onnxruntime-web: NCHW uint8; LiteRT: NHWC int8);
+// a transformer's inputs are { name: { data: numbers, dims } } of int64 token ids, its output the first float one.
 /* global importScripts */
 let runtime;
 const loaded = new Map();
@@ -88,8 +89,23 @@ async function time(key, reps) {
 
 // ---- qwasm ---------------------------------------------------------------------------------------------------
 
+/** A transformer's recorded int64 inputs as [name, BigInt64Array, dims] triples. */
+const int64Inputs = (inputs) => Object.entries(inputs).map(([name, t]) => [name, BigInt64Array.from(t.data, BigInt), t.dims]);
+
 async function loadQwasm(spec) {
   const { qwasm } = runtime;
+  if (spec.kind === 'transformer') {
+    const model = await qwasm.loadModel(await fetchBytes(spec.modelUrl));
+    const feeds = Object.fromEntries(int64Inputs(spec.inputs).map(([name, data, dims]) => [name, { data, dims }]));
+    const output = model.outputs[0].name;
+    return {
+      async run(keep) {
+        const out = await model.run(feeds);
+        return keep ? out[output].data : null;
+      },
+      dispose: () => model.dispose(),
+    };
+  }
   if (spec.kind === 'model') {
     const model = await qwasm.loadModel(await fetchBytes(spec.modelUrl));
     const feeds = { [model.inputs[0].name]: { data: spec.input.nchw, dims: spec.input.dims } };
@@ -141,6 +157,17 @@ async function loadOrt(spec) {
     graphOptimizationLevel: 'all',
   });
   const [name] = session.inputNames;
+  if (spec.kind === 'transformer') {
+    const feeds = Object.fromEntries(int64Inputs(spec.inputs).map(([n, data, dims]) => [n, new ort.Tensor('int64', data, dims)]));
+    const output = session.outputNames[0];
+    return {
+      async run(keep) {
+        const out = await session.run(feeds);
+        return keep ? out[output].data : null;
+      },
+      dispose: () => session.release(),
+    };
+  }
   const feeds = spec.kind === 'model'
     ? { [name]: new ort.Tensor('float32', spec.input.nchw, spec.input.dims) }
     : { [name]: new ort.Tensor('uint8', spec.case.kind === 'gemm' ? spec.d.a : spec.d.x, spec.dims) };
