@@ -37,18 +37,18 @@ const SETS = {
 };
 
 /**
- * The MiniLM-sized encoders (generated on first use, as benchTransformer does): { dir, record } with record the
- * minilm.json that lists the files and the recorded inputs; null (after logging why) when they cannot be generated.
+ * A set's encoders, generated on first use: { dir, title, record } with record the minilm.json that lists the files
+ * and the recorded inputs; null (after logging why) when they cannot be generated.
  */
-export function miniLmModels(log = console.log) {
-  const { dir, title } = SETS.random;
+export function miniLmModels(set = 'random', log = console.log) {
+  const { dir, title } = SETS[set];
   try {
-    SETS.random.ensure(log);
+    SETS[set].ensure(log);
   } catch (error) {
     log(`${title}: not available, the models could not be generated (${error.message.split('\n')[0]})`);
     return null;
   }
-  return { dir, record: JSON.parse(readFileSync(`${dir}minilm.json`, 'utf8')) };
+  return { dir, title, record: JSON.parse(readFileSync(`${dir}minilm.json`, 'utf8')) };
 }
 
 /** qwasm's per-operator time of one profiled run: [{ opType, ms, count }], slowest first. */
@@ -105,14 +105,9 @@ async function medianProfile(model, feeds, runs) {
  * { key, qwasmMs, ortMs, identical, profile }.
  */
 export async function benchTransformer({ minMs = 3000, log = console.log, set = 'random', files = SETS[set].files, input: inputIndex = 0 } = {}) {
-  const { dir: DIR, title } = SETS[set];
-  try {
-    SETS[set].ensure(log);
-  } catch (error) {
-    log(`${title}: not measured, the models could not be generated (${error.message.split('\n')[0]})`);
-    return null;
-  }
-  const record = JSON.parse(readFileSync(`${DIR}minilm.json`, 'utf8'));
+  const models = miniLmModels(set, log);
+  if (!models) return null;
+  const { dir: DIR, title, record } = models;
   const input = record.inputs[inputIndex];
   const feeds = Object.fromEntries(Object.entries(input).map(([n, t]) => [n, { data: BigInt64Array.from(t.data, BigInt), dims: t.dims }]));
   const ortFeeds = Object.fromEntries(Object.entries(input).map(([n, t]) => [n, { type: 'int64', data: BigInt64Array.from(t.data, BigInt), dims: t.dims }]));
