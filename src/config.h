@@ -15,6 +15,7 @@
 #include "f32/relu.h"
 #include "f32/softmax.h"
 #include "f32/vbinary.h"
+#include "f32/vgelu.h"
 #include "f32/vunary.h"
 #include "gemm/gemm.h"
 #include "layout/transpose.h"
@@ -40,6 +41,7 @@ struct qw_kernels {
   qw_f32_relu_ukernel f32_relu;                      /* float ReLU (a float Conv's fused Relu) */
   /* Transformers' float operators, onnxruntime's arithmetic (src/f32/mlas.h): */
   qw_f32_vunary_ukernel f32_vunary[4];               /* [qw_f32_unary_op]: exp, erf, tanh, sqrt */
+  qw_f32_vgelu_ukernel f32_vgelu[2];                 /* [qw_gelu_form]: erf, tanh; optional bias */
   qw_f32_vbinary_ukernel f32_vbinary[5][3];          /* [qw_f32_binary_op][vv, vs, sv] */
   qw_f32_softmax_ukernel f32_softmax;                /* one row */
   qw_f32_layernorm_ukernel f32_layernorm;            /* one row, optional skip / bias / beta */

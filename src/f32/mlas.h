@@ -175,4 +175,13 @@ static inline float qw_mlas_tanh(float x) {
   return qw_horner(qw_mlas_tanh_p, 7, v2) * v / qw_horner(qw_mlas_tanh_q, 4, v2);
 }
 
+/* GELU of v, onnxruntime's formulas (src/f32/vgelu.h): the erf form and the tanh form. */
+static inline float qw_gelu_erf(float v) {
+  return (v * 0.5f) * (qw_mlas_erf(v * QW_GELU_SQRT1_2) + 1.0f);
+}
+
+static inline float qw_gelu_tanh(float v) {
+  return (v * 0.5f) * (qw_mlas_tanh(v * (QW_GELU_TANH_C * v * v + QW_GELU_TANH_B)) + 1.0f);
+}
+
 #endif /* QWASM_F32_MLAS_H */

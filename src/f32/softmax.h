@@ -19,7 +19,7 @@ typedef void (*qw_f32_softmax_ukernel)(size_t n, const float* x, float* y);
 
 QW_DECLARE_F32_SOFTMAX_UKERNEL(qw_f32_softmax_ukernel__scalar);
 #if QW_SIMD
-QW_DECLARE_F32_SOFTMAX_UKERNEL(qw_f32_softmax_ukernel_4__wasmsimd);
+QW_DECLARE_F32_SOFTMAX_UKERNEL(qw_f32_softmax_ukernel_16__wasmsimd);
 #endif
 
 #endif /* QWASM_F32_SOFTMAX_H */

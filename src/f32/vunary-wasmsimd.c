@@ -1,22 +1,22 @@
-/* wasm SIMD128 float32 unary kernels: MLAS's vector code four lanes at a time (src/f32/mlas-wasmsimd.h),
- * the per-element rule of src/f32/mlas.h for the tail. */
+/* wasm SIMD128 float32 unary kernels: MLAS's vector code four lanes at a time, four vectors per step
+ * (src/f32/mlas-wasmsimd.h), the per-element rule of src/f32/mlas.h for the tail. */
 #include "f32/mlas-wasmsimd.h"
 #include "f32/vunary.h"
+
+#define LOAD_X(j) wasm_v128_load(x + (j))
 
 #define QW_F32_VUNARY_WASMSIMD(name, vector_op, element_op) \
   QW_DECLARE_F32_VUNARY_UKERNEL(name) {                     \
     size_t i = 0;                                           \
-    for (; i + 4 <= n; i += 4) {                            \
-      wasm_v128_store(y + i, vector_op(wasm_v128_load(x + i))); \
-    }                                                       \
+    QW_F32_MAP_WASMSIMD(i, n, LOAD_X, vector_op, y)         \
     for (; i < n; i++) {                                    \
       y[i] = element_op(x[i]);                              \
     }                                                       \
   }
 
-QW_F32_VUNARY_WASMSIMD(qw_f32_vexp_ukernel_4__wasmsimd, qw_mlas_exp4, qw_mlas_exp)
-QW_F32_VUNARY_WASMSIMD(qw_f32_verf_ukernel_4__wasmsimd, qw_mlas_erf4, qw_mlas_erf)
-QW_F32_VUNARY_WASMSIMD(qw_f32_vtanh_ukernel_4__wasmsimd, qw_mlas_tanh4, qw_mlas_tanh)
+QW_F32_VUNARY_WASMSIMD(qw_f32_vexp_ukernel_16__wasmsimd, qw_mlas_exp4, qw_mlas_exp)
+QW_F32_VUNARY_WASMSIMD(qw_f32_verf_ukernel_16__wasmsimd, qw_mlas_erf4, qw_mlas_erf)
+QW_F32_VUNARY_WASMSIMD(qw_f32_vtanh_ukernel_16__wasmsimd, qw_mlas_tanh4, qw_mlas_tanh)
 
 QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vsqrt_ukernel_8__wasmsimd) {
   size_t i = 0;

@@ -18,9 +18,9 @@ QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_verf_ukernel__scalar);
 QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vtanh_ukernel__scalar);
 QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vsqrt_ukernel__scalar);
 #if QW_SIMD
-QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vexp_ukernel_4__wasmsimd);
-QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_verf_ukernel_4__wasmsimd);
-QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vtanh_ukernel_4__wasmsimd);
+QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vexp_ukernel_16__wasmsimd);
+QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_verf_ukernel_16__wasmsimd);
+QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vtanh_ukernel_16__wasmsimd);
 QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vsqrt_ukernel_8__wasmsimd);
 #endif
 

@@ -16,45 +16,26 @@ qw_status qw_f32_unary(qw_f32_unary_op op, size_t n, const float* x, float* y) {
   return QW_OK;
 }
 
-/* GELU in blocks of the stack buffer (a row's blocks; rows and blocks split over the threads): the erf / tanh
- * argument, the kernel, the product. The approximations give each element the same bits wherever it falls in
- * a block, so the blocking (onnxruntime uses rows of the bias, or chunks of 4096) and the threads change nothing. */
+/* GELU in blocks of a row (rows and blocks split over the threads), by the kernel table's GELU kernel. The
+ * approximations give each element the same bits wherever it falls in a block, so the blocking (onnxruntime uses
+ * rows of the bias, or chunks of 4096) and the threads change nothing. */
 enum { GELU_BLOCK = 256 };
 
 struct gelu_job {
-  qw_gelu_form form;
   size_t cols, row_blocks;
   const float* x;
   const float* bias;
   float* y;
-  qw_f32_vunary_ukernel kernel;
+  qw_f32_vgelu_ukernel kernel;
 };
 
 static void gelu_task(const void* context, size_t thread, size_t start, size_t count) {
   (void)thread;
   const struct gelu_job* job = (const struct gelu_job*)context;
-  float v[GELU_BLOCK], t[GELU_BLOCK];
   for (size_t block = start; block < start + count; block++) {
     const size_t r = block / job->row_blocks, c0 = block % job->row_blocks * GELU_BLOCK;
     const size_t len = job->cols - c0 < GELU_BLOCK ? job->cols - c0 : GELU_BLOCK;
-    const float* xr = job->x + r * job->cols + c0;
-    for (size_t i = 0; i < len; i++) {
-      v[i] = job->bias != NULL ? xr[i] + job->bias[c0 + i] : xr[i];
-    }
-    if (job->form == QW_GELU_ERF) {
-      for (size_t i = 0; i < len; i++) {
-        t[i] = v[i] * QW_GELU_SQRT1_2;
-      }
-    } else {
-      for (size_t i = 0; i < len; i++) {
-        t[i] = v[i] * (QW_GELU_TANH_C * v[i] * v[i] + QW_GELU_TANH_B);
-      }
-    }
-    job->kernel(len, t, t);
-    float* yr = job->y + r * job->cols + c0;
-    for (size_t i = 0; i < len; i++) {
-      yr[i] = (v[i] * 0.5f) * (t[i] + 1.0f);
-    }
+    job->kernel(len, job->x + r * job->cols + c0, job->bias != NULL ? job->bias + c0 : NULL, job->y + r * job->cols + c0);
   }
 }
 
@@ -67,8 +48,8 @@ qw_status qw_f32_gelu(qw_gelu_form form, size_t rows, size_t cols, const float* 
     return QW_OK;
   }
   const struct gelu_job job = {
-      .form = form, .cols = cols, .row_blocks = (cols + GELU_BLOCK - 1) / GELU_BLOCK, .x = x, .bias = bias, .y = y,
-      .kernel = qw_kernels()->f32_vunary[form == QW_GELU_ERF ? QW_F32_ERF : QW_F32_TANH],
+      .cols = cols, .row_blocks = (cols + GELU_BLOCK - 1) / GELU_BLOCK, .x = x, .bias = bias, .y = y,
+      .kernel = qw_kernels()->f32_vgelu[form],
   };
   const size_t blocks = rows * job.row_blocks;
   qw_parallelize(gelu_task, &job, blocks, qw_parallel_tile(blocks, 1, 4, 8));

@@ -187,6 +187,13 @@ static void simd_matches_scalar(void) {
       s->f32_vunary[op](n, x, y1);
       CHECK(same_bits(y0, y1, n), "unary %d n=%zu", op, n);
     }
+    for (int form = 0; form < 2; form++) {
+      for (int with_bias = 0; with_bias < 2; with_bias++) {
+        k->f32_vgelu[form](n, x, with_bias ? b : NULL, y0);
+        s->f32_vgelu[form](n, x, with_bias ? b : NULL, y1);
+        CHECK(same_bits(y0, y1, n), "gelu form %d bias %d n=%zu", form, with_bias, n);
+      }
+    }
     for (int op = 0; op < 5; op++) {
       for (int form = 0; form < 3; form++) {
         k->f32_vbinary[op][form](n, x, b, y0);
