@@ -89,6 +89,32 @@ size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
   return qw_size_or_zero((tiles * tile + qw_threads() * per_thread) * sizeof(float));
 }
 
+/* The kernel's panel from B when B's rows do not hold its columns contiguously (the last columns, or B transposed):
+ * nc (<= nr) columns for kc values of k, [k][nr], the columns past nc zero. b is at B[k0][j0], or transposed
+ * (B[n][k]) at B[j0][k0]; rows ldb apart. A transposed B is read along its rows. */
+static void copy_panel(float* panel, size_t nr, size_t nc, size_t kc, const float* b, size_t ldb, int transpose_b) {
+  if (!transpose_b) {
+    for (size_t kk = 0; kk < kc; kk++) {
+      for (size_t jj = 0; jj < nr; jj++) {
+        panel[kk * nr + jj] = jj < nc ? b[kk * ldb + jj] : 0.0f;
+      }
+    }
+    return;
+  }
+  for (size_t jj = 0; jj < nr; jj++) {
+    const float* column = b + jj * ldb;
+    for (size_t kk = 0; kk < kc; kk++) {
+      panel[kk * nr + jj] = jj < nc ? column[kk] : 0.0f;
+    }
+  }
+}
+
+static void scale_row(float* y, size_t n, float alpha) {
+  for (size_t j = 0; j < n; j++) {
+    y[j] = y[j] * alpha;
+  }
+}
+
 /* Row tiles [start, start + count) of a product, all K blocks in order: each output element sees the same
  * kernel calls in the same order whichever thread computes its tile, so threads change no bit. */
 struct matmul_job {
@@ -134,28 +160,30 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
         columns = b + k0 * ldb + j0;
         columns_stride = ldb;
       } else {
-        for (size_t kk = 0; kk < kc; kk++) {
-          for (size_t jj = 0; jj < nr; jj++) {
-            panel[kk * nr + jj] = jj >= nc ? 0.0f : job->transpose_b ? b[(j0 + jj) * ldb + k0 + kk] : b[(k0 + kk) * ldb + j0 + jj];
-          }
-        }
+        copy_panel(panel, nr, nc, kc, job->transpose_b ? b + j0 * ldb + k0 : b + k0 * ldb + j0, ldb, job->transpose_b);
         columns = panel;
         columns_stride = nr;
       }
       for (size_t t = start; t < start + count; t++) {
         const size_t mr = m - t * mr_max < mr_max ? m - t * mr_max : mr_max;
-        gemm->gemm[mr - 1](mr, nc, kc, job->packed_a + t * job->slot_floats, columns, columns_stride, tile, nr);
+        const float* packed = job->packed_a + t * job->slot_floats;
+        float* y = job->y + t * mr_max * job->ldy + j0;
+        if (k0 == 0 && !job->accumulate) {
+          /* the first block straight into y, then scaled there: y = sum * alpha (one multiply, as through a tile) */
+          gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, y, job->ldy);
+          if (job->alpha != 1.0f) {
+            for (size_t r = 0; r < mr; r++) {
+              scale_row(y + r * job->ldy, nc, job->alpha);
+            }
+          }
+          continue;
+        }
+        gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, tile, nr);
         for (size_t r = 0; r < mr; r++) {
-          float* yr = job->y + (t * mr_max + r) * job->ldy + j0;
+          float* yr = y + r * job->ldy;
           const float* sr = tile + r * nr;
-          if (k0 == 0 && !job->accumulate) {
-            for (size_t jj = 0; jj < nc; jj++) {
-              yr[jj] = sr[jj] * job->alpha;
-            }
-          } else {
-            for (size_t jj = 0; jj < nc; jj++) {
-              yr[jj] = sr[jj] * job->alpha + yr[jj];
-            }
+          for (size_t jj = 0; jj < nc; jj++) {
+            yr[jj] = sr[jj] * job->alpha + yr[jj];
           }
         }
       }
