@@ -147,7 +147,7 @@ static void replay_fixture(void) {
 /* Hostile floats: ordinary values over a range, exact specials, random bit patterns. */
 static void fill(float* x, size_t n, float range) {
   const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.921875f, 3.925f, 9.0f, -9.0f, 88.7f, -104.0f, 1e-40f,
-                            INFINITY, -INFINITY, 3.0e38f, -3.0e38f};
+                            INFINITY, -INFINITY, 3.0e38f, -3.0e38f, NAN, -NAN};
   for (size_t i = 0; i < n; i++) {
     const uint32_t r = rng_u32() % 8;
     x[i] = r == 0 ? specials[rng_u32() % (sizeof specials / sizeof specials[0])]
