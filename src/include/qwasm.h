@@ -601,6 +601,18 @@ QW_API qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, siz
                                int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
                                void* workspace);
 
+/* A constant B packed once for qw_f32_matmul_packed (what onnxruntime does with a MatMul's / Gemm's constant 2-D B):
+ * b as for qw_f32_matmul (b[k][n], or b[n][k] when transpose_b; rows ldb floats apart), copied into the float GEMM
+ * config's column panels, which the kernels read contiguously. qw_f32_matmul_pack_size: the bytes (0 when n or k is
+ * 0 or too large). */
+QW_API size_t qw_f32_matmul_pack_size(size_t n, size_t k);
+QW_API qw_status qw_f32_matmul_pack(size_t n, size_t k, const float* b, size_t ldb, int transpose_b, void* packed);
+/* qw_f32_matmul with b_prepacked 1 (MLAS's K blocks of 256; never the GEMV path) on a B packed by
+ * qw_f32_matmul_pack: the same bits. QW_INVALID_ARGUMENT when packed is not such a B of n x k for this build's
+ * float GEMM. workspace: qw_f32_matmul_workspace_size bytes. */
+QW_API qw_status qw_f32_matmul_packed(size_t m, size_t n, size_t k, const float* a, size_t lda, const void* packed,
+                                      float alpha, int accumulate, float* y, size_t ldy, void* workspace);
+
 /* Dynamic int8 matrix product against weights packed once by qw_gemm_pack (B[k][n]: n_stride 1,
  * k_stride n; int8 or uint8 with their zero point), writing float, as onnxruntime's
  * com.microsoft DynamicQuantizeMatMul (its fusion of DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul

@@ -124,6 +124,7 @@ struct matmul_job {
   size_t thread_floats; /* a thread's B panel and output tile */
   const float* a;
   const float* b;
+  const float* packed_b; /* qw_f32_matmul_pack's panels (then b is unused), or NULL */
   int transpose_b, accumulate;
   float alpha;
   float* y;
@@ -156,7 +157,10 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
       const size_t nc = n - j0 < nr ? n - j0 : nr;
       const float* columns;
       size_t columns_stride;
-      if (!job->transpose_b && nc == nr) {
+      if (job->packed_b != NULL) {
+        columns = job->packed_b + j0 * job->k + k0 * nr; /* panel j0 / nr, row k0 */
+        columns_stride = nr;
+      } else if (!job->transpose_b && nc == nr) {
         columns = b + k0 * ldb + j0;
         columns_stride = ldb;
       } else {
@@ -191,26 +195,19 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
   }
 }
 
-qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                        int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
-                        void* workspace) {
-  if (m == 0 || n == 0) {
-    return QW_OK;
-  }
-  if (a == NULL || b == NULL || y == NULL || workspace == NULL || lda < k || ldy < n ||
-      ldb < (transpose_b ? k : n) || qw_f32_matmul_workspace_size(m, n, k) == 0 || !qw_size_fits4(m, lda, sizeof(float), 1) ||
-      !qw_size_fits4(m, ldy, sizeof(float), 1) || !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1)) {
-    return QW_INVALID_ARGUMENT;
-  }
+/* The product over qw_f32_matmul's checked arguments (b NULL when packed_b holds B's panels). */
+static void run_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                       int transpose_b, const float* packed_b, int b_prepacked, float alpha, int accumulate, float* y,
+                       size_t ldy, void* workspace) {
   if (k == 0) { /* MLAS has no block to store: onnxruntime's MatMul fills zeros itself */
     for (size_t i = 0; i < m && !accumulate; i++) {
       memset(y + i * ldy, 0, n * sizeof(float));
     }
-    return QW_OK;
+    return;
   }
   if (m == 1 && alpha == 1.0f && !transpose_b && !b_prepacked) {
     gemv(n, k, a, b, ldb, accumulate, y);
-    return QW_OK;
+    return;
   }
   const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
   const size_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
@@ -220,11 +217,81 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
   const struct matmul_job job = {
       .gemm = gemm, .m = m, .n = n, .k = k, .kb = kb, .lda = lda, .ldb = ldb, .ldy = ldy,
       .slot_floats = qw_f32_gemm_tile_size(gemm, kc_max),
-      .thread_floats = kc_max * (size_t)gemm->nr + (size_t)gemm->mr * gemm->nr, .a = a, .b = b, .transpose_b = transpose_b, .accumulate = accumulate, .alpha = alpha, .y = y, .packed_a = packed_a,
+      .thread_floats = kc_max * (size_t)gemm->nr + (size_t)gemm->mr * gemm->nr, .a = a, .b = b, .packed_b = packed_b,
+      .transpose_b = transpose_b, .accumulate = accumulate, .alpha = alpha, .y = y, .packed_a = packed_a,
       .per_thread = packed_a + tiles * qw_f32_gemm_tile_size(gemm, kc_max),
   };
   /* one task on one thread; else one share of the row tiles per thread: every task gathers the B panels it needs
    * again (transposed B: a strided copy), so fewer, larger tasks pay (measured on attention's 128x128x32 products) */
   qw_parallelize(matmul_task, &job, tiles, qw_threads() == 1 ? tiles : qw_parallel_tile(tiles, 1, 1, 2));
+}
+
+/* Checks shared by both entry points: A, y and the workspace. */
+static int matmul_arguments_valid(size_t m, size_t n, size_t k, const float* a, size_t lda, float* y, size_t ldy,
+                                  const void* workspace) {
+  return a != NULL && y != NULL && workspace != NULL && lda >= k && ldy >= n &&
+         qw_f32_matmul_workspace_size(m, n, k) != 0 && qw_size_fits4(m, lda, sizeof(float), 1) &&
+         qw_size_fits4(m, ldy, sizeof(float), 1);
+}
+
+qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                        int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
+                        void* workspace) {
+  if (m == 0 || n == 0) {
+    return QW_OK;
+  }
+  if (!matmul_arguments_valid(m, n, k, a, lda, y, ldy, workspace) || b == NULL || ldb < (transpose_b ? k : n) ||
+      !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  run_matmul(m, n, k, a, lda, b, ldb, transpose_b, NULL, b_prepacked, alpha, accumulate, y, ldy, workspace);
+  return QW_OK;
+}
+
+/* Packed B: this header, then ceil(n / nr) panels of k rows of nr floats (the columns past n zero). */
+struct f32_packed_header {
+  uint32_t magic, n, k, nr;
+};
+#define F32_PACKED_MAGIC 0x42465751u /* "QWFB" */
+#define F32_PACKED_HEADER_FLOATS 4
+
+size_t qw_f32_matmul_pack_size(size_t n, size_t k) {
+  const size_t nr = (size_t)qw_kernels()->f32_gemm.nr;
+  if (n == 0 || k == 0 || n > UINT32_MAX || k > UINT32_MAX) {
+    return 0;
+  }
+  return qw_size_or_zero(((uint64_t)F32_PACKED_HEADER_FLOATS + (uint64_t)qw_round_up(n, nr) * k) * sizeof(float));
+}
+
+qw_status qw_f32_matmul_pack(size_t n, size_t k, const float* b, size_t ldb, int transpose_b, void* packed) {
+  const size_t nr = (size_t)qw_kernels()->f32_gemm.nr;
+  if (b == NULL || packed == NULL || qw_f32_matmul_pack_size(n, k) == 0 || ldb < (transpose_b ? k : n) ||
+      !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  *(struct f32_packed_header*)packed = (struct f32_packed_header){F32_PACKED_MAGIC, (uint32_t)n, (uint32_t)k, (uint32_t)nr};
+  float* panels = (float*)packed + F32_PACKED_HEADER_FLOATS;
+  for (size_t j0 = 0; j0 < n; j0 += nr) {
+    const size_t nc = n - j0 < nr ? n - j0 : nr;
+    copy_panel(panels + j0 * k, nr, nc, k, transpose_b ? b + j0 * ldb : b + j0, ldb, transpose_b);
+  }
+  return QW_OK;
+}
+
+qw_status qw_f32_matmul_packed(size_t m, size_t n, size_t k, const float* a, size_t lda, const void* packed,
+                               float alpha, int accumulate, float* y, size_t ldy, void* workspace) {
+  const struct f32_packed_header* h = (const struct f32_packed_header*)packed;
+  if (packed == NULL || h->magic != F32_PACKED_MAGIC || h->n != n || h->k != k ||
+      h->nr != qw_kernels()->f32_gemm.nr) {
+    return QW_INVALID_ARGUMENT;
+  }
+  if (m == 0) {
+    return QW_OK;
+  }
+  if (!matmul_arguments_valid(m, n, k, a, lda, y, ldy, workspace)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  run_matmul(m, n, k, a, lda, NULL, 0, 0, (const float*)packed + F32_PACKED_HEADER_FLOATS, 1, alpha, accumulate, y,
+             ldy, workspace);
   return QW_OK;
 }

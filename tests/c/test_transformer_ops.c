@@ -25,6 +25,10 @@ enum {
   KIND_MATMUL_INTEGER_TO_FLOAT = 9,
 };
 
+/* Whether matmul steps with a pre-packed B (onnxruntime packs a constant 2-D B) go through qw_f32_matmul_pack and
+ * qw_f32_matmul_packed; the fixture is replayed both ways. */
+static int pack_constant_b;
+
 /* Runs one step; buffers[i] is tensor i (NULL when absent). */
 static qw_status run_step(const struct ort_step* s, const struct ort_tensor* tensors, void* const* buffers) {
   const int32_t* I = s->ints;
@@ -66,8 +70,20 @@ static qw_status run_step(const struct ort_step* s, const struct ort_tensor* ten
         }
       }
       void* ws = exact_alloc(qw_f32_matmul_workspace_size(m, n, k));
-      const qw_status st = qw_f32_matmul(m, n, k, (const float*)in[0] + I[8], (size_t)I[3], (const float*)in[1] + I[9],
-                                         (size_t)I[4], I[5], I[6], s->floats[0], in[2] != NULL, y, (size_t)I[7], ws);
+      const float* a = (const float*)in[0] + I[8];
+      const float* b = (const float*)in[1] + I[9];
+      qw_status st;
+      if (pack_constant_b && I[6] && n * k != 0) { /* the constant B packed once, as the model loader does */
+        void* packed = exact_alloc(qw_f32_matmul_pack_size(n, k));
+        st = qw_f32_matmul_pack(n, k, b, (size_t)I[4], I[5], packed);
+        if (st == QW_OK) {
+          st = qw_f32_matmul_packed(m, n, k, a, (size_t)I[3], packed, s->floats[0], in[2] != NULL, y, (size_t)I[7], ws);
+        }
+        free(packed);
+      } else {
+        st = qw_f32_matmul(m, n, k, a, (size_t)I[3], b, (size_t)I[4], I[5], I[6], s->floats[0], in[2] != NULL, y,
+                           (size_t)I[7], ws);
+      }
       free(ws);
       return st;
     }
@@ -326,6 +342,16 @@ static void argument_checks(void) {
   CHECK(qw_f32_matmul(2, 2, 2, x, 2, x, 2, 0, 0, 1.0f, 0, y, 2, NULL) == QW_INVALID_ARGUMENT, "matmul workspace");
   float ws[64];
   CHECK(qw_dynamic_matmul(1, 2, 2, x, ws, x, 1, NULL, y, ws) == QW_INVALID_ARGUMENT, "dynamic matmul: not packed weights");
+  CHECK(qw_f32_matmul_pack_size(0, 2) == 0 && qw_f32_matmul_pack(2, 2, x, 1, 0, ws) == QW_INVALID_ARGUMENT,
+        "float pack: empty B, ldb < n");
+  void* fpacked = exact_alloc(qw_f32_matmul_pack_size(2, 2));
+  CHECK(qw_f32_matmul_pack(2, 2, x, 2, 0, fpacked) == QW_OK, "float pack");
+  void* fwork = exact_alloc(qw_f32_matmul_workspace_size(2, 2, 2));
+  CHECK(qw_f32_matmul_packed(2, 2, 2, x, 2, x, 1.0f, 0, y, 2, fwork) == QW_INVALID_ARGUMENT, "float packed: not packed");
+  CHECK(qw_f32_matmul_packed(2, 2, 3, x, 3, fpacked, 1.0f, 0, y, 2, fwork) == QW_INVALID_ARGUMENT, "float packed: other K");
+  CHECK(qw_f32_matmul_packed(2, 2, 2, x, 2, fpacked, 1.0f, 0, y, 2, NULL) == QW_INVALID_ARGUMENT, "float packed: workspace");
+  free(fpacked);
+  free(fwork);
   const int8_t w[4] = {1, -2, 3, -4};
   const int32_t zp = 0;
   void* packed = exact_alloc(qw_gemm_pack_size(2, 2));
@@ -346,6 +372,8 @@ static void argument_checks(void) {
 }
 
 int main(void) {
+  replay_fixture();
+  pack_constant_b = 1;
   replay_fixture();
   simd_matches_scalar();
   in_place();

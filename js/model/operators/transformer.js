@@ -215,16 +215,19 @@ function materialize(view, src, w) {
 function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0, permA, permB, permY }) {
   requireFloat(w, [a, b], ['A', 'B']);
   const p = ctx.memo([a, b], () => matmulPlan(w, dimsOf(a), dimsOf(b), { transB, alpha, bPrepacked, permA, permB, permY }));
-  return withWasm(ctx, [a, b], (wa, wb) => {
+  // a constant 2-D B read as it is stored is packed once (load time) and not uploaded per run
+  const packedB = bPrepacked && !permB && !p.copyB ? packedFloatB(ctx, w, b, transB) : null;
+  return withWasm(ctx, packedB ? [a] : [a, b], (wa, wb) => {
     const ca = p.copyA ? materialize(p.viewA, wa, w) : null;
     try {
       const cb = p.copyB ? materialize(p.viewB, wb, w) : null;
       try {
         const pa = ptrOf(ca ?? wa);
-        const pb = ptrOf(cb ?? wb);
+        const pb = packedB ? 0 : ptrOf(cb ?? wb);
         const run = (py) => backend().withBuffers([p.workspace], (ws) => {
           for (const [m, n, offA, offB, offY] of p.calls) {
-            backend().call(w, 'qw_f32_matmul', m, n, p.k, pa + 4 * offA, p.lda, pb + 4 * offB, p.ldb, p.transB, bPrepacked, alpha, 0, py + 4 * offY, p.ldy, ws);
+            if (packedB) backend().call(w, 'qw_f32_matmul_packed', m, n, p.k, pa + 4 * offA, p.lda, packedB.packed, alpha, 0, py + 4 * offY, p.ldy, ws);
+            else backend().call(w, 'qw_f32_matmul', m, n, p.k, pa + 4 * offA, p.lda, pb + 4 * offB, p.ldb, p.transB, bPrepacked, alpha, 0, py + 4 * offY, p.ldy, ws);
           }
         });
         if (!p.copyY) return [produce('float32', p.stored, run)];
@@ -267,7 +270,8 @@ function gemm(ctx, w, [a, b, c], attrs, activation) {
     return { lists, workspace: backend().size('qw_f32_matmul_workspace_size', m, n, k), dispose: () => lists?.dispose() };
   });
   const prepacked = ctx.isConstant(ctx.node.inputs[1]) ? 1 : 0;
-  return withWasm(ctx, [a, b, c], (wa, wb, wc) => {
+  const packedB = prepacked && k * n > 0 ? packedFloatB(ctx, w, b, attrs.transB) : null;
+  return withWasm(ctx, packedB ? [a, undefined, c] : [a, b, c], (wa, wb, wc) => {
     const y = produce('float32', [m, n], (py) => backend().withBuffers([4, attrs.transA ? 4 * m * k : 0, args.workspace], (pbeta, pat, ws) => {
       if (withC) {
         backend().f32(pbeta, 1)[0] = attrs.beta;
@@ -281,11 +285,51 @@ function gemm(ctx, w, [a, b, c], attrs, activation) {
         for (let i = 0; i < m; i++) for (let p = 0; p < k; p++) dst[i * k + p] = src[p * m + i];
         pa = pat;
       }
-      backend().call(w, 'qw_f32_matmul', m, n, k, pa, k, ptrOf(wb), attrs.transB ? k : n, attrs.transB, prepacked, attrs.alpha, withC ? 1 : 0, py, n, ws);
+      if (packedB) backend().call(w, 'qw_f32_matmul_packed', m, n, k, pa, k, packedB.packed, attrs.alpha, withC ? 1 : 0, py, n, ws);
+      else backend().call(w, 'qw_f32_matmul', m, n, k, pa, k, ptrOf(wb), attrs.transB ? k : n, attrs.transB, prepacked, attrs.alpha, withC ? 1 : 0, py, n, ws);
       if (activation === 'Tanh') backend().call(w, 'qw_f32_unary', QW_F32_UNARY_OP.QW_F32_TANH, m * n, py, py);
     }));
     return [y];
   });
+}
+
+/**
+ * A float MatMul's / Gemm's constant 2-D B ([K, N], or [N, K] when transB) packed once into the float GEMM's column
+ * panels (qw_f32_matmul_pack), as onnxruntime pre-packs it: the kernels then read each panel contiguously instead of
+ * rows of B a row stride apart.
+ */
+class PackedFloatMatrix {
+  constructor(w, b, transB) {
+    const be = backend();
+    const [rows, cols] = b.dims;
+    [this.k, this.n] = transB ? [cols, rows] : [rows, cols];
+    this.packed = be.alloc(be.size('qw_f32_matmul_pack_size', this.n, this.k));
+    try {
+      be.withBuffers([4 * rows * cols], (pb) => {
+        be.f32(pb, rows * cols).set(b.data);
+        be.call(w, 'qw_f32_matmul_pack', this.n, this.k, pb, cols, transB, this.packed);
+      });
+    } catch (error) {
+      this.dispose();
+      throw error;
+    }
+  }
+
+  dispose() {
+    backend().free(this.packed);
+  }
+}
+
+/** The packed constant B of a float MatMul / Gemm node (made at load or on its first run, then kept); null when B is empty. */
+function packedFloatB(ctx, w, b, transB) {
+  const dims = dimsOf(b);
+  if (dims.length !== 2 || numel(dims) === 0) return null;
+  return ctx.prepare(() => new PackedFloatMatrix(w, toHost(b), transB ? 1 : 0), `f32 transB ${transB ? 1 : 0}`);
+}
+
+/** The `pack` hook of MatMul / Gemm: a constant float32 B packed at load (transB undefined: B is not read as stored). */
+function packFloatBAtLoad(ctx, b, transB) {
+  if (b !== undefined && transB !== undefined && dtypeOf(b) === 'float32') packedFloatB(ctx, where(ctx.node), b, transB);
 }
 
 /** Dynamic int8 weights: B [K, N] packed once, with its scales and the bias in wasm memory. */
@@ -462,11 +506,13 @@ export const TRANSFORMER_OPERATORS = {
       const bPrepacked = ctx.isConstant(ctx.node.inputs[1]) && dimsOf(b).length === 2 ? 1 : 0;
       return floatMatMul(ctx, w, a, b, { bPrepacked, permA: attrs.qwasm_perm_a, permB: attrs.qwasm_perm_b, permY: attrs.qwasm_perm_y });
     },
+    pack: (ctx, [, b], attrs) => packFloatBAtLoad(ctx, b, attrs.qwasm_perm_b ? undefined : 0),
   },
 
   Gemm: {
     inputs: ['A: float32 rank 2', 'B: float32 rank 2', 'C?: float32 rank<=2'],
     attributes: GEMM_ATTRIBUTES,
+    pack: (ctx, [, b], attrs) => packFloatBAtLoad(ctx, b, attrs.transB),
     run(ctx, inputs, attrs) {
       return gemm(ctx, where(ctx.node), inputs, attrs, null);
     },
@@ -529,6 +575,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
       if (attrs.activation !== undefined && attrs.activation !== 'Tanh') throw new UnsupportedError(`${label}: activation ${attrs.activation} is not supported (Tanh is)`);
       return attrs;
     },
+    pack: (ctx, [, b], attrs) => packFloatBAtLoad(ctx, b, attrs.transB),
     run(ctx, inputs, attrs) {
       return gemm(ctx, where(ctx.node), inputs, attrs, attrs.activation);
     },
