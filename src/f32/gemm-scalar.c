@@ -22,7 +22,7 @@
     }                                                                     \
     for (size_t m = 0; m < mr; m++) {                                     \
       for (size_t j = 0; j < nc; j++) {                                   \
-        c[m * c_stride + j] = acc[m][j];                                  \
+        c[m * c_stride + j] = alpha != 1.0f ? acc[m][j] * alpha : acc[m][j]; \
       }                                                                   \
     }                                                                     \
   }

@@ -1,6 +1,6 @@
 /* wasm SIMD128 float32 GEMM over the 4x8 layout of f32/gemm.h (weight tiles of 4 channels): MR <= 4
  * rows x 8 columns as 2 f32x4 vectors per row; per k, one panel row (2 loads) and MR splatted
- * weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits). */
+ * weights, multiply then add (no FMA in SIMD128: the scalar kernel's bits); alpha applied in registers. */
 #include "f32/gemm.h"
 #include "simd128.h"
 
@@ -19,6 +19,13 @@
         const v128_t wm = wasm_v128_load32_splat(w + m);                                \
         lo[m] = wasm_f32x4_add(lo[m], wasm_f32x4_mul(wm, a0));                          \
         hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
+      }                                                                                 \
+    }                                                                                   \
+    if (alpha != 1.0f) {                                                                \
+      const v128_t valpha = wasm_f32x4_splat(alpha);                                    \
+      for (size_t m = 0; m < MR; m++) {                                                 \
+        lo[m] = wasm_f32x4_mul(lo[m], valpha);                                          \
+        hi[m] = wasm_f32x4_mul(hi[m], valpha);                                          \
       }                                                                                 \
     }                                                                                   \
     if (nc == 8) {                                                                      \

@@ -1,8 +1,9 @@
 /*
- * float32 GEMM microkernels for the float convolution (src/operators/conv2d-f32.c):
- *   C[m][j] = bias[m] + sum_k W[m][k] * A[k][j]   for m < mr, j < nc
+ * float32 GEMM microkernels for the float convolution (src/operators/conv2d-f32.c) and the float matrix product
+ * (src/operators/f32-matmul.c):
+ *   C[m][j] = (bias[m] + sum_k W[m][k] * A[k][j]) * alpha   for m < mr, j < nc
  * accumulated in float32 in the order bias, k = 0, 1, ..., one rounding per multiply and per add
- * (no FMA), so the scalar and the SIMD kernels give the same bits.
+ * (no FMA), then one multiply by alpha unless alpha is 1, so the scalar and the SIMD kernels give the same bits.
  *
  * A float GEMM configuration (struct qw_f32_gemm_config, chosen in src/config.c) carries the layout
  * with the kernels and the packing: weights are packed once per tile of mr output channels (mr biases,
@@ -24,7 +25,7 @@
 #define QW_F32_GEMM_NR_LIMIT 16
 
 typedef void (*qw_f32_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride,
-                                    float* c, size_t c_stride);
+                                    float* c, size_t c_stride, float alpha);
 
 /* Packs n output channels (w[n][k], bias[n] or NULL for zeros) into ceil(n / mr) tiles. */
 typedef void (*qw_f32_gemm_pack_fn)(size_t mr, size_t n, size_t k, const float* w, const float* bias, float* packed);
@@ -52,8 +53,9 @@ void qw_pack_f32_gemm_weights(size_t mr, size_t n, size_t k, const float* w, con
   assert(mr >= 1 && mr <= (MR) && nc >= 1 && nc <= (NR) && kc != 0);           \
   assert(w != NULL && a != NULL && c != NULL && a_stride >= (NR) && (mr == 1 || c_stride >= nc))
 
-#define QW_DECLARE_F32_GEMM_UKERNEL(name) \
-  void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride)
+#define QW_DECLARE_F32_GEMM_UKERNEL(name)                                                                   \
+  void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride, \
+            float alpha)
 
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__scalar);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_2x16__scalar);

@@ -271,9 +271,9 @@ qw_status qw_f32_conv2d_with(const struct qw_kernels* kernels, const qw_conv2d_s
           for (size_t p = p0; p < end; p += nr) {
             const size_t nc = end - p < nr ? end - p : nr;
             if (pointwise && nc == nr) {
-              ukernel(mr, nc, k, wg + t * tile_size, image + g * cin_g * pixels + p, pixels, c + p, pixels);
+              ukernel(mr, nc, k, wg + t * tile_size, image + g * cin_g * pixels + p, pixels, c + p, pixels, 1.0f);
             } else {
-              ukernel(mr, nc, k, wg + t * tile_size, panel + (p - p0) * k, nr, c + p, pixels);
+              ukernel(mr, nc, k, wg + t * tile_size, panel + (p - p0) * k, nr, c + p, pixels, 1.0f);
             }
           }
         }

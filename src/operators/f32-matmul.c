@@ -109,12 +109,6 @@ static void copy_panel(float* panel, size_t nr, size_t nc, size_t kc, const floa
   }
 }
 
-static void scale_row(float* y, size_t n, float alpha) {
-  for (size_t j = 0; j < n; j++) {
-    y[j] = y[j] * alpha;
-  }
-}
-
 /* Row tiles [start, start + count) of a product, all K blocks in order: each output element sees the same
  * kernel calls in the same order whichever thread computes its tile, so threads change no bit. */
 struct matmul_job {
@@ -172,22 +166,17 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
         const size_t mr = m - t * mr_max < mr_max ? m - t * mr_max : mr_max;
         const float* packed = job->packed_a + t * job->slot_floats;
         float* y = job->y + t * mr_max * job->ldy + j0;
-        if (k0 == 0 && !job->accumulate) {
-          /* the first block straight into y, then scaled there: y = sum * alpha (one multiply, as through a tile) */
-          gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, y, job->ldy);
-          if (job->alpha != 1.0f) {
-            for (size_t r = 0; r < mr; r++) {
-              scale_row(y + r * job->ldy, nc, job->alpha);
-            }
-          }
+        if (k0 == 0 && !job->accumulate) { /* the first block straight into y: y = sum * alpha */
+          gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, y, job->ldy, job->alpha);
           continue;
         }
-        gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, tile, nr);
+        /* y = sum * alpha + y, the product rounded first as MLAS does */
+        gemm->gemm[mr - 1](mr, nc, kc, packed, columns, columns_stride, tile, nr, job->alpha);
         for (size_t r = 0; r < mr; r++) {
           float* yr = y + r * job->ldy;
           const float* sr = tile + r * nr;
           for (size_t jj = 0; jj < nc; jj++) {
-            yr[jj] = sr[jj] * job->alpha + yr[jj];
+            yr[jj] = sr[jj] + yr[jj];
           }
         }
       }

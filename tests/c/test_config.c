@@ -423,7 +423,7 @@ static void quantize_empty(void) {
 }
 static void f32_gemm_wide(void) {
   float w[4 * 2] = {0}, a[2 * 16] = {0}, c[16];
-  qw_kernels()->f32_gemm.gemm[0](1, 9, 1, w, a, 16, c, 16); /* nc beyond the 8-column tile */
+  qw_kernels()->f32_gemm.gemm[0](1, 9, 1, w, a, 16, c, 16, 1.0f); /* nc beyond the 8-column tile */
 }
 static void requantize_null_output(void) {
   int32_t acc[1] = {0}, bias[1] = {0};
