@@ -7,8 +7,9 @@
  * Single rows take MLAS's GEMV path instead (gemv below).
  *
  * Mapping: the microkernel's "weights" are rows of A (packed here per K block: four rows interleaved
- * per k after a zero bias), its panel is eight columns of B per k (B itself when they are contiguous,
- * else a copy: the last columns, or B transposed). */
+ * per k after a zero bias), its panel is eight columns of B per k: a constant B's panels packed once
+ * (qw_f32_matmul_pack), else B itself when they are contiguous, else a copy (the last columns, or B
+ * transposed). The kernel scales the sums by alpha; the first block goes straight into y. */
 #include <string.h>
 
 #include "config.h"
