@@ -27,6 +27,12 @@
 typedef void (*qw_f32_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride,
                                     float* c, size_t c_stride, float alpha);
 
+/* Transposing pack of up to `lanes` rows of x (rows ldx floats apart) for kc values of k, lane-interleaved:
+ *   out[k * lanes + r] = r < rows ? x[r * ldx + k] : 0   for k < kc, r < lanes (rows <= lanes <= 16)
+ * The float matrix product packs rows of A into a tile with it (lanes mr) and a transposed B into a panel (lanes
+ * nr). */
+typedef void (*qw_x32_packx_ukernel)(size_t rows, size_t lanes, size_t kc, const float* x, size_t ldx, float* out);
+
 /* Packs n output channels (w[n][k], bias[n] or NULL for zeros) into ceil(n / mr) tiles. */
 typedef void (*qw_f32_gemm_pack_fn)(size_t mr, size_t n, size_t k, const float* w, const float* bias, float* packed);
 
@@ -34,6 +40,7 @@ struct qw_f32_gemm_config {
   uint8_t mr, nr;
   qw_f32_gemm_ukernel gemm[QW_F32_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
   qw_f32_gemm_pack_fn pack;
+  qw_x32_packx_ukernel packx;
 };
 
 /* Floats of one packed tile of mr output channels with depth kc (biases included). */
@@ -53,13 +60,21 @@ void qw_pack_f32_gemm_weights(size_t mr, size_t n, size_t k, const float* w, con
   assert(mr >= 1 && mr <= (MR) && nc >= 1 && nc <= (NR) && kc != 0);           \
   assert(w != NULL && a != NULL && c != NULL && a_stride >= (NR) && (mr == 1 || c_stride >= nc))
 
+#define QW_ASSERT_X32_PACKX_UKERNEL() \
+  assert(rows <= lanes && lanes != 0 && lanes <= 16 && (kc == 0 || rows == 0 || (x != NULL && ldx >= kc)) && out != NULL)
+
+#define QW_DECLARE_X32_PACKX_UKERNEL(name) \
+  void name(size_t rows, size_t lanes, size_t kc, const float* x, size_t ldx, float* out)
+
 #define QW_DECLARE_F32_GEMM_UKERNEL(name)                                                                   \
   void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride, \
             float alpha)
 
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__scalar);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_2x16__scalar);
+QW_DECLARE_X32_PACKX_UKERNEL(qw_x32_packx_ukernel__scalar);
 #if QW_SIMD
+QW_DECLARE_X32_PACKX_UKERNEL(qw_x32_packx_ukernel_4x__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_1x8__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_2x8__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__wasmsimd);

@@ -92,20 +92,17 @@ size_t qw_f32_matmul_workspace_size(size_t m, size_t n, size_t k) {
 
 /* The kernel's panel from B when B's rows do not hold its columns contiguously (the last columns, or B transposed):
  * nc (<= nr) columns for kc values of k, [k][nr], the columns past nc zero. b is at B[k0][j0], or transposed
- * (B[n][k]) at B[j0][k0]; rows ldb apart. A transposed B is read along its rows. */
-static void copy_panel(float* panel, size_t nr, size_t nc, size_t kc, const float* b, size_t ldb, int transpose_b) {
-  if (!transpose_b) {
-    for (size_t kk = 0; kk < kc; kk++) {
-      for (size_t jj = 0; jj < nr; jj++) {
-        panel[kk * nr + jj] = jj < nc ? b[kk * ldb + jj] : 0.0f;
-      }
-    }
+ * (B[n][k]) at B[j0][k0], where the columns are rows ldb apart: the config's transposing pack. */
+static void copy_panel(const struct qw_f32_gemm_config* gemm, float* panel, size_t nc, size_t kc, const float* b,
+                       size_t ldb, int transpose_b) {
+  const size_t nr = (size_t)gemm->nr;
+  if (transpose_b) {
+    gemm->packx(nc, nr, kc, b, ldb, panel);
     return;
   }
-  for (size_t jj = 0; jj < nr; jj++) {
-    const float* column = b + jj * ldb;
-    for (size_t kk = 0; kk < kc; kk++) {
-      panel[kk * nr + jj] = jj < nc ? column[kk] : 0.0f;
+  for (size_t kk = 0; kk < kc; kk++) {
+    for (size_t jj = 0; jj < nr; jj++) {
+      panel[kk * nr + jj] = jj < nc ? b[kk * ldb + jj] : 0.0f;
     }
   }
 }
@@ -136,17 +133,12 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
   float* tile = panel + (job->kb < job->k ? job->kb : job->k) * nr;
   for (size_t k0 = 0; k0 < job->k; k0 += job->kb) {
     const size_t kc = job->k - k0 < job->kb ? job->k - k0 : job->kb;
-    const size_t tile_floats = qw_f32_gemm_tile_size(gemm, kc);
-    /* rows of A, four at a time: [0 x4][a[r][k0] x4][a[r][k0 + 1] x4]... (rows past m are zeros) */
+    /* rows of A, mr at a time: [0 x mr][a[r][k0] x mr][a[r][k0 + 1] x mr]... (rows past m are zeros) */
     for (size_t t = start; t < start + count; t++) {
       float* w = job->packed_a + t * job->slot_floats;
-      memset(w, 0, tile_floats * sizeof(float));
-      for (size_t r = 0; r < mr_max && t * mr_max + r < m; r++) {
-        const float* ar = job->a + (t * mr_max + r) * job->lda + k0;
-        for (size_t kk = 0; kk < kc; kk++) {
-          w[mr_max * (kk + 1) + r] = ar[kk];
-        }
-      }
+      const size_t rows = m - t * mr_max < mr_max ? m - t * mr_max : mr_max;
+      memset(w, 0, mr_max * sizeof(float));
+      gemm->packx(rows, mr_max, kc, job->a + t * mr_max * job->lda + k0, job->lda, w + mr_max);
     }
     for (size_t j0 = 0; j0 < n; j0 += nr) {
       const size_t nc = n - j0 < nr ? n - j0 : nr;
@@ -159,7 +151,7 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
         columns = b + k0 * ldb + j0;
         columns_stride = ldb;
       } else {
-        copy_panel(panel, nr, nc, kc, job->transpose_b ? b + j0 * ldb + k0 : b + k0 * ldb + j0, ldb, job->transpose_b);
+        copy_panel(gemm, panel, nc, kc, job->transpose_b ? b + j0 * ldb + k0 : b + k0 * ldb + j0, ldb, job->transpose_b);
         columns = panel;
         columns_stride = nr;
       }
@@ -254,7 +246,8 @@ size_t qw_f32_matmul_pack_size(size_t n, size_t k) {
 }
 
 qw_status qw_f32_matmul_pack(size_t n, size_t k, const float* b, size_t ldb, int transpose_b, void* packed) {
-  const size_t nr = (size_t)qw_kernels()->f32_gemm.nr;
+  const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
+  const size_t nr = (size_t)gemm->nr;
   if (b == NULL || packed == NULL || qw_f32_matmul_pack_size(n, k) == 0 || ldb < (transpose_b ? k : n) ||
       !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1)) {
     return QW_INVALID_ARGUMENT;
@@ -263,7 +256,7 @@ qw_status qw_f32_matmul_pack(size_t n, size_t k, const float* b, size_t ldb, int
   float* panels = (float*)packed + F32_PACKED_HEADER_FLOATS;
   for (size_t j0 = 0; j0 < n; j0 += nr) {
     const size_t nc = n - j0 < nr ? n - j0 : nr;
-    copy_panel(panels + j0 * k, nr, nc, k, transpose_b ? b + j0 * ldb : b + j0, ldb, transpose_b);
+    copy_panel(gemm, panels + j0 * k, nc, k, transpose_b ? b + j0 * ldb : b + j0, ldb, transpose_b);
   }
   return QW_OK;
 }

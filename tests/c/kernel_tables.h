@@ -41,6 +41,7 @@ static const struct qw_kernels* other_layout_kernels(void) {
       .nr = 16,
       .gemm = {qw_f32_gemm_ukernel_2x16__scalar, qw_f32_gemm_ukernel_2x16__scalar},
       .pack = qw_pack_f32_gemm_weights,
+      .packx = qw_x32_packx_ukernel__scalar,
   };
   return &table;
 }

@@ -51,7 +51,7 @@ static void test_invariants(struct kernel_table t) {
         "%s dwconv config", t.name);
   const struct qw_f32_gemm_config* f32 = &k->f32_gemm;
   CHECK(f32->mr >= 1 && f32->mr <= QW_F32_GEMM_MR_LIMIT && f32->nr >= 1 && f32->nr <= QW_F32_GEMM_NR_LIMIT &&
-            f32->pack != NULL,
+            f32->pack != NULL && f32->packx != NULL,
         "%s f32 gemm mr %u nr %u", t.name, f32->mr, f32->nr);
   for (size_t r = 0; r < QW_F32_GEMM_MR_LIMIT; r++) {
     CHECK((r < f32->mr) == (f32->gemm[r] != NULL), "%s f32 gemm kernel for %zu rows", t.name, r + 1);

@@ -182,6 +182,36 @@ static int same_bits(const float* a, const float* b, size_t n) {
   return 1;
 }
 
+/* The float GEMM's transposing pack (this build's and the scalar one) against its definition: every lane count the
+ * drivers use and some they do not (6: the SIMD kernel's scalar fallback), rows 0..lanes, k tails 0..9, NaNs kept. */
+static void packx_matches_definition(void) {
+  const qw_x32_packx_ukernel kernels[2] = {qw_kernels()->f32_gemm.packx, qw_scalar_kernels.f32_gemm.packx};
+  const size_t lane_counts[] = {2, 4, 6, 8, 16};
+  enum { KC_MAX = 9, LDX = KC_MAX + 3 };
+  float x[16 * LDX], out[16 * KC_MAX];
+  fill(x, 16 * LDX, 10.0f);
+  for (int kernel = 0; kernel < 2; kernel++) {
+    for (size_t l = 0; l < sizeof lane_counts / sizeof lane_counts[0]; l++) {
+      const size_t lanes = lane_counts[l];
+      for (size_t rows = 0; rows <= lanes; rows++) {
+        for (size_t kc = 1; kc <= KC_MAX; kc++) {
+          memset(out, 0x5A, sizeof out);
+          kernels[kernel](rows, lanes, kc, x, LDX, out);
+          int ok = 1;
+          for (size_t k = 0; k < kc; k++) {
+            for (size_t r = 0; r < lanes; r++) {
+              const float want = r < rows ? x[r * LDX + k] : 0.0f;
+              ok &= bits_of(out[k * lanes + r]) == bits_of(want);
+            }
+          }
+          ok &= kc * lanes == 16 * KC_MAX || bits_of(out[kc * lanes]) == 0x5A5A5A5Au; /* nothing past the panel */
+          CHECK(ok, "packx kernel %d lanes %zu rows %zu kc %zu", kernel, lanes, rows, kc);
+        }
+      }
+    }
+  }
+}
+
 /* The selected kernels (wasmsimd in the SIMD builds) against the scalar ones: same bits (NaN payloads aside). */
 static void simd_matches_scalar(void) {
   const struct qw_kernels* k = qw_kernels();
@@ -376,6 +406,7 @@ int main(void) {
   pack_constant_b = 1;
   replay_fixture();
   simd_matches_scalar();
+  packx_matches_definition();
   in_place();
   argument_checks();
   return check_summary("transformer_ops");
