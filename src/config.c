@@ -11,6 +11,9 @@
   .cr = 4, .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS, .pack = qw_pack_x16_row_pairs_dwconv_weights
 #define F32_GEMM_MR4_NR8 .mr = 4, .nr = 8, .pack = qw_pack_f32_gemm_weights
 
+/* Zero, in a file of its own as far as the kernels' compiler knows (src/f32/mlas-wasmsimd.h says why). */
+const uint32_t qw_opaque_zero = 0;
+
 #ifdef NDEBUG
 const int qw_kernel_asserts = 0;
 #else

@@ -29,20 +29,16 @@ QW_DECLARE_F32_SOFTMAX_UKERNEL(qw_f32_softmax_ukernel_16__wasmsimd) {
   v128_t vsum = QW_SPLAT(0.0f);
   /* four exponentials per step, independent chains (see QW_F32_MAP_WASMSIMD), added to the sum in order */
   for (i = 0; i + 16 <= n; i += 16) {
-    const v128_t e0 = qw_mlas_exp_minus_max4(wasm_v128_load(x + i), vnegative_max);
-    const v128_t e1 = qw_mlas_exp_minus_max4(wasm_v128_load(x + i + 4), vnegative_max);
-    const v128_t e2 = qw_mlas_exp_minus_max4(wasm_v128_load(x + i + 8), vnegative_max);
-    const v128_t e3 = qw_mlas_exp_minus_max4(wasm_v128_load(x + i + 12), vnegative_max);
-    vsum = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(vsum, e0), e1), e2), e3);
-    wasm_v128_store(y + i, e0);
-    wasm_v128_store(y + i + 4, e1);
-    wasm_v128_store(y + i + 8, e2);
-    wasm_v128_store(y + i + 12, e3);
+    v128_t e[4] = {wasm_v128_load(x + i), wasm_v128_load(x + i + 4), wasm_v128_load(x + i + 8), wasm_v128_load(x + i + 12)};
+    qw_mlas_exp_minus_max_n(4, e, vnegative_max);
+    vsum = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(vsum, e[0]), e[1]), e[2]), e[3]);
+    QW_EACH(j, 4) wasm_v128_store(y + i + 4 * j, e[j]);
   }
   for (; i + 4 <= n; i += 4) {
-    const v128_t e = qw_mlas_exp_minus_max4(wasm_v128_load(x + i), vnegative_max);
-    vsum = wasm_f32x4_add(vsum, e);
-    wasm_v128_store(y + i, e);
+    v128_t e[1] = {wasm_v128_load(x + i)};
+    qw_mlas_exp_minus_max_n(1, e, vnegative_max);
+    vsum = wasm_f32x4_add(vsum, e[0]);
+    wasm_v128_store(y + i, e[0]);
   }
   float sum = n >= 4 ? (wasm_f32x4_extract_lane(vsum, 0) + wasm_f32x4_extract_lane(vsum, 2)) +
                            (wasm_f32x4_extract_lane(vsum, 1) + wasm_f32x4_extract_lane(vsum, 3))

@@ -22,5 +22,5 @@ static inline v128_t load_argument(const float* x, const float* bias, size_t i) 
     }                                                          \
   }
 
-QW_F32_VGELU_WASMSIMD(qw_f32_vgelu_erf_ukernel_16__wasmsimd, qw_gelu_erf4, qw_gelu_erf)
-QW_F32_VGELU_WASMSIMD(qw_f32_vgelu_tanh_ukernel_16__wasmsimd, qw_gelu_tanh4, qw_gelu_tanh)
+QW_F32_VGELU_WASMSIMD(qw_f32_vgelu_erf_ukernel_16__wasmsimd, qw_gelu_erf_n, qw_gelu_erf)
+QW_F32_VGELU_WASMSIMD(qw_f32_vgelu_tanh_ukernel_16__wasmsimd, qw_gelu_tanh_n, qw_gelu_tanh)

@@ -14,9 +14,9 @@
     }                                                       \
   }
 
-QW_F32_VUNARY_WASMSIMD(qw_f32_vexp_ukernel_16__wasmsimd, qw_mlas_exp4, qw_mlas_exp)
-QW_F32_VUNARY_WASMSIMD(qw_f32_verf_ukernel_16__wasmsimd, qw_mlas_erf4, qw_mlas_erf)
-QW_F32_VUNARY_WASMSIMD(qw_f32_vtanh_ukernel_16__wasmsimd, qw_mlas_tanh4, qw_mlas_tanh)
+QW_F32_VUNARY_WASMSIMD(qw_f32_vexp_ukernel_16__wasmsimd, qw_mlas_exp_n, qw_mlas_exp)
+QW_F32_VUNARY_WASMSIMD(qw_f32_verf_ukernel_16__wasmsimd, qw_mlas_erf_n, qw_mlas_erf)
+QW_F32_VUNARY_WASMSIMD(qw_f32_vtanh_ukernel_16__wasmsimd, qw_mlas_tanh_n, qw_mlas_tanh)
 
 QW_DECLARE_F32_VUNARY_UKERNEL(qw_f32_vsqrt_ukernel_8__wasmsimd) {
   size_t i = 0;
