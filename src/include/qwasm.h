@@ -601,6 +601,16 @@ QW_API qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, siz
                                int transpose_b, int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
                                void* workspace);
 
+/* count products of one shape in one call (the heads of attention's batched MatMuls): product i is qw_f32_matmul's
+ * with a + offsets[3i], b + offsets[3i + 1] and y + offsets[3i + 2] (element offsets, each >= 0), the same bits. With
+ * at least as many products as threads each thread computes whole products, so that no B panel is gathered twice
+ * and one dispatch serves them all; with fewer, each product is split by row tiles. workspace:
+ * qw_f32_matmul_batch_workspace_size bytes. */
+QW_API size_t qw_f32_matmul_batch_workspace_size(size_t m, size_t n, size_t k);
+QW_API qw_status qw_f32_matmul_batch(size_t count, const int32_t* offsets, size_t m, size_t n, size_t k,
+                                     const float* a, size_t lda, const float* b, size_t ldb, int transpose_b,
+                                     int b_prepacked, float alpha, int accumulate, float* y, size_t ldy,
+                                     void* workspace);
 /* A constant B packed once for qw_f32_matmul_packed (what onnxruntime does with a MatMul's / Gemm's constant 2-D B):
  * b as for qw_f32_matmul (b[k][n], or b[n][k] when transpose_b; rows ldb floats apart), copied into the float GEMM
  * config's column panels, which the kernels read contiguously. qw_f32_matmul_pack_size: the bytes (0 when n or k is

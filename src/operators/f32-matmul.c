@@ -177,32 +177,50 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
   }
 }
 
-/* The product over qw_f32_matmul's checked arguments (b NULL when packed_b holds B's panels). */
-static void run_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                       int transpose_b, const float* packed_b, int b_prepacked, float alpha, int accumulate, float* y,
-                       size_t ldy, void* workspace) {
-  if (k == 0) { /* MLAS has no block to store: onnxruntime's MatMul fills zeros itself */
+/* The cases MLAS does not run through its GEMM: K = 0 (no block to store: onnxruntime's MatMul fills zeros itself)
+ * and a single row (MLAS's GEMV). Returns 1 when it computed the product. */
+static int run_special(size_t m, size_t n, size_t k, const float* a, const float* b, size_t ldb, int transpose_b,
+                       int b_prepacked, float alpha, int accumulate, float* y, size_t ldy) {
+  if (k == 0) {
     for (size_t i = 0; i < m && !accumulate; i++) {
       memset(y + i * ldy, 0, n * sizeof(float));
     }
-    return;
+    return 1;
   }
   if (m == 1 && alpha == 1.0f && !transpose_b && !b_prepacked) {
     gemv(n, k, a, b, ldb, accumulate, y);
-    return;
+    return 1;
   }
+  return 0;
+}
+
+/* Row tiles of a product (k > 0): packed_a the tiles' slots, then per_thread the threads' panels and tiles. */
+static struct matmul_job matmul_job_for(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+                                        size_t ldb, int transpose_b, const float* packed_b, int b_prepacked,
+                                        float alpha, int accumulate, float* y, size_t ldy, float* packed_a) {
   const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
   const size_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
   const size_t kb = k_block(n, k, b_prepacked);
   const size_t kc_max = kb < k ? kb : k;
-  float* packed_a = (float*)workspace;
-  const struct matmul_job job = {
+  return (struct matmul_job){
       .gemm = gemm, .m = m, .n = n, .k = k, .kb = kb, .lda = lda, .ldb = ldb, .ldy = ldy,
       .slot_floats = qw_f32_gemm_tile_size(gemm, kc_max),
       .thread_floats = kc_max * (size_t)gemm->nr + (size_t)gemm->mr * gemm->nr, .a = a, .b = b, .packed_b = packed_b,
       .transpose_b = transpose_b, .accumulate = accumulate, .alpha = alpha, .y = y, .packed_a = packed_a,
       .per_thread = packed_a + tiles * qw_f32_gemm_tile_size(gemm, kc_max),
   };
+}
+
+/* The product over qw_f32_matmul's checked arguments (b NULL when packed_b holds B's panels). */
+static void run_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                       int transpose_b, const float* packed_b, int b_prepacked, float alpha, int accumulate, float* y,
+                       size_t ldy, void* workspace) {
+  if (run_special(m, n, k, a, b, ldb, transpose_b, b_prepacked, alpha, accumulate, y, ldy)) {
+    return;
+  }
+  const struct matmul_job job = matmul_job_for(m, n, k, a, lda, b, ldb, transpose_b, packed_b, b_prepacked, alpha,
+                                               accumulate, y, ldy, (float*)workspace);
+  const size_t tiles = (m + (size_t)job.gemm->mr - 1) / (size_t)job.gemm->mr;
   /* one task on one thread; else one share of the row tiles per thread: every task gathers the B panels it needs
    * again (transposed B: a strided copy), so fewer, larger tasks pay (measured on attention's 128x128x32 products) */
   qw_parallelize(matmul_task, &job, tiles, qw_threads() == 1 ? tiles : qw_parallel_tile(tiles, 1, 1, 2));
@@ -227,6 +245,87 @@ qw_status qw_f32_matmul(size_t m, size_t n, size_t k, const float* a, size_t lda
     return QW_INVALID_ARGUMENT;
   }
   run_matmul(m, n, k, a, lda, b, ldb, transpose_b, NULL, b_prepacked, alpha, accumulate, y, ldy, workspace);
+  return QW_OK;
+}
+
+/* One product's workspace floats when a thread computes it whole: its row tiles' slots, one panel and one tile, for
+ * K blocks up to all of K (as qw_f32_matmul_workspace_size: whichever K block the call takes). */
+static uint64_t batch_item_floats(size_t m, size_t k) {
+  const struct qw_f32_gemm_config* gemm = &qw_kernels()->f32_gemm;
+  const size_t kc = k == 0 ? 1 : k;
+  const uint64_t tiles = (m + (size_t)gemm->mr - 1) / (size_t)gemm->mr;
+  return tiles * qw_f32_gemm_tile_size(gemm, kc) + (uint64_t)kc * gemm->nr + (uint64_t)gemm->mr * gemm->nr;
+}
+
+size_t qw_f32_matmul_batch_workspace_size(size_t m, size_t n, size_t k) {
+  if (qw_f32_matmul_workspace_size(m, n, k) == 0) {
+    return 0;
+  }
+  /* whole products per thread; the row-tile split of a single product needs less (qw_f32_matmul_workspace_size) */
+  return qw_size_or_zero(qw_threads() * batch_item_floats(m, k) * sizeof(float));
+}
+
+/* Products [start, start + count) of a batch, each computed whole by this thread in its own slice of the workspace. */
+struct batch_job {
+  size_t count, m, n, k, lda, ldb, ldy;
+  const int32_t* offsets;
+  const float* a;
+  const float* b;
+  int transpose_b, b_prepacked, accumulate;
+  float alpha;
+  float* y;
+  float* workspace;
+  size_t item_floats;
+};
+
+static void batch_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct batch_job* bj = (const struct batch_job*)context;
+  for (size_t i = start; i < start + count; i++) {
+    const int32_t* o = bj->offsets + 3 * i;
+    const float* a = bj->a + o[0];
+    const float* b = bj->b + o[1];
+    float* y = bj->y + o[2];
+    if (run_special(bj->m, bj->n, bj->k, a, b, bj->ldb, bj->transpose_b, bj->b_prepacked, bj->alpha, bj->accumulate,
+                    y, bj->ldy)) {
+      continue;
+    }
+    const struct matmul_job job = matmul_job_for(bj->m, bj->n, bj->k, a, bj->lda, b, bj->ldb, bj->transpose_b, NULL,
+                                                 bj->b_prepacked, bj->alpha, bj->accumulate, y, bj->ldy,
+                                                 bj->workspace + thread * bj->item_floats);
+    matmul_task(&job, 0, 0, (bj->m + (size_t)job.gemm->mr - 1) / (size_t)job.gemm->mr);
+  }
+}
+
+qw_status qw_f32_matmul_batch(size_t count, const int32_t* offsets, size_t m, size_t n, size_t k, const float* a,
+                              size_t lda, const float* b, size_t ldb, int transpose_b, int b_prepacked, float alpha,
+                              int accumulate, float* y, size_t ldy, void* workspace) {
+  if (count == 0 || m == 0 || n == 0) {
+    return QW_OK;
+  }
+  if (offsets == NULL || !matmul_arguments_valid(m, n, k, a, lda, y, ldy, workspace) || b == NULL ||
+      ldb < (transpose_b ? k : n) || !qw_size_fits4(transpose_b ? n : k, ldb, sizeof(float), 1) ||
+      qw_f32_matmul_batch_workspace_size(m, n, k) == 0) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t i = 0; i < 3 * count; i++) {
+    if (offsets[i] < 0) {
+      return QW_INVALID_ARGUMENT;
+    }
+  }
+  if (count < qw_threads()) { /* fewer products than threads: each split by row tiles */
+    for (size_t i = 0; i < count; i++) {
+      const int32_t* o = offsets + 3 * i;
+      run_matmul(m, n, k, a + o[0], lda, b + o[1], ldb, transpose_b, NULL, b_prepacked, alpha, accumulate, y + o[2],
+                 ldy, workspace);
+    }
+    return QW_OK;
+  }
+  const struct batch_job job = {
+      .count = count, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldy = ldy, .offsets = offsets, .a = a,
+      .b = b, .transpose_b = transpose_b, .b_prepacked = b_prepacked, .accumulate = accumulate, .alpha = alpha,
+      .y = y, .workspace = (float*)workspace, .item_floats = (size_t)batch_item_floats(m, k),
+  };
+  qw_parallelize(batch_task, &job, count, 1);
   return QW_OK;
 }
 

@@ -459,6 +459,65 @@ static void test_float_ops(void) {
   free(x), free(skip), free(gamma), free(beta), free(scores), free(g);
 }
 
+/* qw_f32_matmul_batch against one qw_f32_matmul per product on one thread, bit for bit: whole products per thread
+ * (count >= threads), row tiles (count < threads), single rows (MLAS's GEMV), K = 0, products at scattered offsets
+ * (each product's A, B and y apart, with gaps), and the refused arguments. */
+static void test_f32_matmul_batch(void) {
+  const struct { size_t count, m, n, k; int transpose_b, prepacked, accumulate; float alpha; } batches[] = {
+      {5, 64, 64, 32, 1, 0, 0, 0.125f}, {6, 64, 32, 64, 0, 0, 0, 1.0f}, {1, 37, 20, 300, 0, 0, 1, 0.5f},
+      {4, 1, 40, 70, 0, 0, 0, 1.0f},    {3, 9, 17, 0, 0, 0, 0, 1.0f},     {3, 13, 24, 600, 1, 1, 1, 0.5f},
+  };
+  for (size_t c = 0; c < sizeof(batches) / sizeof(batches[0]); c++) {
+    const size_t count = batches[c].count, m = batches[c].m, n = batches[c].n, k = batches[c].k;
+    const size_t a_step = m * k + 7, b_step = k * n + 5, y_step = m * n + 3; /* gaps between the products */
+    float* a = random_floats(count * a_step, -1, 1);
+    float* b = random_floats(count * b_step, -1, 1);
+    float* init = random_floats(count * y_step, -1, 1);
+    float* ref = exact_alloc(count * y_step * sizeof(float));
+    float* y = exact_alloc(count * y_step * sizeof(float));
+    int32_t* offsets = exact_alloc(3 * count * sizeof(int32_t));
+    for (size_t i = 0; i < count; i++) { /* the products in reverse order of memory */
+      const size_t at = count - 1 - i;
+      offsets[3 * i] = (int32_t)(at * a_step), offsets[3 * i + 1] = (int32_t)(at * b_step);
+      offsets[3 * i + 2] = (int32_t)(at * y_step);
+    }
+    memcpy(ref, init, count * y_step * sizeof(float));
+    CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+    void* ws1 = exact_alloc(qw_f32_matmul_workspace_size(m, n, k));
+    for (size_t i = 0; i < count; i++) {
+      CHECK(qw_f32_matmul(m, n, k, a + offsets[3 * i], k, b + offsets[3 * i + 1], batches[c].transpose_b ? k : n,
+                          batches[c].transpose_b, batches[c].prepacked, batches[c].alpha, batches[c].accumulate,
+                          ref + offsets[3 * i + 2],
+                          n, ws1) == QW_OK,
+            "batch case %zu: product %zu alone", c, i);
+    }
+    free(ws1);
+    for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+      CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+      const size_t ws_bytes = qw_f32_matmul_batch_workspace_size(m, n, k);
+      void* ws = exact_alloc(ws_bytes);
+      memcpy(y, init, count * y_step * sizeof(float));
+      CHECK(qw_f32_matmul_batch(count, offsets, m, n, k, a, k, b, batches[c].transpose_b ? k : n,
+                                batches[c].transpose_b, batches[c].prepacked, batches[c].alpha, batches[c].accumulate, y,
+                                n, ws) == QW_OK,
+            "batch case %zu", c);
+      CHECK(memcmp(y, ref, count * y_step * sizeof(float)) == 0, "batch case %zu on %zu threads: not the products' bits",
+            c, threads);
+      free(ws);
+    }
+    free(a), free(b), free(init), free(ref), free(y), free(offsets);
+  }
+  static float dummy[64];
+  static int32_t negative[3] = {0, -1, 0};
+  CHECK(qw_threadpool_set_threads(2) == QW_OK, "set_threads");
+  CHECK(qw_f32_matmul_batch(1, negative, 2, 2, 2, dummy, 2, dummy, 2, 0, 0, 1.0f, 0, dummy, 2, dummy) ==
+            QW_INVALID_ARGUMENT, "batch: a negative offset");
+  CHECK(qw_f32_matmul_batch(1, NULL, 2, 2, 2, dummy, 2, dummy, 2, 0, 0, 1.0f, 0, dummy, 2, dummy) == QW_INVALID_ARGUMENT,
+        "batch: no offsets");
+  CHECK(qw_f32_matmul_batch(0, NULL, 2, 2, 2, NULL, 2, NULL, 2, 0, 0, 1.0f, 0, NULL, 2, NULL) == QW_OK,
+        "batch: no products");
+}
+
 /* Workspaces have a slice per thread: a size that fits one thread's slice but not 64 of them is refused (0) by the
  * size function, in 64 bits, and the entry point refuses the call (here with an empty batch: no buffer is read). */
 static void test_workspace_limits(void) {
@@ -498,6 +557,7 @@ int main(void) {
   test_add();
   test_quantize();
   test_float_ops();
+  test_f32_matmul_batch();
   test_workspace_limits();
   qw_threadpool_shutdown();
   for (size_t i = 0; i < WORKERS; i++) {

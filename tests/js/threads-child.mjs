@@ -1,6 +1,7 @@
 // Run by tests/js/threads.test.js in a child process (init() is once per process): initializes qwasm with
 // the options given as JSON in argv[2] after the environment changes of argv[3] (e.g. no SharedArrayBuffer),
-// runs operators large enough to be split over threads and, when given, a model file (argv[4]), and prints
+// runs operators large enough to be split over threads and, when given, a model file (argv[4]; a transformer's with
+// its recorded inputs, argv[5]), and prints
 // { info, warnings, checksums, model } as JSON.
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
@@ -9,6 +10,7 @@ import { setRelaxedProbeForTests } from '../../js/runtime/wasm.js';
 const options = JSON.parse(process.argv[2] ?? '{}');
 const env = process.argv[3] ?? '';
 const modelPath = process.argv[4];
+const feedsPath = process.argv[5]; // a transformer's recorded int64 inputs (tests/fixtures/transformer/tiny-bert.json)
 if (env.includes('noSharedArrayBuffer')) delete globalThis.SharedArrayBuffer;
 // forceUsdot: the relaxed kernels' usdot semantics taken as given (tests/js/relaxed.test.js runs them on 7-bit
 // activations, which every semantics of the instruction multiplies exactly).
@@ -88,10 +90,16 @@ const info = await qwasm.init(options);
 const result = { info, warnings, checksums: operators() };
 if (modelPath) {
   const model = await qwasm.loadModel(new Uint8Array(readFileSync(modelPath)));
-  const [input] = model.inputs;
-  const dims = input.dims.map((d) => (typeof d === 'number' ? d : 1));
-  const data = Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i * 0.37) * 2);
-  const { intermediates, ...outputs } = await model.run({ [input.name]: { data, dims } }, { intermediates: true });
+  let feeds;
+  if (feedsPath) {
+    const record = JSON.parse(readFileSync(feedsPath, 'utf8')).inputs.at(-1);
+    feeds = Object.fromEntries(Object.entries(record).map(([name, t]) => [name, { data: BigInt64Array.from(t.data, BigInt), dims: t.dims }]));
+  } else {
+    const [input] = model.inputs;
+    const dims = input.dims.map((d) => (typeof d === 'number' ? d : 1));
+    feeds = { [input.name]: { data: Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i * 0.37) * 2), dims } };
+  }
+  const { intermediates, ...outputs } = await model.run(feeds, { intermediates: true });
   const bytes = (t) => new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   result.model = Object.fromEntries(Object.entries({ ...intermediates, ...outputs }).map(([name, t]) => [name, checksum(bytes(t))]));
   model.dispose();

@@ -13,8 +13,8 @@ const run = promisify(execFile);
 const child = new URL('./threads-child.mjs', import.meta.url).pathname;
 const mobilenet = new URL('../../build/models/mobilenet_v2_int8_qdq.onnx', import.meta.url).pathname;
 
-async function runChild(options, env = '', model = '') {
-  const { stdout } = await run(process.execPath, [child, JSON.stringify(options), env, model], { timeout: 120000 });
+async function runChild(options, env = '', model = '', feeds = '') {
+  const { stdout } = await run(process.execPath, [child, JSON.stringify(options), env, model, feeds], { timeout: 120000 });
   return JSON.parse(stdout);
 }
 
@@ -37,6 +37,18 @@ test('2 and 3 threads give the bytes of 1: GEMV, GEMMs by rows and columns, conv
   }
   assert.equal(two.info.threads, 2);
   assert.equal(three.info.threads, 3);
+});
+
+test('2 and 3 threads give the bytes of 1 for a q8 transformer: every intermediate, the attention heads in one batch', async () => {
+  const dir = new URL('../fixtures/transformer/', import.meta.url).pathname;
+  const [one, two, three] = await Promise.all([1, 2, 3].map((numThreads) =>
+    runChild({ numThreads }, '', `${dir}tiny-bert-opset14_q8.onnx`, `${dir}tiny-bert.json`)));
+  assert.ok(Object.keys(one.model).length > 100, 'the encoder returned its intermediates');
+  for (const r of [two, three]) {
+    assert.match(r.info.source, /qwasm-simd-threads\.wasm$/);
+    assert.deepEqual(r.model, one.model);
+    assert.equal(r.liveBytes, 0);
+  }
 });
 
 test('numThreads 0 means one thread per core, at most 8', async () => {

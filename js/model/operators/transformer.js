@@ -193,11 +193,15 @@ function matmulPlan(w, aStored, bStored, { transB, alpha, bPrepacked, permA, per
     if (column) for (let r = 0; r < m; r++) calls.push([1, 1, offA + r * A.strides.at(-2), offB, offY + r]);
     else calls.push([m, n, offA, offB, offY]);
   }
+  // several products of one shape (attention's heads): one qw_f32_matmul_batch call with their offsets in wasm memory
+  const batched = !column && calls.length > 1 ? int32Lists([calls.flatMap(([, , offA, offB, offY]) => [offA, offB, offY])]) : null;
   return {
     k, calls, outDims, stored, lda: A.strides.at(-2), ldb, ldy, transB: bTrans, copyA, copyB, copyY,
     // copies of strided operands: [dims, element strides] of the view to make contiguous
     viewA: copyA ? viewOf(w, aStored, permA, 'A') : null, viewB: copyB ? viewOf(w, bStored, permB, 'B') : null, storedStrides: copyY ? Y.strides : null,
     workspace: backend().size('qw_f32_matmul_workspace_size', column ? 1 : m, column ? 1 : n, k),
+    batch: batched ? { offsets: batched.ptrs[0], workspace: backend().size('qw_f32_matmul_batch_workspace_size', m, n, k) } : null,
+    dispose: () => batched?.dispose(),
   };
 }
 
@@ -224,12 +228,15 @@ function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0, perm
       try {
         const pa = ptrOf(ca ?? wa);
         const pb = packedB ? 0 : ptrOf(cb ?? wb);
-        const run = (py) => backend().withBuffers([p.workspace], (ws) => {
+        const run = (py) => (!packedB && p.batch ? backend().withBuffers([p.batch.workspace], (ws) => {
+          const [m, n] = p.calls[0];
+          backend().call(w, 'qw_f32_matmul_batch', p.calls.length, p.batch.offsets, m, n, p.k, pa, p.lda, pb, p.ldb, p.transB, bPrepacked, alpha, 0, py, p.ldy, ws);
+        }) : backend().withBuffers([p.workspace], (ws) => {
           for (const [m, n, offA, offB, offY] of p.calls) {
             if (packedB) backend().call(w, 'qw_f32_matmul_packed', m, n, p.k, pa + 4 * offA, p.lda, packedB.packed, alpha, 0, py + 4 * offY, p.ldy, ws);
             else backend().call(w, 'qw_f32_matmul', m, n, p.k, pa + 4 * offA, p.lda, pb + 4 * offB, p.ldb, p.transB, bPrepacked, alpha, 0, py + 4 * offY, p.ldy, ws);
           }
-        });
+        }));
         if (!p.copyY) return [produce('float32', p.stored, run)];
         const tmp = produce('float32', p.outDims, run);
         try {

@@ -412,6 +412,14 @@ static void float_ops(struct input* in) {
   float* my = floats(in, (uint64_t)m * ldy);
   void* mwork = mws ? buffer(in, mws) : NULL;
   if (ma && mb && my && mwork) qw_f32_matmul(m, n, k, ma, lda, mb, ldb, trans, u8(in) & 1, real(in), u8(in) & 1, my, ldy, mwork);
+  /* the same operands as up to three products of a batch (every offset 0: the products rewrite the same y) */
+  static const int32_t zero_offsets[9] = {0};
+  const size_t bws = qw_f32_matmul_batch_workspace_size(m, n, k);
+  void* bwork = bws ? buffer(in, bws) : NULL;
+  if (ma && mb && my && bwork) {
+    qw_f32_matmul_batch(1 + u8(in) % 3, zero_offsets, m, n, k, ma, lda, mb, ldb, trans, u8(in) & 1, real(in), u8(in) & 1,
+                        my, ldy, bwork);
+  }
 }
 
 static void histogram(struct input* in) {
