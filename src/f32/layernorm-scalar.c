@@ -16,3 +16,10 @@ QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__scalar) {
                                      sum != NULL ? sum[r] : NULL);
   }
 }
+
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__scalar) {
+  for (size_t r = 0; r < 8; r++) {
+    qw_f32_layernorm_ukernel__scalar(n, x[r], skip != NULL ? skip[r] : NULL, bias, gamma, beta, epsilon, y[r],
+                                     sum != NULL ? sum[r] : NULL);
+  }
+}

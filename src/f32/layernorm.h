@@ -10,7 +10,7 @@
  * (Found against onnxruntime-web 1.30 outputs: the sequential E[v^2] - E[v]^2, double sums and centered
  * two-pass forms all disagree with it; this one agrees on every element, large offsets included.)
  * The statistics of a row are one dependency chain; the four-row kernel runs four rows' chains in the four
- * lanes of a vector (lane r: row r's operations, in the same order). Every operation is one IEEE rounding, so
+ * lanes of a vector (lane r: row r's operations, in the same order), the eight-row kernel two such vectors. Every operation is one IEEE rounding, so
  * the SIMD and scalar kernels agree. x == y allowed.
  */
 #ifndef QWASM_F32_LAYERNORM_H
@@ -25,7 +25,8 @@ typedef void (*qw_f32_layernorm_ukernel)(size_t n, const float* x, const float* 
   void name(size_t n, const float* x, const float* skip, const float* bias, const float* gamma, const float* beta, \
             float epsilon, float* y, float* sum)
 
-/* Four rows at once: x[r], y[r] (and skip[r], sum[r] when skip / sum are not NULL) for r < 4. */
+/* Four rows at once: x[r], y[r] (and skip[r], sum[r] when skip / sum are not NULL) for r < 4; the eight-row kernels
+ * (the same type) for r < 8. */
 typedef void (*qw_f32_layernorm4_ukernel)(size_t n, const float* const* x, const float* const* skip, const float* bias,
                                           const float* gamma, const float* beta, float epsilon, float* const* y,
                                           float* const* sum);
@@ -36,9 +37,11 @@ typedef void (*qw_f32_layernorm4_ukernel)(size_t n, const float* const* x, const
 
 QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel__scalar);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__scalar);
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__scalar);
 #if QW_SIMD
 QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__wasmsimd);
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__wasmsimd);
 #endif
 
 /* v[h] = x[h] (+ skip[h]) (+ bias[h]), stored in y (and sum). */

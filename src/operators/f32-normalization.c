@@ -63,7 +63,7 @@ qw_status qw_f32_softmax(size_t outer, size_t axis_len, size_t inner, const floa
   return QW_OK;
 }
 
-/* Rows [start, start + count) of a layer normalization, four at a time where four remain (the same per-row
+/* Rows [start, start + count) of a layer normalization, eight at a time, then four, then one (the same per-row
  * arithmetic, statistics computed side by side), so any split gives the same bits. */
 struct layer_norm_job {
   size_t cols, skip_rows;
@@ -81,22 +81,25 @@ static void layer_norm_task(const void* context, size_t thread, size_t start, si
   (void)thread;
   const struct layer_norm_job* job = (const struct layer_norm_job*)context;
   const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
-  const qw_f32_layernorm4_ukernel layernorm4 = qw_kernels()->f32_layernorm4;
+  const qw_f32_layernorm4_ukernel group_kernels[2] = {qw_kernels()->f32_layernorm8, qw_kernels()->f32_layernorm4};
+  const size_t group_rows[2] = {8, 4};
   const size_t cols = job->cols, end = start + count;
   size_t r = start;
-  for (; r + 4 <= end; r += 4) {
-    const float* xs[4];
-    const float* ss[4];
-    float* ys[4];
-    float* sums[4];
-    for (size_t i = 0; i < 4; i++) {
-      xs[i] = job->x + (r + i) * cols;
-      ss[i] = job->skip != NULL ? job->skip + ((r + i) % job->skip_rows) * cols : NULL;
-      ys[i] = job->y + (r + i) * cols;
-      sums[i] = job->sum != NULL ? job->sum + (r + i) * cols : NULL;
+  for (size_t g = 0; g < 2; g++) {
+    for (const size_t rows = group_rows[g]; r + rows <= end; r += rows) {
+      const float* xs[8];
+      const float* ss[8];
+      float* ys[8];
+      float* sums[8];
+      for (size_t i = 0; i < rows; i++) {
+        xs[i] = job->x + (r + i) * cols;
+        ss[i] = job->skip != NULL ? job->skip + ((r + i) % job->skip_rows) * cols : NULL;
+        ys[i] = job->y + (r + i) * cols;
+        sums[i] = job->sum != NULL ? job->sum + (r + i) * cols : NULL;
+      }
+      group_kernels[g](cols, xs, job->skip != NULL ? ss : NULL, job->bias, job->gamma, job->beta, job->epsilon, ys,
+                       job->sum != NULL ? sums : NULL);
     }
-    layernorm4(cols, xs, job->skip != NULL ? ss : NULL, job->bias, job->gamma, job->beta, job->epsilon, ys,
-               job->sum != NULL ? sums : NULL);
   }
   for (; r < end; r++) {
     layernorm(cols, job->x + r * cols, job->skip != NULL ? job->skip + (r % job->skip_rows) * cols : NULL, job->bias,

@@ -265,25 +265,36 @@ static void simd_matches_scalar(void) {
       k->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y0, NULL);
       s->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y1, NULL);
       CHECK(same_bits(y0, y1, n), "layer norm (no skip, bias, beta) n=%zu", n);
-      /* four rows at once (the statistics in SIMD lanes) against four scalar one-row calls */
-      float rows[4][MAX + 1], skips[4][MAX + 1], out4[4][MAX + 1], out1[4][MAX + 1], sums4[4][MAX + 1], sums1[4][MAX + 1];
-      for (size_t r = 0; r < 4; r++) {
+      /* four and eight rows at once (the statistics in SIMD lanes), this build's and the scalar ones, against scalar
+       * one-row calls */
+      float rows[8][MAX + 1], skips[8][MAX + 1], outg[8][MAX + 1], out1[8][MAX + 1], sumsg[8][MAX + 1], sums1[8][MAX + 1];
+      for (size_t r = 0; r < 8; r++) {
         for (size_t i = 0; i < n; i++) {
           rows[r][i] = rng_uniform(-30.0f, 30.0f) + (float)r * 1000.0f;
           skips[r][i] = rng_uniform(-3.0f, 3.0f);
         }
       }
-      const float* xs[4] = {rows[0], rows[1], rows[2], rows[3]};
-      const float* ss[4] = {skips[0], skips[1], skips[2], skips[3]};
-      float* ys[4] = {out4[0], out4[1], out4[2], out4[3]};
-      float* sums[4] = {sums4[0], sums4[1], sums4[2], sums4[3]};
-      for (int with_skip = 0; with_skip < 2; with_skip++) {
-        k->f32_layernorm4(n, xs, with_skip ? ss : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, ys, with_skip ? sums : NULL);
-        for (size_t r = 0; r < 4; r++) {
-          s->f32_layernorm(n, rows[r], with_skip ? skips[r] : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, out1[r],
-                           with_skip ? sums1[r] : NULL);
-          CHECK(same_bits(out4[r], out1[r], n) && (!with_skip || same_bits(sums4[r], sums1[r], n)),
-                "four-row layer norm (skip %d) row %zu n=%zu", with_skip, r, n);
+      const float* xs[8];
+      const float* ss[8];
+      float* ys[8];
+      float* sums[8];
+      for (size_t r = 0; r < 8; r++) {
+        xs[r] = rows[r], ss[r] = skips[r], ys[r] = outg[r], sums[r] = sumsg[r];
+      }
+      const struct { qw_f32_layernorm4_ukernel kernel; size_t rows; const char* name; } groups[4] = {
+          {k->f32_layernorm4, 4, "four-row"}, {k->f32_layernorm8, 8, "eight-row"},
+          {s->f32_layernorm4, 4, "scalar four-row"}, {s->f32_layernorm8, 8, "scalar eight-row"},
+      };
+      for (int gi = 0; gi < 4; gi++) {
+        for (int with_skip = 0; with_skip < 2; with_skip++) {
+          groups[gi].kernel(n, xs, with_skip ? ss : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, ys,
+                            with_skip ? sums : NULL);
+          for (size_t r = 0; r < groups[gi].rows; r++) {
+            s->f32_layernorm(n, rows[r], with_skip ? skips[r] : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f,
+                             out1[r], with_skip ? sums1[r] : NULL);
+            CHECK(same_bits(outg[r], out1[r], n) && (!with_skip || same_bits(sumsg[r], sums1[r], n)),
+                  "%s layer norm (skip %d) row %zu n=%zu", groups[gi].name, with_skip, r, n);
+          }
         }
       }
     }
