@@ -7,8 +7,10 @@
 
 /* One f32x4 through the rule, up to the int32 result. DIVIDE selects the ONNX rule (x / scale)
  * over PyTorch's (x * (1/scale)); for 8-bit outputs the float addition of zp is exact wherever
- * the result is not clamped, so both rules share the rest. */
-static inline v128_t quantize_f32x4(v128_t x, int divide, const struct qw_quantize_params* p) {
+ * the result is not clamped, so both rules share the rest. SMALL (8-bit outputs): the clamped value is an integer of
+ * magnitude at most 255, which adding 1.5 * 2^23 leaves in the low bits of the sum's representation: two
+ * instructions instead of i32x4.trunc_sat_f32x4's five in V8 (a NaN lane is replaced by the zero point anyway). */
+static inline v128_t quantize_f32x4(v128_t x, int divide, int small, const struct qw_quantize_params* p) {
   const v128_t scaled = divide ? wasm_f32x4_div(x, wasm_f32x4_splat(p->scale))
                                : wasm_f32x4_mul(x, wasm_f32x4_splat(p->inv_scale));
   const v128_t r = wasm_f32x4_nearest(scaled);
@@ -16,17 +18,18 @@ static inline v128_t quantize_f32x4(v128_t x, int divide, const struct qw_quanti
   v128_t t = wasm_f32x4_add(r, wasm_f32x4_splat(p->zero_point_f));
   t = wasm_f32x4_pmax(t, wasm_f32x4_splat(p->qmin_f)); /* t < qmin ? qmin : t */
   t = wasm_f32x4_pmin(t, wasm_f32x4_splat(p->qmax_f)); /* qmax < t ? qmax : t */
-  const v128_t q = wasm_i32x4_trunc_sat_f32x4(t);
+  const v128_t q = small ? wasm_i32x4_sub(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x4B400000))
+                         : wasm_i32x4_trunc_sat_f32x4(t);
   return wasm_v128_bitselect(wasm_i32x4_splat(p->zero_point), q, is_nan);
 }
 
 /* Sixteen floats to sixteen 8-bit lanes (values already inside the range, so the saturating
  * narrows only pack). */
 static inline v128_t quantize_16(const float* x, int divide, int is_unsigned, const struct qw_quantize_params* p) {
-  const v128_t q0 = quantize_f32x4(wasm_v128_load(x), divide, p);
-  const v128_t q1 = quantize_f32x4(wasm_v128_load(x + 4), divide, p);
-  const v128_t q2 = quantize_f32x4(wasm_v128_load(x + 8), divide, p);
-  const v128_t q3 = quantize_f32x4(wasm_v128_load(x + 12), divide, p);
+  const v128_t q0 = quantize_f32x4(wasm_v128_load(x), divide, 1, p);
+  const v128_t q1 = quantize_f32x4(wasm_v128_load(x + 4), divide, 1, p);
+  const v128_t q2 = quantize_f32x4(wasm_v128_load(x + 8), divide, 1, p);
+  const v128_t q3 = quantize_f32x4(wasm_v128_load(x + 12), divide, 1, p);
   const v128_t lo = wasm_i16x8_narrow_i32x4(q0, q1);
   const v128_t hi = wasm_i16x8_narrow_i32x4(q2, q3);
   return is_unsigned ? wasm_u8x16_narrow_i16x8(lo, hi) : wasm_i8x16_narrow_i16x8(lo, hi);
@@ -54,7 +57,7 @@ QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__wasmsimd) {
   assert(n != 0 && x != NULL && y != NULL && params != NULL);
   int32_t* out = (int32_t*)y;
   for (; n >= 4; n -= 4, x += 4, out += 4) {
-    wasm_v128_store(out, quantize_f32x4(wasm_v128_load(x), 0, params));
+    wasm_v128_store(out, quantize_f32x4(wasm_v128_load(x), 0, 0, params));
   }
   for (size_t i = 0; i < n; i++) {
     out[i] = qw_quantize_torch(x[i], params);
