@@ -10,4 +10,8 @@
 #include <simde/wasm/simd128.h>
 #endif
 
+/* For helpers that must be inlined into each kernel (the count of vectors or rows a constant there, so that loops
+ * over it unroll and arrays become values; or a kernel specialized per output stage). */
+#define QW_ALWAYS_INLINE static inline __attribute__((always_inline))
+
 #endif /* QWASM_SIMD128_H */

@@ -12,9 +12,9 @@
 #include "dwconv/dwconv.h"
 #include "requantization/requantize-wasmsimd.h"
 
-/* Inlined into each entry point, so that every kernel is compiled for its own output stage and signedness (one
- * function for both kept the stage's constants in memory and branched on them in the loops). */
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
+/* The helpers below are inlined into each entry point (QW_ALWAYS_INLINE), so that every kernel is compiled for its own
+ * output stage and signedness (one function for both kept the stage's constants in memory and branched on them in
+ * the loops). */
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
@@ -40,7 +40,7 @@ struct fused_output {
 /* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 to bytes 4i..4i+3 (output i): narrowed with saturation,
  * then clamped to qmax as bytes (requantize-wasmsimd.h); the values clamped to at least qmin before rounding, or,
  * for fp32_bounded parameters (bounded), as bytes after. */
-ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, int bounded, const v128_t* s,
+QW_ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, int bounded, const v128_t* s,
                                   size_t outputs, v128_t m) {
   v128_t q[4];
   for (size_t i = 0; i < outputs; i++) {
@@ -64,7 +64,7 @@ ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, in
  * loop, not unrolled: V8 issues a basic block's loads before its arithmetic, and one row's 6 columns and 2 weights
  * fit in the registers beside the sums where all three rows' spill. A block of all 4 channels leaves as bytes
  * (f, y its first channel of output 0), else as int32 into acc. */
-ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const int16_t* w,
+QW_ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const int16_t* const* p, const int16_t* w,
                                v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
                                uint8_t* y, size_t c0, int32_t* acc, size_t cp) {
   v128_t s[4] = {init, init, init, init};
@@ -90,7 +90,7 @@ ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, const 
 
 /* One 4-channel block along the row, 4 outputs per group (strides 1 and 2), the last 1 to 3 in one group. The
  * output stage is copied into locals: the output stores could overwrite *f as far as the compiler knows. */
-ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* w,
+QW_ALWAYS_INLINE void block_3x3(size_t ow, size_t CS, size_t PS, const int16_t* const* p, const int16_t* w,
                              v128_t init, const struct fused_output* f, int y_signed, int bounded, v128_t m,
                              size_t c0, int32_t* acc, size_t cp) {
   struct fused_output out;
@@ -130,7 +130,7 @@ static __attribute__((noinline)) void last_block_3x3(size_t ow, size_t CS, size_
 
 /* 3x3, block by block: each block's three pair-row segments (a few KiB for a whole row) stream from the cache
  * once per output row. With f, the sums start from the bias and leave as bytes; without, as int32 into acc. */
-ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t columns,
+QW_ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, size_t columns,
                               const int16_t* const* rows, const int16_t* w, int32_t* acc,
                               const struct fused_output* f, int y_signed, int bounded) {
   const size_t block = columns * COL;
@@ -222,7 +222,7 @@ QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
 /* 3x3 at strides 1 and 2 with fp32_bounded parameters fused (every real layer: the bound fails only for
  * multipliers or biases far outside any trained network's); the rest through the accumulator row, then
  * requantized output by output. */
-ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size_t kh, size_t pairs,
+QW_ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, size_t kh, size_t pairs,
                                      size_t column_step, size_t pair_step, const int16_t* const* rows,
                                      const int16_t* w, const struct qw_requantization_params* params, int32_t* acc,
                                      void* y, int y_signed) {
@@ -256,7 +256,7 @@ QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd
 QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 1)
 
 /* The pairs of 8 channels' inputs a and b (widened) into two blocks' columns: out, and out + block. */
-ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
+QW_ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
   wasm_v128_store(out, wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11));
   wasm_v128_store(out + block, wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
 }
@@ -264,7 +264,7 @@ ALWAYS_INLINE void store_pairs(int16_t* out, size_t block, v128_t a, v128_t b) {
 /* One pair row's stored columns k_lo..k_hi (inputs all inside the row) of H * 8 channels from c: at dilation 1 and
  * step 1 each input column loaded once (the second of one pair, the first of the next). */
 #define QW_DWCONV_PAIR_COLUMNS_INNER(T, LOAD8, H)                                                           \
-  ALWAYS_INLINE void pair_columns_inner_##T##_##H(const T* a, size_t channels, size_t step, size_t dilation, \
+  QW_ALWAYS_INLINE void pair_columns_inner_##T##_##H(const T* a, size_t channels, size_t step, size_t dilation, \
                                                   size_t k, size_t k_hi, int16_t* out, size_t block) {      \
     if (step == 1 && dilation == 1) {                                                                       \
       v128_t va[H];                                                                                         \

@@ -49,10 +49,9 @@ static void layernorm_inputs(size_t n, const float* x, const float* skip, const 
 
 /* Rows 4g + r for g < G, r < 4: Welford's recurrence with row 4g + r in lane r of vector g. Each row's statistics are
  * one chain of dependent operations (a division among them); G vectors keep G independent chains in flight. */
-static inline __attribute__((always_inline)) void layernorm_rows(size_t G, size_t n, const float* const* x,
-                                                                 const float* const* skip, const float* bias,
-                                                                 const float* gamma, const float* beta, float epsilon,
-                                                                 float* const* y, float* const* sum) {
+QW_ALWAYS_INLINE void layernorm_rows(size_t G, size_t n, const float* const* x, const float* const* skip,
+                                     const float* bias, const float* gamma, const float* beta, float epsilon,
+                                     float* const* y, float* const* sum) {
   for (size_t r = 0; r < 4 * G; r++) {
     layernorm_inputs(n, x[r], skip != NULL ? skip[r] : NULL, bias, y[r], sum != NULL ? sum[r] : NULL);
   }

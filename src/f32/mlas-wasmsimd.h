@@ -58,8 +58,6 @@ static inline v128_t qw_max_const(v128_t c, v128_t v) {
  * code, so the bits are too. Chromium 156, with the constants above: erf 3.6 -> 2.0 ns per element, GELU 3.8 -> 2.3,
  * exp 1.31 -> 0.87, tanh 1.03 -> 0.72, softmax 1.65 -> 1.33, now level with Node. */
 #define QW_EACH(j, n) for (size_t j = 0; j < (n); j++)
-/* Inlined where the count is a constant, so that the loops over j unroll and the arrays become values. */
-#define QW_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 QW_ALWAYS_INLINE void qw_interleave(size_t n, v128_t* v) {
 #if defined(__wasm_simd128__)

@@ -267,7 +267,7 @@ size_t qw_f32_matmul_batch_workspace_size(size_t m, size_t n, size_t k) {
 
 /* Products [start, start + count) of a batch, each computed whole by this thread in its own slice of the workspace. */
 struct batch_job {
-  size_t count, m, n, k, lda, ldb, ldy;
+  size_t m, n, k, lda, ldb, ldy;
   const int32_t* offsets;
   const float* a;
   const float* b;
@@ -321,7 +321,7 @@ qw_status qw_f32_matmul_batch(size_t count, const int32_t* offsets, size_t m, si
     return QW_OK;
   }
   const struct batch_job job = {
-      .count = count, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldy = ldy, .offsets = offsets, .a = a,
+      .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldy = ldy, .offsets = offsets, .a = a,
       .b = b, .transpose_b = transpose_b, .b_prepacked = b_prepacked, .accumulate = accumulate, .alpha = alpha,
       .y = y, .workspace = (float*)workspace, .item_floats = (size_t)batch_item_floats(m, k),
   };
