@@ -10,6 +10,7 @@
 import { ModelFormatError } from '../errors.js';
 import { backend } from '../runtime/runtime.js';
 import { fromIntRepr, fromIntReprPerChannel, newStorage, withQParams } from '../tensor/qtensor.js';
+import { sliceDims } from '../tensor/check.js';
 
 /** ONNX element type -> qwasm quantized dtype, and back. */
 export const QDTYPE = Object.freeze({ uint8: 'quint8', int8: 'qint8', int32: 'qint32' });
@@ -60,7 +61,7 @@ export function dtypeOf(v) {
 }
 
 export function dimsOf(v) {
-  return v.kind === 'q' ? v.q.shape.slice() : v.dims;
+  return v.kind === 'q' ? sliceDims(v.q.shape) : v.dims;
 }
 
 /** A value's dimensions for reading only (no copy: a QTensor's shape is frozen). */

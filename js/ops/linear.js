@@ -7,7 +7,7 @@ import { backend } from '../runtime/runtime.js';
 import { QW_DTYPE, QW_REQUANT_MODE, QW_ROUNDING } from '../runtime/abi.js';
 import { semanticsOf } from '../semantics.js';
 import { dtypeInfo } from '../tensor/dtype.js';
-import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show } from '../tensor/check.js';
+import { checkBytes, checkNumberArray, checkScale, checkShape, checkZeroPoint, numelOf, show, sliceDims } from '../tensor/check.js';
 import { chooseQParamsDynamic, dynamicQParams, fmaf } from '../reference.js';
 import { contiguousStrides, newStorage, perTensor, quantizePerTensor, tensorPtr, wrapStorage } from '../tensor/qtensor.js';
 import { broadcastShape, channelsLastStrides, convGeometry, convOutputSize, convShapeStruct, isChannelsLast, withChannelsLast } from '../tensor/layout.js';
@@ -305,7 +305,7 @@ export function linear(x, weights, options) {
   }
   const m = numelOf(xr.shape) / k;
   const blob = weights.requantization(xr.quant.scale, out, mode, where);
-  return produce(newTensor([...xr.shape.slice(0, -1), n], out.dtype, out.scale, out.zeroPoint, undefined, where), (y) =>
+  return produce(newTensor(xr.shape.with(-1, n), out.dtype, out.scale, out.zeroPoint, undefined, where), (y) =>
     withContiguous(x, where, (xp) => gemm(where, weights, blob, m, xp, xr, raw(y, where).ptr, n * out.dtype.bytes)));
 }
 
@@ -418,7 +418,7 @@ function conv2dSetup(where, x, weights, options) {
 function conv2dAs(where, x, weights, options) {
   const { xr, out, call, blob } = conv2dSetup(where, x, weights, options);
   const b = backend();
-  return produce(newTensor(call.shape.slice(), out.dtype, out.scale, out.zeroPoint, call.strides.slice(), where), (y) =>
+  return produce(newTensor(call.shape, out.dtype, out.scale, out.zeroPoint, call.strides, where), (y) =>
     withChannelsLast(xr, where, (xp) => {
       const ws = weights.workspace(b.bytes(where, 'the workspace', 'qw_conv2d_workspace_size', call.shapePtr), where);
       b.call(where, 'qw_conv2d', call.shapePtr, xp, xr.dtype.code, xr.quant.zeroPoint, weights.packedPtr, blob, raw(y, where).ptr, ws);
@@ -510,18 +510,19 @@ function matmulAs(where, a, bIn, options) {
   const overrides = options?.mode !== undefined || options?.semantics !== undefined;
   const mode = packed && !overrides ? bIn.mode : requantizationOf(options, where, 'onnx');
   const out = outputSpec(options, where, mode);
-  if (ar.shape.length < 2) throw new RangeError(`${where}: a must have at least 2 dimensions, got shape ${show(ar.shape)}`);
-  const [m, k] = ar.shape.slice(-2);
+  const rank = ar.shape.length;
+  if (rank < 2) throw new RangeError(`${where}: a must have at least 2 dimensions, got shape ${show(ar.shape)}`);
+  const m = ar.shape[rank - 2], k = ar.shape[rank - 1];
   if (packed) {
     if (bIn.k !== k) throw new RangeError(`${where}: a's K = ${k} does not match b's K = ${bIn.k}`);
-    return runMatMul(a, ar, [bIn], [...ar.shape.slice(0, -1), bIn.n], out, mode, where, () => 0);
+    return runMatMul(a, ar, [bIn], ar.shape.with(-1, bIn.n), out, mode, where, pickOnly);
   }
   const br = tensorOperand(bIn, where, 'b');
   if (br.shape.length < 2) throw new RangeError(`${where}: b must have at least 2 dimensions, got shape ${show(br.shape)}`);
-  const [kb, n] = br.shape.slice(-2);
+  const kb = br.shape[br.shape.length - 2], n = br.shape[br.shape.length - 1];
   if (kb !== k) throw new RangeError(`${where}: a [..., ${m}, ${k}] and b [..., ${kb}, ${n}] do not multiply`);
-  const bBatch = br.shape.slice(0, -2);
-  const batch = broadcastShape(ar.shape.slice(0, -2), bBatch, where);
+  const bBatch = sliceDims(br.shape, 0, -2);
+  const batch = broadcastShape(sliceDims(ar.shape, 0, -2), bBatch, where);
   // One packed B per batch matrix of b; each output batch picks its a and b matrices by broadcasting.
   const packs = [];
   try {
@@ -545,10 +546,13 @@ function matmulAs(where, a, bIn, options) {
   }
 }
 
+/** The b matrix of every output batch when b is one matrix. */
+const pickOnly = () => 0;
+
 function runMatMul(a, ar, packs, shape, out, mode, where, pickB) {
-  const batch = shape.slice(0, -2);
-  const aBatch = ar.shape.slice(0, -2);
-  const [m, n] = shape.slice(-2);
+  const batch = sliceDims(shape, 0, -2);
+  const aBatch = sliceDims(ar.shape, 0, -2);
+  const m = shape[shape.length - 2], n = shape[shape.length - 1];
   const blobs = packs.map((p) => p.requantization(ar.quant.scale, out, mode, where));
   const ws = packs[0].workspace(packs[0].workspaceBytes); // every pack has the same n and k
   return produce(newTensor(shape, out.dtype, out.scale, out.zeroPoint, undefined, where), (y) =>

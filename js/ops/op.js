@@ -26,7 +26,7 @@ export const raw = (t, where) => rawTensor(t, where);
  * A new tensor with per-tensor qparams (storage of at least one byte), row-major unless strides are given; `where`
  * names the operator in the RangeError of a shape too large for one buffer.
  */
-export function newTensor(shape, dtype, scale, zeroPoint, strides = contiguousStrides(shape), where = 'qwasm') {
+export function newTensor(shape, dtype, scale, zeroPoint, strides = Object.freeze(contiguousStrides(shape)), where = 'qwasm') {
   checkBytes(numelOf(shape), dtype.bytes, where, () => `the output of shape ${show(shape)}`);
   const storage = newStorage(Math.max(1, numelOf(shape)) * dtype.bytes, where);
   return wrapStorage(storage, 0, shape, strides, dtype, perTensor(scale, zeroPoint));

@@ -192,8 +192,11 @@ export class QTensor {
 
   isContiguous() {
     this.#live('isContiguous');
-    const dense = contiguousStrides(this.#shape);
-    return this.#shape.every((d, k) => d <= 1 || this.#strides[k] === dense[k]);
+    const shape = this.#shape, strides = this.#strides; // no allocation: operators ask this on every call
+    for (let k = shape.length - 1, dense = 1; k >= 0; dense *= shape[k], k--) {
+      if (shape[k] > 1 && strides[k] !== dense) return false;
+    }
+    return true;
   }
 
   qScale() {

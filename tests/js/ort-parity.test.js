@@ -113,3 +113,50 @@ for (const elem of ['UINT8', 'INT8']) {
     }
   });
 }
+
+// QLinearMatMul (ONNX domain) broadcasts its batch dimensions as numpy's matmul does; the conformance data has
+// only equal batches. b a graph input (a matrix packed per batch), and a packed 2-D b shared by every batch.
+test('QLinearMatMul with broadcast batch dimensions equals onnxruntime-web byte for byte', async () => {
+  const [sa, za, sb, zb, sy, zy] = QPARAMS[0];
+  let seed = 40;
+  for (const [aDims, bDims] of [[[2, 1, 3, 20], [4, 20, 6]], [[3, 20], [2, 20, 5]], [[2, 3, 4, 8], [8, 5]], [[1, 4, 7], [3, 7, 2]]]) {
+    const rng = mulberry32(seed++);
+    const numel = (d) => d.reduce((x, y) => x * y, 1);
+    const a = Uint8Array.from({ length: numel(aDims) }, () => rng() & 255);
+    const b = Int8Array.from({ length: numel(bDims) }, () => (rng() & 255) - 128);
+    const batch = [];
+    for (let i = 1; i <= Math.max(aDims.length, bDims.length) - 2; i++) batch.unshift(Math.max(aDims.at(-2 - i) ?? 1, bDims.at(-2 - i) ?? 1));
+    const outDims = [...batch, aDims.at(-2), bDims.at(-1)];
+    const scalar = (name, v, elemType = 'FLOAT') => ({ name, elemType, dims: [], data: [v] });
+    const model = singleNodeModel({
+      opType: 'QLinearMatMul', opset: 13,
+      inputs: [{ name: 'a', elemType: 'UINT8', dims: aDims }, { name: 'b', elemType: 'INT8', dims: bDims }],
+      initializers: [scalar('sa', sa), scalar('za', za, 'UINT8'), scalar('sb', sb), scalar('zb', zb - 128, 'INT8'), scalar('sy', sy), scalar('zy', zy, 'UINT8')],
+      nodeInputs: ['a', 'sa', 'za', 'b', 'sb', 'zb', 'sy', 'zy'],
+      outputs: [{ name: 'y', elemType: 'UINT8', dims: outDims }],
+    });
+    const runner = await createOrtRunner(model);
+    const ref = (await runner.run({ a: { type: 'uint8', data: a, dims: aDims }, b: { type: 'int8', data: b, dims: bDims } })).y;
+    await runner.release();
+    const label = JSON.stringify([aDims, bDims]);
+    const m = await qwasm.loadModel(model);
+    try {
+      const ours = (await m.run({ a: { data: a, dims: aDims }, b: { data: b, dims: bDims } })).y;
+      assert.deepEqual(ours.dims, outDims, label);
+      assertBitEqual(assert, ours.data, ref, `QLinearMatMul ${label}`);
+    } finally {
+      m.dispose();
+    }
+    if (bDims.length !== 2) continue;
+    const qa = qwasm.fromIntRepr(a, aDims, sa, za, 'quint8');
+    const qb = qwasm.fromIntRepr(b, bDims, sb, zb - 128, 'qint8');
+    const packed = qwasm.packMatMul(qb, { mode: 'onnx' });
+    const y = qwasm.matmul(qa, packed, { scale: sy, zeroPoint: zy });
+    try {
+      assert.deepEqual(y.shape, outDims, label);
+      assertBitEqual(assert, y.intRepr(), ref, `matmul with packed b ${label}`);
+    } finally {
+      for (const t of [qa, qb, packed, y]) t.dispose();
+    }
+  }
+});
