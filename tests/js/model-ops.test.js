@@ -217,3 +217,26 @@ test('Transposes folded into float MatMuls (strided views, copies where the stri
     }
   }
 });
+
+test('DequantizeLinear of uint8, int8 and int32 graph inputs (per tensor, into wasm memory); a bad x_scale names the node', async () => {
+  const ints = (lo, hi, n) => Array.from({ length: n }, () => lo + (rng() >>> 0) % (hi - lo + 1));
+  for (const [dtype, lo, hi, zp] of [['uint8', 0, 255, 131], ['int8', -128, 127, -7], ['int32', -(2 ** 20), 2 ** 20, 12345]]) {
+    await check(`DequantizeLinear ${dtype}`, {
+      op: 'DequantizeLinear',
+      inputs: [T('x', dtype, [3, 37], ints(lo, hi, 111)), T('s', 'float32', [], [0.0123], true), T('z', dtype, [], [zp], true)],
+    });
+  }
+  const bytes = singleNodeModel({
+    opType: 'DequantizeLinear', opset: 13, name: 'dq',
+    inputs: [{ name: 'x', elemType: 'UINT8', dims: [4] }],
+    initializers: [{ name: 's', elemType: 'FLOAT', dims: [], data: new Float32Array([0]) }, { name: 'z', elemType: 'UINT8', dims: [], data: new Uint8Array([3]) }],
+    outputs: [{ name: 'y', elemType: 'FLOAT' }],
+  });
+  const model = await qwasm.loadModel(bytes);
+  try {
+    await assert.rejects(model.run({ x: { data: new Uint8Array(4), dims: [4] } }),
+      /^RangeError: DequantizeLinear node "dq_node": x_scale must be a finite number > 0 \(at least 2\.9e-39 in float32\), got 0$/);
+  } finally {
+    model.dispose();
+  }
+});

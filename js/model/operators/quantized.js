@@ -3,13 +3,16 @@
 // model (ctx.semantics: 'onnx', or the PyTorch profile a file from tools/export_torch.py records).
 import { ModelFormatError, UnsupportedError } from '../../errors.js';
 import { conv2d, convInteger, dynamicQuantizeAt, matmul, matmulInteger, packConv2d, packMatMul, preparedConv2d } from '../../ops/linear.js';
+import { backend } from '../../runtime/runtime.js';
 import { semanticsOf } from '../../semantics.js';
+import { checkScale, checkZeroPoint } from '../../tensor/check.js';
+import { dtypeInfo } from '../../tensor/dtype.js';
 import { fromIntRepr, fromIntReprPerChannel, quantizePerChannel, quantizePerTensor } from '../../tensor/qtensor.js';
 import {
-  QDTYPE, borrowQ, dimsOf, dtypeOf, floatData, giveBackQ, host, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ,
+  QDTYPE, borrowQ, dimsOf, dtypeOf, floatData, giveBackQ, host, numel, outputQParams, ptrOf, qparamsOf, qvalue, scalar, toHost, toQ,
   weightTensor,
 } from '../values.js';
-import { withWasm } from './kernel-args.js';
+import { produce, withWasm } from './kernel-args.js';
 import { A } from './attributes.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
@@ -153,7 +156,18 @@ export const QUANTIZED_OPERATORS = {
     run(ctx, [x, s, z], attrs) {
       const w = where(ctx.node);
       const { scales, zps, perAxis } = qparamsOf(s, z, w);
-      if (!perAxis && x.kind === 'q') {
+      if (!perAxis && x.kind !== 'q') {
+        // wasm or host integers: the kernel writes the floats straight into wasm memory, where the float operators
+        // after it read them (an embedding lookup's rows: no copies out to the host and back in)
+        const qd = QDTYPE[x.dtype];
+        if (!qd) throw new ModelFormatError(`${w}: expected 8-bit or int32 input, got ${x.dtype}`);
+        const info = dtypeInfo(qd, w);
+        checkScale(scales[0], w, 'x_scale');
+        checkZeroPoint(zps[0], info, w, 'x_zero_point');
+        return [produce('float32', x.dims, (py) => withWasm(ctx, [x], (xv) =>
+          backend().call(w, 'qw_dequantize', numel(x.dims), ptrOf(xv), py, info.code, scales[0], zps[0])))];
+      }
+      if (!perAxis) {
         // the same function on a view of the data (no copy out and back in)
         const t = toQ(x, scales[0], zps[0], w);
         try {
