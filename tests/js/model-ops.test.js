@@ -72,11 +72,24 @@ test('Slice: steps, negative indices, clamping, omitted axes; float and int64', 
   }
   await check('Slice without axes and steps', { op: 'Slice', inputs: [x, T('s', 'int64', [2], [1, 1], true), T('e', 'int64', [2], [3, 3], true)] });
   await check('Slice int64', { op: 'Slice', inputs: [T('x', 'int64', [6], [5, 4, 3, 2, 1, 0]), T('s', 'int64', [1], [1], true), T('e', 'int64', [1], [5], true)], outputs: [['y', 'int64']] });
+  const x64 = T('x', 'int64', [3, 6], Array.from({ length: 18 }, (_, i) => i * 1000 - 7));
+  await check('Slice int64 [3,6] rows 0:3:2, columns 1:6:2', {
+    op: 'Slice', outputs: [['y', 'int64']],
+    inputs: [x64, T('s', 'int64', [2], [0, 1], true), T('e', 'int64', [2], [3, 6], true), T('a', 'int64', [2], [0, 1], true), T('t', 'int64', [2], [2, 2], true)],
+  });
+  await check('Slice int64 [3,6] rows 2:0:-1', {
+    op: 'Slice', outputs: [['y', 'int64']],
+    inputs: [x64, T('s', 'int64', [1], [2], true), T('e', 'int64', [1], [0], true), T('a', 'int64', [1], [0], true), T('t', 'int64', [1], [-1], true)],
+  });
 });
 
 test('Expand, ConstantOfShape, Range, Shape (start / end), Size', async () => {
   await check('Expand [3,1] to [2,3,4]', { op: 'Expand', inputs: [T('x', 'float32', [3, 1], rand(3)), T('s', 'int64', [3], [2, 1, 4], true)] });
   await check('Expand int64 [1,3] to [2,1]', { op: 'Expand', inputs: [T('x', 'int64', [1, 3], [7, 8, 9]), T('s', 'int64', [2], [2, 1], true)], outputs: [['y', 'int64']] });
+  // int64 stays on the host: the JS walk's block copies (inner dimension contiguous), fills (broadcast) and scalars
+  await check('Expand int64 [3,1] to [2,3,4]', { op: 'Expand', inputs: [T('x', 'int64', [3, 1], [-5, 6, 2 ** 40]), T('s', 'int64', [3], [2, 1, 4], true)], outputs: [['y', 'int64']] });
+  await check('Expand int64 [1,1,1,5] to [1,1,3,5]', { op: 'Expand', inputs: [T('x', 'int64', [1, 1, 1, 5], [1, 0, 1, 1, 0]), T('s', 'int64', [4], [1, 1, 3, 5], true)], outputs: [['y', 'int64']] });
+  await check('Expand int64 [] to []', { op: 'Expand', inputs: [T('x', 'int64', [], [42]), T('s', 'int64', [0], [], true)], outputs: [['y', 'int64']] });
   await check('ConstantOfShape default', { op: 'ConstantOfShape', opset: 9, inputs: [T('s', 'int64', [2], [2, 3])] });
   await check('ConstantOfShape int64', {
     op: 'ConstantOfShape', opset: 9, inputs: [T('s', 'int64', [1], [4])], outputs: [['y', 'int64']],
