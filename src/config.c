@@ -111,6 +111,7 @@ static const struct qw_kernels wasmsimd_kernels = {
     .gemm = {
         .mr = 4,
         GEMM_X16C2_NR8_KR4,
+        .a_interleaved = 1,
         .gemm = {qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_2x8c2__wasmsimd_dot16x2,
                  qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
         /* none for one row (a multi-row GEMM's last): the 1-row kernel's wide passes beat a 2-row kernel computing

@@ -88,9 +88,13 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   }
 }
 
-/* The sums of one tile: MR rows (aliased beyond mr) x 8 columns into lo[r] / hi[r], one k pair per step. Each
- * step keeps 8 sums, 2 weight vectors and one A splat and product in registers (12 of the 15 xmm registers V8
- * allocates). Two pairs per step (4 weight vectors) fit in Node 20's V8 11.3 and ran MobileNetV2's pointwise layers
+/* The sums of one tile: MR rows x 8 columns into lo[r] / hi[r], one k pair per step, from the interleaved A panel
+ * a16 (gemm.h: the MR rows' pairs of one k pair side by side, rows past mr copies of the last). Each step keeps 8
+ * sums, 2 weight vectors and one A splat and product in registers (12 of the 15 xmm registers V8 allocates), and
+ * reads the A pairs at fixed offsets from one pointer. With the rows kc apart, V8 computed each row's address (an
+ * lea per row and step): 31 machine instructions per k pair in Node 20 against 28 now (16 dots and adds, 6 loads),
+ * 256x1024x1024 at 84% of the dot peak against 92%.
+ * Two pairs per step (4 weight vectors) fit in Node 20's V8 11.3 and ran MobileNetV2's pointwise layers
  * 1-7% faster there, but Chromium's V8 schedules both pairs' loads ahead of their arithmetic and then stores and
  * reloads one sum every step: 256x1024x1024 ran 13-17% slower in Chromium than in Node (the machine code as
  * tools/bench/jitdump.py shows it). One pair per step: 15% less time in Chromium 156. Advances wt past the tile. */
@@ -98,21 +102,31 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
   QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                    \
   QW_GEMM_TILE_LOOP(MR)
 #define QW_GEMM_TILE_LOOP(MR)                                                        \
-  for (size_t kk = 0; kk < kc; kk += 2, wt += 16) {                                  \
+  for (const int16_t* ak = a16; ak != a16_end; ak += 2 * (MR), wt += 16) {           \
     const v128_t wl = wasm_v128_load(wt);                                            \
     const v128_t wh = wasm_v128_load(wt + 8);                                        \
     for (size_t r = 0; r < MR; r++) {                                                \
-      const v128_t va = wasm_v128_load32_splat(ap[r] + kk);                          \
+      const v128_t va = wasm_v128_load32_splat(ak + 2 * r);                          \
       lo[r] = wasm_i32x4_add(lo[r], wasm_i32x4_dot_i16x8(va, wl));                   \
       hi[r] = wasm_i32x4_add(hi[r], wasm_i32x4_dot_i16x8(va, wh));                   \
     }                                                                                \
+  }
+
+/* The interleaved panel of an MR-row kernel (start, end) and the C rows, rows past mr aliasing the last real one. */
+#define QW_GEMM_PANEL_AND_ROWS(MR, T, out, out_stride)                               \
+  const int16_t* a16 = (const int16_t*)a;                                            \
+  const int16_t* a16_end = a16 + (MR) * kc;                                          \
+  T* out##p[MR];                                                                     \
+  out##p[0] = (T*)(out);                                                             \
+  for (size_t r = 1; r < MR; r++) {                                                  \
+    out##p[r] = r < mr ? out##p[r - 1] + (out_stride) : out##p[r - 1];               \
   }
 
 #define QW_GEMM_WASMSIMD(name, MR)                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \
     QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                   \
     const int16_t* wt = (const int16_t*)w;                                           \
-    QW_GEMM_ROW_POINTERS(MR, int16_t, (const int16_t*)a, kc)                        \
+    QW_GEMM_PANEL_AND_ROWS(MR, int32_t, c, c_stride)                                 \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                         \
       QW_GEMM_TILE_SUMS(MR)                                                          \
       const size_t columns = nc - n0 < NR ? nc - n0 : NR;                            \
@@ -184,14 +198,7 @@ static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
     assert(a != NULL && w != NULL && params != NULL && params->fp32_plain && y != NULL &&     \
            (mr == 1 || y_stride >= nc));                                                      \
     const int16_t* wt = (const int16_t*)w;                                                    \
-    const int16_t* ap[MR];                                                                    \
-    uint8_t* yp[MR];                                                                          \
-    ap[0] = (const int16_t*)a;                                                                \
-    yp[0] = (uint8_t*)y;                                                                      \
-    for (size_t r = 1; r < MR; r++) {                                                         \
-      ap[r] = r < mr ? ap[r - 1] + kc : ap[r - 1];                                            \
-      yp[r] = r < mr ? yp[r - 1] + y_stride : yp[r - 1];                                      \
-    }                                                                                         \
+    QW_GEMM_PANEL_AND_ROWS(MR, uint8_t, y, y_stride)                                          \
     const int bounded = params->fp32_bounded;                                                 \
     /* the constants in memory (escaped), loaded per tile: not held in registers across the K loop */ \
     struct {                                                                                  \
@@ -232,27 +239,57 @@ QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_
 QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2, 2, 1)
 QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2, 4, 1)
 
-/* 16 bytes per step widened to two int16x8 with the zero point subtracted, then 8 (K = 24, or the
- * stem convolution's 27), the rest per element. */
-#define QW_PACK_A_WASMSIMD(name, T, EXT_LO, EXT_HI, LOAD8)                           \
-  QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                             \
-    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                 \
-    const v128_t vzp = wasm_i16x8_splat((int16_t)a_zero_point);                      \
-    int16_t* out = (int16_t*)panel;                                                  \
-    for (size_t r = 0; r < mr; r++, a += a_stride, out += kc) {                      \
-      size_t kk = 0;                                                                 \
-      for (; kk + 16 <= k; kk += 16) {                                               \
-        const v128_t v = wasm_v128_load(a + kk);                                     \
-        wasm_v128_store(out + kk, wasm_i16x8_sub(EXT_LO(v), vzp));                   \
-        wasm_v128_store(out + kk + 8, wasm_i16x8_sub(EXT_HI(v), vzp));               \
-      }                                                                              \
-      if (kk + 8 <= k) {                                                             \
-        wasm_v128_store(out + kk, wasm_i16x8_sub(LOAD8(a + kk), vzp));               \
-        kk += 8;                                                                     \
-      }                                                                              \
-      for (; kk < k; kk++) out[kk] = (int16_t)(((const T*)a)[kk] - a_zero_point);    \
-      for (; kk < kc; kk++) out[kk] = 0;                                             \
-    }                                                                                \
+/* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows, row r's pair (k, k + 1) at (k / 2) * 2 rows
+ * + 2 r, rows past mr copies of row mr - 1. One row is a plain row (16 bytes per step widened to two int16x8);
+ * two or four rows take 8 bytes of each per step, widened with the zero point subtracted, then interleaved by
+ * 32-bit lanes (a 2x2 or 4x4 transpose of pairs); the rest element by element. */
+#define QW_PACK_A_WASMSIMD(name, T, EXT_LO, EXT_HI, LOAD8)                                     \
+  QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                                       \
+    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                           \
+    const v128_t vzp = wasm_i16x8_splat((int16_t)a_zero_point);                                \
+    const size_t rows = qw_gemm_panel_rows(mr);                                                \
+    int16_t* out = (int16_t*)panel;                                                            \
+    const T* src[QW_GEMM_MR_LIMIT];                                                            \
+    for (size_t r = 0; r < rows; r++) src[r] = (const T*)(a + (r < mr ? r : mr - 1) * a_stride); \
+    size_t kk = 0;                                                                             \
+    if (rows == 1) {                                                                           \
+      for (; kk + 16 <= k; kk += 16) {                                                         \
+        const v128_t v = wasm_v128_load(src[0] + kk);                                          \
+        wasm_v128_store(out + kk, wasm_i16x8_sub(EXT_LO(v), vzp));                             \
+        wasm_v128_store(out + kk + 8, wasm_i16x8_sub(EXT_HI(v), vzp));                         \
+      }                                                                                        \
+      if (kk + 8 <= k) { /* K 24, or the stem convolution's 27 */                              \
+        wasm_v128_store(out + kk, wasm_i16x8_sub(LOAD8(src[0] + kk), vzp));                    \
+        kk += 8;                                                                               \
+      }                                                                                        \
+    } else if (rows == 2) {                                                                    \
+      for (; kk + 8 <= k; kk += 8) {                                                           \
+        const v128_t v0 = wasm_i16x8_sub(LOAD8(src[0] + kk), vzp);                             \
+        const v128_t v1 = wasm_i16x8_sub(LOAD8(src[1] + kk), vzp);                             \
+        wasm_v128_store(out + 2 * kk, wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5));                 \
+        wasm_v128_store(out + 2 * kk + 8, wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7));             \
+      }                                                                                        \
+    } else if (rows == 4) {                                                                    \
+      for (; kk + 8 <= k; kk += 8) {                                                           \
+        const v128_t v0 = wasm_i16x8_sub(LOAD8(src[0] + kk), vzp);                             \
+        const v128_t v1 = wasm_i16x8_sub(LOAD8(src[1] + kk), vzp);                             \
+        const v128_t v2 = wasm_i16x8_sub(LOAD8(src[2] + kk), vzp);                             \
+        const v128_t v3 = wasm_i16x8_sub(LOAD8(src[3] + kk), vzp);                             \
+        const v128_t p01 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5); /* pairs 0, 1 of rows 0, 1 */ \
+        const v128_t p23 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);                             \
+        const v128_t q01 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7); /* pairs 2, 3 */            \
+        const v128_t q23 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);                             \
+        wasm_v128_store(out + 4 * kk, wasm_i64x2_shuffle(p01, p23, 0, 2));                     \
+        wasm_v128_store(out + 4 * kk + 8, wasm_i64x2_shuffle(p01, p23, 1, 3));                 \
+        wasm_v128_store(out + 4 * kk + 16, wasm_i64x2_shuffle(q01, q23, 0, 2));                \
+        wasm_v128_store(out + 4 * kk + 24, wasm_i64x2_shuffle(q01, q23, 1, 3));                \
+      }                                                                                        \
+    }                                                                                          \
+    for (; kk < kc; kk++) {                                                                    \
+      for (size_t r = 0; r < rows; r++) {                                                      \
+        out[kk / 2 * 2 * rows + 2 * r + kk % 2] = kk < k ? (int16_t)(src[r][kk] - a_zero_point) : 0; \
+      }                                                                                        \
+    }                                                                                          \
   }
 
 QW_PACK_A_WASMSIMD(qw_qu8_gemm_pack_a_ukernel__wasmsimd, uint8_t, wasm_u16x8_extend_low_u8x16,

@@ -218,11 +218,14 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   {
     int bad = 0;
     if (gemm->packing == QW_GEMM_PACKING_X16_C2) {
-      const int16_t* rows = (const int16_t*)panel;
-      for (size_t r = 0; r < m; r++) {
+      /* row after row, or interleaved by k pair with the rows past m copies of row m - 1 */
+      const int16_t* values = (const int16_t*)panel;
+      const size_t rows = gemm->a_interleaved ? qw_gemm_panel_rows(m) : m;
+      for (size_t r = 0; r < rows; r++) {
+        const size_t source = r < m ? r : m - 1;
         for (size_t kk = 0; kk < kc; kk++) {
-          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
-          bad += rows[r * kc + kk] != expect;
+          const int32_t expect = kk < k ? value_of(a[source * a_stride + kk], p.a_signed) - p.a_zero_point : 0;
+          bad += values[gemm->a_interleaved ? kk / 2 * 2 * rows + 2 * r + kk % 2 : r * kc + kk] != expect;
         }
       }
     } else {
