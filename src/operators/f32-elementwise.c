@@ -148,25 +148,26 @@ static size_t broadcast_offset(const struct broadcast* bc, size_t o, size_t row)
   return offset;
 }
 
-qw_status qw_f32_binary(qw_f32_binary_op op, size_t rank, const int32_t* out_dims, const float* a,
-                        const int32_t* a_strides, const float* b, const int32_t* b_strides, float* y) {
-  struct broadcast bc;
-  const int32_t* strides[2] = {a_strides, b_strides};
-  if ((unsigned)op > QW_F32_POW || a == NULL || b == NULL || y == NULL || !broadcast_init(&bc, rank, out_dims, 2, strides)) {
-    return QW_INVALID_ARGUMENT;
-  }
-  for (size_t k = 0; k < rank; k++) {
-    if (out_dims[k] == 0) {
-      return QW_OK;
-    }
-  }
-  const qw_f32_vbinary_ukernel* kernels = qw_kernels()->f32_vbinary[op];
-  const size_t inner = bc.dims[bc.rank - 1];
-  const size_t sa = bc.strides[0][bc.rank - 1], sb = bc.strides[1][bc.rank - 1];
-  for (size_t row = 0; row < bc.outer; row++) {
-    const float* ar = a + broadcast_offset(&bc, 0, row);
-    const float* br = b + broadcast_offset(&bc, 1, row);
-    float* yr = y + row * inner;
+struct binary_job {
+  const struct broadcast* bc;
+  const qw_f32_vbinary_ukernel* kernels;
+  const float* a;
+  const float* b;
+  float* y;
+};
+
+/* Innermost rows [start, start + count) of a broadcast binary operation. */
+static void binary_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct binary_job* job = (const struct binary_job*)context;
+  const struct broadcast* bc = job->bc;
+  const qw_f32_vbinary_ukernel* kernels = job->kernels;
+  const size_t inner = bc->dims[bc->rank - 1];
+  const size_t sa = bc->strides[0][bc->rank - 1], sb = bc->strides[1][bc->rank - 1];
+  for (size_t row = start; row < start + count; row++) {
+    const float* ar = job->a + broadcast_offset(bc, 0, row);
+    const float* br = job->b + broadcast_offset(bc, 1, row);
+    float* yr = job->y + row * inner;
     if (sa == 1 && sb == 1) {
       kernels[QW_F32_VBINARY_VV](inner, ar, br, yr);
     } else if (sa == 1 && sb == 0) {
@@ -185,6 +186,25 @@ qw_status qw_f32_binary(qw_f32_binary_op op, size_t rank, const int32_t* out_dim
       }
     }
   }
+}
+
+qw_status qw_f32_binary(qw_f32_binary_op op, size_t rank, const int32_t* out_dims, const float* a,
+                        const int32_t* a_strides, const float* b, const int32_t* b_strides, float* y) {
+  struct broadcast bc;
+  const int32_t* strides[2] = {a_strides, b_strides};
+  if ((unsigned)op > QW_F32_POW || a == NULL || b == NULL || y == NULL || !broadcast_init(&bc, rank, out_dims, 2, strides)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t k = 0; k < rank; k++) {
+    if (out_dims[k] == 0) {
+      return QW_OK;
+    }
+  }
+  const struct binary_job job = {.bc = &bc, .kernels = qw_kernels()->f32_vbinary[op], .a = a, .b = b, .y = y};
+  /* by innermost rows, at least 16 Ki elements per tile (one row of any length): each element is one kernel call's
+   * arithmetic wherever its row runs */
+  const size_t inner = bc.dims[bc.rank - 1];
+  qw_parallelize(binary_task, &job, bc.outer, qw_parallel_tile(bc.outer, 1, 1, (16 * 1024 + inner - 1) / inner));
   return QW_OK;
 }
 
