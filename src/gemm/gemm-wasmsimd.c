@@ -112,15 +112,11 @@ QW_DECLARE_GEMM_UKERNEL(qw_qs16_gemm_ukernel_1x8c2__wasmsimd_dot16x2) {
     }                                                                                \
   }
 
-/* The interleaved panel of an MR-row kernel (start, end) and the C rows, rows past mr aliasing the last real one. */
+/* The interleaved panel of an MR-row kernel (start, end) and its output rows (gemm-wasmsimd.h). */
 #define QW_GEMM_PANEL_AND_ROWS(MR, T, out, out_stride)                               \
   const int16_t* a16 = (const int16_t*)a;                                            \
   const int16_t* a16_end = a16 + (MR) * kc;                                          \
-  T* out##p[MR];                                                                     \
-  out##p[0] = (T*)(out);                                                             \
-  for (size_t r = 1; r < MR; r++) {                                                  \
-    out##p[r] = r < mr ? out##p[r - 1] + (out_stride) : out##p[r - 1];               \
-  }
+  QW_GEMM_OUTPUT_ROWS(MR, T, out##p, out, out_stride)
 
 #define QW_GEMM_WASMSIMD(name, MR)                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                    \

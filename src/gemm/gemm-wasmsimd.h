@@ -8,16 +8,18 @@
 #include "gemm/gemm.h"
 #include "simd128.h"
 
+/* rows[r]: MR output rows of type T `stride` elements apart from out; r >= mr alias row mr - 1. */
+#define QW_GEMM_OUTPUT_ROWS(MR, T, rows, out, stride)                \
+  T* rows[MR];                                                       \
+  rows[0] = (T*)(out);                                               \
+  for (size_t r = 1; r < MR; r++) {                                  \
+    rows[r] = r < mr ? rows[r - 1] + (stride) : rows[r - 1];         \
+  }
+
 /* ap[r]: A panel rows `a_row` elements apart from a0; cp[r]: C rows c_stride apart; r >= mr alias row mr - 1. */
 #define QW_GEMM_ROW_POINTERS(MR, T, a0, a_row)                \
-  const T* ap[MR];                                            \
-  int32_t* cp[MR];                                            \
-  ap[0] = (a0);                                               \
-  cp[0] = c;                                                  \
-  for (size_t r = 1; r < MR; r++) {                           \
-    ap[r] = r < mr ? ap[r - 1] + (a_row) : ap[r - 1];         \
-    cp[r] = r < mr ? cp[r - 1] + c_stride : cp[r - 1];        \
-  }
+  QW_GEMM_OUTPUT_ROWS(MR, const T, ap, a0, a_row)             \
+  QW_GEMM_OUTPUT_ROWS(MR, int32_t, cp, c, c_stride)
 
 /* The two accumulator vectors (columns 0-3, 4-7) of each of MR rows, zeroed. */
 #define QW_GEMM_ZEROED_ACCUMULATORS(MR) \
