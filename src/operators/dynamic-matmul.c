@@ -61,7 +61,7 @@ qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const 
   }
   /* onnxruntime's GetQuantizationParameter: the range widened to include 0, scale 1 for an empty range. */
   float lo = 0.0f, hi = 0.0f;
-  if (!qw_kernels()->f32_range(m * k, x, &lo, &hi)) {
+  if (!qw_f32_range_parallel(m * k, x, &lo, &hi)) {
     return QW_INVALID_ARGUMENT;
   }
   const float a_scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;

@@ -4,7 +4,48 @@
 #include <math.h>
 
 #include "config.h"
+#include "operators/operators.h"
 #include "qtypes.h"
+#include "threadpool.h"
+
+/* Each thread's range of the tiles it ran, from 0 (what the callers start from). */
+struct range_slot {
+  float lo, hi;
+  int finite;
+};
+
+struct range_job {
+  qw_f32_range_ukernel range;
+  const float* x;
+  struct range_slot* slots; /* [qw_threads()] */
+};
+
+static void range_task(const void* context, size_t thread, size_t start, size_t count) {
+  const struct range_job* job = (const struct range_job*)context;
+  struct range_slot* slot = &job->slots[thread];
+  if (!job->range(count, job->x + start, &slot->lo, &slot->hi)) {
+    slot->finite = 0;
+  }
+}
+
+int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi) {
+  struct range_slot slots[QW_MAX_THREADS];
+  const size_t threads = qw_threads();
+  for (size_t t = 0; t < threads; t++) {
+    slots[t] = (struct range_slot){0.0f, 0.0f, 1};
+  }
+  const struct range_job job = {.range = qw_kernels()->f32_range, .x = x, .slots = slots};
+  qw_parallelize(range_task, &job, n, qw_elementwise_tile(n));
+  /* the kernels' comparisons, so that a -0 never replaces a +0 here either */
+  for (size_t t = 0; t < threads; t++) {
+    if (!slots[t].finite) {
+      return 0;
+    }
+    *lo = slots[t].lo < *lo ? slots[t].lo : *lo;
+    *hi = slots[t].hi > *hi ? slots[t].hi : *hi;
+  }
+  return 1;
+}
 
 qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale, int32_t* zero_point) {
   if ((n != 0 && (x == NULL || y == NULL)) || scale == NULL || zero_point == NULL || !qw_count_fits(n, sizeof(float))) {
@@ -12,7 +53,7 @@ qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale
   }
   const float qmin = (float)qw_dtype_min(QW_QUINT8), qmax = (float)qw_dtype_max(QW_QUINT8);
   float lo = 0.0f, hi = 0.0f;
-  if (!qw_kernels()->f32_range(n, x, &lo, &hi)) {
+  if (!qw_f32_range_parallel(n, x, &lo, &hi)) {
     return QW_INVALID_ARGUMENT;
   }
   const float s = (hi - lo) / (qmax - qmin);

@@ -37,6 +37,11 @@ void qw_gemm_parallel(const struct qw_kernels* kernels, size_t m, size_t n, size
                       size_t a_stride, int a_signed, int32_t a_zero_point, const void* w,
                       const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace);
 
+/* The range of n floats widened to include 0 (lo = hi = 0 on entry), split over the thread pool: the build's
+ * f32_range kernel per tile (f32/range.h), the tiles' ranges then combined. Min and max of finite values do not
+ * depend on the order, so the result is the kernel's over all n. 0 when a value is NaN or infinite. */
+int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi);
+
 /* The workspace of one thread's qw_gemm_run (a multiple of 16 bytes). */
 size_t qw_gemm_thread_workspace_size(const struct qw_kernels* kernels, size_t n, size_t k);
 

@@ -1,6 +1,6 @@
 /* The thread pool (src/threadpool.h) with pthreads standing in for the wasm workers: every parallel
  * driver (GEMM rows and columns, convolution as GEMM with and without im2col, grouped, depthwise, max and
- * average pooling, QLinearAdd) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
+ * average pooling, QLinearAdd, DynamicQuantizeLinear's range) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
  * sums equal plain-loop references (so the comparison is not of the code with itself only); so do the float
  * operators of transformers (MatMul over several K blocks, Softmax, LayerNorm with skip, GELU). Buffers are
  * allocated with their exact sizes, so AddressSanitizer catches a tile that writes outside its own part. */
@@ -352,6 +352,39 @@ static void test_quantize(void) {
   free(x), free(ref), free(y), free(dref), free(dy);
 }
 
+/* DynamicQuantizeLinear, whose range pass is split over the threads: the same qparams and bytes with 2 to 4 threads
+ * as with one, the qparams those of the extremes planted in the last tiles (a plain loop's range, so not the code
+ * compared with itself only), and a NaN or an infinity in any tile refused. */
+static void test_dynamic_quantize(void) {
+  const size_t n = 200003;
+  float* x = random_floats(n, -3, 2.5f);
+  x[n - 5] = -7.5f;
+  x[n / 2 + 3] = 6.25f;
+  uint8_t* ref = exact_alloc(n);
+  uint8_t* y = exact_alloc(n);
+  float ref_scale = 0, scale = 0;
+  int32_t ref_zp = -1, zp = -1;
+  CHECK(qw_threadpool_set_threads(1) == QW_OK, "set_threads");
+  CHECK(qw_dynamic_quantize(n, x, ref, &ref_scale, &ref_zp) == QW_OK, "dynamic quantize");
+  CHECK(ref_scale == (6.25f - -7.5f) / 255.0f, "dynamic quantize: scale %.9g from the range", (double)ref_scale);
+  CHECK(ref_zp == (int32_t)nearbyintf(0.0f - -7.5f / ref_scale), "dynamic quantize: zero point %d", ref_zp);
+  for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+    CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+    CHECK(qw_dynamic_quantize(n, x, y, &scale, &zp) == QW_OK, "dynamic quantize");
+    CHECK(scale == ref_scale && zp == ref_zp && memcmp(y, ref, n) == 0, "dynamic quantize: %zu threads differ from one",
+          threads);
+    const size_t spots[] = {7, n / 2, n - 2};
+    for (size_t i = 0; i < 3; i++) {
+      const float kept = x[spots[i]];
+      x[spots[i]] = i == 1 ? INFINITY : NAN;
+      CHECK(qw_dynamic_quantize(n, x, y, &scale, &zp) == QW_INVALID_ARGUMENT,
+            "dynamic quantize: a non-finite value at %zu accepted with %zu threads", spots[i], threads);
+      x[spots[i]] = kept;
+    }
+  }
+  free(x), free(ref), free(y);
+}
+
 static void test_add(void) {
   const size_t n = 200003;
   uint8_t* a = random_bytes(n);
@@ -556,6 +589,7 @@ int main(void) {
   test_pooling();
   test_add();
   test_quantize();
+  test_dynamic_quantize();
   test_float_ops();
   test_f32_matmul_batch();
   test_workspace_limits();
