@@ -315,8 +315,9 @@ QW_API qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float
 
 /* Copies a strided view to another: for every index (i0..i{rank-1}) < shape,
  * dst[sum(ik * dst_strides[k])] = src[sum(ik * src_strides[k])]. Strides are in ELEMENTS and
- * non-negative (0 broadcasts a source; a destination must not alias itself); each element is
- * elem_size bytes (1, 2, 4 or 8). rank <= QW_MAX_RANK; rank 0 copies one element. */
+ * non-negative (0 broadcasts a source; a destination must not alias itself, nor overlap src: the copy is split
+ * over the threads); each element is elem_size bytes (1, 2, 4 or 8). rank <= QW_MAX_RANK; rank 0 copies one
+ * element. */
 #define QW_MAX_RANK 8
 QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
                                  const int32_t* src_strides, void* dst, const int32_t* dst_strides);

@@ -4,6 +4,55 @@
 
 #include "config.h"
 #include "qtypes.h"
+#include "threadpool.h"
+
+/* A coalesced copy: dims, strides in elements; iterations over the outer_rank outer dimensions. */
+struct copy_job {
+  size_t elem_size, r, outer_rank;
+  size_t dims[QW_MAX_RANK], ss[QW_MAX_RANK], ds[QW_MAX_RANK];
+  int transpose; /* 8-bit, the two innermost dimensions swapped: a blocked transpose per iteration */
+  qw_x8_transpose_ukernel transpose_ukernel;
+  const char* s;
+  char* d;
+};
+
+/* Outer iterations [start, start + count): the odometer starts from start's index. */
+static void copy_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct copy_job* job = (const struct copy_job*)context;
+  const size_t r = job->r, outer_rank = job->outer_rank, elem_size = job->elem_size;
+  const size_t *dims = job->dims, *ss = job->ss, *ds = job->ds;
+  size_t index[QW_MAX_RANK] = {0};
+  for (size_t k = outer_rank, rest = start; k-- > 0;) {
+    index[k] = rest % dims[k];
+    rest /= dims[k];
+  }
+  for (size_t done = 0; done < count; done++) {
+    size_t s_off = 0, d_off = 0;
+    for (size_t k = 0; k < outer_rank; k++) {
+      s_off += index[k] * ss[k];
+      d_off += index[k] * ds[k];
+    }
+    const char* sp = job->s + s_off * elem_size;
+    char* dp = job->d + d_off * elem_size;
+    if (job->transpose) {
+      /* dst[a * ds[r-2] + b] = src[a + b * ss[r-1]] */
+      job->transpose_ukernel(dims[r - 1], dims[r - 2], (const uint8_t*)sp, ss[r - 1], (uint8_t*)dp, ds[r - 2]);
+    } else if (ss[r - 1] == 1 && ds[r - 1] == 1) {
+      memcpy(dp, sp, dims[r - 1] * elem_size);
+    } else {
+      for (size_t i = 0; i < dims[r - 1]; i++) {
+        memcpy(dp + i * ds[r - 1] * elem_size, sp + i * ss[r - 1] * elem_size, elem_size);
+      }
+    }
+    for (size_t k = outer_rank; k-- > 0;) {
+      if (++index[k] < dims[k]) {
+        break;
+      }
+      index[k] = 0;
+    }
+  }
+}
 
 qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
                           const int32_t* src_strides, void* dst, const int32_t* dst_strides) {
@@ -58,39 +107,18 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
     return QW_OK;
   }
   /* The innermost dimension is walked by a run (memcpy, strided loop or transpose); the others by
-   * an odometer. */
-  const int transpose = elem_size == 1 && r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1;
-  const size_t outer_rank = transpose ? r - 2 : r - 1;
+   * an odometer, its iterations split over the thread pool. */
+  struct copy_job job = {.elem_size = elem_size, .r = r, .s = s, .d = d, .transpose_ukernel = qw_kernels()->transpose_x8};
+  job.transpose = elem_size == 1 && r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1;
+  job.outer_rank = job.transpose ? r - 2 : r - 1;
+  memcpy(job.dims, dims, r * sizeof(size_t));
+  memcpy(job.ss, ss, r * sizeof(size_t));
+  memcpy(job.ds, ds, r * sizeof(size_t));
   size_t count = 1;
-  for (size_t k = 0; k < outer_rank; k++) {
+  for (size_t k = 0; k < job.outer_rank; k++) {
     count *= dims[k];
   }
-  const qw_x8_transpose_ukernel transpose_ukernel = qw_kernels()->transpose_x8;
-  size_t index[QW_MAX_RANK] = {0};
-  for (size_t done = 0; done < count; done++) {
-    size_t s_off = 0, d_off = 0;
-    for (size_t k = 0; k < outer_rank; k++) {
-      s_off += index[k] * ss[k];
-      d_off += index[k] * ds[k];
-    }
-    const char* sp = s + s_off * elem_size;
-    char* dp = d + d_off * elem_size;
-    if (transpose) {
-      /* dst[a * ds[r-2] + b] = src[a + b * ss[r-1]] */
-      transpose_ukernel(dims[r - 1], dims[r - 2], (const uint8_t*)sp, ss[r - 1], (uint8_t*)dp, ds[r - 2]);
-    } else if (ss[r - 1] == 1 && ds[r - 1] == 1) {
-      memcpy(dp, sp, dims[r - 1] * elem_size);
-    } else {
-      for (size_t i = 0; i < dims[r - 1]; i++) {
-        memcpy(dp + i * ds[r - 1] * elem_size, sp + i * ss[r - 1] * elem_size, elem_size);
-      }
-    }
-    for (size_t k = outer_rank; k-- > 0;) {
-      if (++index[k] < dims[k]) {
-        break;
-      }
-      index[k] = 0;
-    }
-  }
+  const size_t run = count_all / count; /* elements per iteration */
+  qw_parallelize(copy_task, &job, count, qw_parallel_tile(count, 1, 2, (16 * 1024 + run - 1) / run));
   return QW_OK;
 }

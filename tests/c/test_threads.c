@@ -1,6 +1,6 @@
 /* The thread pool (src/threadpool.h) with pthreads standing in for the wasm workers: every parallel
  * driver (GEMM rows and columns, convolution as GEMM with and without im2col, grouped, depthwise, max and
- * average pooling, QLinearAdd, DynamicQuantizeLinear's range) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
+ * average pooling, QLinearAdd, DynamicQuantizeLinear's range, strided copies) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
  * sums equal plain-loop references (so the comparison is not of the code with itself only); so do the float
  * operators of transformers (MatMul over several K blocks, Softmax, LayerNorm with skip, GELU). Buffers are
  * allocated with their exact sizes, so AddressSanitizer catches a tile that writes outside its own part. */
@@ -385,6 +385,44 @@ static void test_dynamic_quantize(void) {
   free(x), free(ref), free(y);
 }
 
+/* Strided copies split over the threads by their outer iterations: attention's head transpose (float runs of 32),
+ * an 8-bit NCHW -> channels-last transpose (the blocked transpose per iteration) and an element-by-element
+ * permutation, each equal to a plain loop's copy with 1 to 4 threads. */
+static void test_copy_strided(void) {
+  const struct { size_t elem; int32_t shape[4], perm[4]; } cases[] = {
+      {4, {1, 12, 128, 32}, {0, 2, 1, 3}}, /* [1, 12, 128, 32] -> [1, 128, 12, 32] */
+      {1, {2, 64, 28, 28}, {0, 2, 3, 1}},  /* NCHW -> NHWC */
+      {2, {40, 30, 50, 1}, {2, 0, 1, 3}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const int32_t* shape = cases[c].shape;
+    const size_t elem = cases[c].elem, n = (size_t)shape[0] * shape[1] * shape[2] * shape[3];
+    int32_t src_strides[4], out_shape[4], out_strides[4], strides[4];
+    for (int k = 3, st = 1; k >= 0; st *= shape[k--]) strides[k] = st;
+    for (int k = 0; k < 4; k++) out_shape[k] = shape[cases[c].perm[k]];
+    for (int k = 3, st = 1; k >= 0; st *= out_shape[k--]) out_strides[k] = st;
+    for (int k = 0; k < 4; k++) src_strides[k] = strides[cases[c].perm[k]];
+    uint8_t* x = random_bytes(n * elem);
+    uint8_t* ref = exact_alloc(n * elem);
+    uint8_t* y = exact_alloc(n * elem);
+    for (size_t i = 0; i < n; i++) { /* output element i at its index over out_shape */
+      size_t rest = i, at = 0;
+      for (int k = 3; k >= 0; k--) {
+        at += rest % (size_t)out_shape[k] * (size_t)src_strides[k];
+        rest /= (size_t)out_shape[k];
+      }
+      memcpy(ref + i * elem, x + at * elem, elem);
+    }
+    for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+      CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads");
+      memset(y, 0, n * elem);
+      CHECK(qw_copy_strided(elem, 4, out_shape, x, src_strides, y, out_strides) == QW_OK, "copy_strided");
+      CHECK(memcmp(y, ref, n * elem) == 0, "copy_strided case %zu: %zu threads differ from the plain copy", c, threads);
+    }
+    free(x), free(ref), free(y);
+  }
+}
+
 static void test_add(void) {
   const size_t n = 200003;
   uint8_t* a = random_bytes(n);
@@ -590,6 +628,7 @@ int main(void) {
   test_add();
   test_quantize();
   test_dynamic_quantize();
+  test_copy_strided();
   test_float_ops();
   test_f32_matmul_batch();
   test_workspace_limits();
