@@ -82,7 +82,9 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
   }
   /* Coalesce: drop size-1 dimensions, merge a dimension into the previous one when both layouts
    * continue contiguously across them. */
-  size_t dims[QW_MAX_RANK], ss[QW_MAX_RANK], ds[QW_MAX_RANK];
+  struct copy_job job = {.elem_size = elem_size, .s = (const char*)src, .d = (char*)dst,
+                         .transpose_ukernel = qw_kernels()->transpose_x8};
+  size_t *dims = job.dims, *ss = job.ss, *ds = job.ds;
   size_t r = 0;
   for (size_t k = 0; k < rank; k++) {
     if (shape[k] == 1) {
@@ -100,20 +102,15 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
       r++;
     }
   }
-  const char* s = (const char*)src;
-  char* d = (char*)dst;
   if (r == 0) {
-    memcpy(d, s, elem_size);
+    memcpy(dst, src, elem_size);
     return QW_OK;
   }
   /* The innermost dimension is walked by a run (memcpy, strided loop or transpose); the others by
    * an odometer, its iterations split over the thread pool. */
-  struct copy_job job = {.elem_size = elem_size, .r = r, .s = s, .d = d, .transpose_ukernel = qw_kernels()->transpose_x8};
+  job.r = r;
   job.transpose = elem_size == 1 && r >= 2 && ss[r - 2] == 1 && ds[r - 1] == 1 && ss[r - 1] != 1;
   job.outer_rank = job.transpose ? r - 2 : r - 1;
-  memcpy(job.dims, dims, r * sizeof(size_t));
-  memcpy(job.ss, ss, r * sizeof(size_t));
-  memcpy(job.ds, ds, r * sizeof(size_t));
   size_t count = 1;
   for (size_t k = 0; k < job.outer_rank; k++) {
     count *= dims[k];
