@@ -11,7 +11,11 @@ size_t qw_parallel_tile(size_t range, size_t unit, size_t per_thread, size_t min
 }
 
 size_t qw_elementwise_tile(size_t n) {
-  return qw_parallel_tile(n, 64, 2, 16 * 1024);
+  return qw_parallel_tile(n, 64, 2, QW_TILE_MIN_ELEMENTS);
+}
+
+size_t qw_row_tile(size_t rows, size_t row_elements, size_t per_thread) {
+  return qw_parallel_tile(rows, 1, per_thread, (QW_TILE_MIN_ELEMENTS + row_elements - 1) / row_elements);
 }
 
 #if !QW_THREADS

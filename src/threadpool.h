@@ -47,8 +47,15 @@ void qw_parallelize(qw_task_fn task, const void* context, size_t range, size_t t
  * min_tile units per tile. */
 size_t qw_parallel_tile(size_t range, size_t unit, size_t per_thread, size_t min_tile);
 
+/* Fewer elements than this per tile cost more to hand to a worker than they take. */
+#define QW_TILE_MIN_ELEMENTS (16 * 1024)
+
 /* Tiles for an elementwise loop over n elements (QLinearAdd, quantize, dequantize): 64-element multiples, at
- * least 16 Ki elements each, so small tensors stay on the calling thread. */
+ * least QW_TILE_MIN_ELEMENTS each, so small tensors stay on the calling thread. */
 size_t qw_elementwise_tile(size_t n);
+
+/* Tiles for a loop over `rows` rows of row_elements elements each (broadcast rows, strided-copy runs): about
+ * per_thread tiles per thread, at least QW_TILE_MIN_ELEMENTS elements (one row of any length) each. */
+size_t qw_row_tile(size_t rows, size_t row_elements, size_t per_thread);
 
 #endif /* QWASM_THREADPOOL_H */

@@ -201,10 +201,8 @@ qw_status qw_f32_binary(qw_f32_binary_op op, size_t rank, const int32_t* out_dim
     }
   }
   const struct binary_job job = {.bc = &bc, .kernels = qw_kernels()->f32_vbinary[op], .a = a, .b = b, .y = y};
-  /* by innermost rows, at least 16 Ki elements per tile (one row of any length): each element is one kernel call's
-   * arithmetic wherever its row runs */
-  const size_t inner = bc.dims[bc.rank - 1];
-  qw_parallelize(binary_task, &job, bc.outer, qw_parallel_tile(bc.outer, 1, 1, (16 * 1024 + inner - 1) / inner));
+  /* by innermost rows, one tile per thread: each element is one kernel call's arithmetic wherever its row runs */
+  qw_parallelize(binary_task, &job, bc.outer, qw_row_tile(bc.outer, bc.dims[bc.rank - 1], 1));
   return QW_OK;
 }
 

@@ -115,7 +115,6 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
   for (size_t k = 0; k < job.outer_rank; k++) {
     count *= dims[k];
   }
-  const size_t run = count_all / count; /* elements per iteration */
-  qw_parallelize(copy_task, &job, count, qw_parallel_tile(count, 1, 2, (16 * 1024 + run - 1) / run));
+  qw_parallelize(copy_task, &job, count, qw_row_tile(count, count_all / count, 2));
   return QW_OK;
 }
