@@ -418,6 +418,17 @@ export class QTensor<D extends QDtype = QDtype> {
 }
 
 /**
+ * Runs fn() and disposes every QTensor created during it, except those in its result (a QTensor, or QTensors in
+ * arrays, plain objects, Maps and Sets) and those passed to keep(); returned tensors pass to the enclosing tidy().
+ * For loops: undisposed tensors are freed by the garbage collector only between tasks, never during a synchronous
+ * loop. fn must be synchronous (a returned Promise throws a TypeError). Packed weights and models are not affected.
+ */
+export function tidy<T>(fn: () => T extends PromiseLike<unknown> ? never : T): T;
+
+/** Marks a tensor that no tidy() disposes (its own dispose() still does). Returns it. */
+export function keep<T extends QTensor>(tensor: T): T;
+
+/**
  * torch.quantize_per_tensor: q = clamp(round(x / scale) + zeroPoint) with the chosen rounding rule
  * ('torch', the default: x * (1/scale); 'onnx': x / scale), ties to even. data: numbers (float32 after conversion).
  */

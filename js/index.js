@@ -14,7 +14,9 @@ export {
   fromIntRepr,
   fromIntReprPerChannel,
   empty,
+  keep,
 } from './tensor/qtensor.js';
+export { tidy } from './tensor/scope.js';
 export {
   REQUANT_MODES,
   PackedLinear,

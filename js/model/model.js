@@ -8,6 +8,7 @@ import { ModelFormatError, NotImplementedError, UnsupportedError } from '../erro
 import { readBytes } from '../runtime/host.js';
 import { backend } from '../runtime/runtime.js';
 import { forget, releaseWhenCollected } from '../runtime/owned.js';
+import { untracked } from '../tensor/scope.js';
 import { semanticsOf } from '../semantics.js';
 import { QTensor, fromIntRepr, fromIntReprPerChannel } from '../tensor/qtensor.js';
 import { newStorage } from '../tensor/qtensor.js';
@@ -346,7 +347,8 @@ export class Model {
     }));
     const key = JSON.stringify([...checked.values()].map((f) => f.dims));
     this.#plan = this.#plans.get(key, this.#order.length);
-    const result = this.#memory.run(key, () => this.#runGraph(checked, intermediates, profile));
+    // Untracked: the tensors a run caches for the next ones must outlive a tidy() open around this call.
+    const result = untracked(() => this.#memory.run(key, () => this.#runGraph(checked, intermediates, profile)));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
   }

@@ -111,7 +111,12 @@ export class Backend {
     if (placed) return placed;
     const ptr = this.#exports.qw_alloc(size) >>> 0; // wasm returns pointers as signed i32
     if (ptr === 0) {
-      throw new RangeError(`${where}: out of wasm memory allocating ${size} bytes`);
+      const mib = (this.#liveBytes / 2 ** 20).toFixed(1);
+      throw new RangeError(
+        `${where}: out of wasm memory allocating ${size} bytes (${this.#live.size} allocations, ${mib} MiB, are live). ` +
+          'dispose() the tensors you no longer need, or run each step of a loop inside tidy(): the garbage ' +
+          'collector frees undisposed tensors only between tasks, never during a synchronous loop',
+      );
     }
     this.#live.set(ptr, size);
     this.#liveBytes += size;

@@ -14,6 +14,7 @@ import {
   show,
 } from './check.js';
 import { decode, encode } from './serialize.js';
+import { keepTracked, trackTensor } from './scope.js';
 
 const INTERNAL = Symbol('qwasm.QTensor.internal');
 
@@ -113,6 +114,7 @@ export class QTensor {
     this.#dtype = dtype;
     this.#quant = quant;
     finalizer.register(this, storage, this);
+    trackTensor(this);
   }
 
   // ---- internals ---------------------------------------------------------------------------
@@ -572,6 +574,15 @@ export class QTensor {
 
 if (typeof Symbol.dispose === 'symbol') {
   QTensor.prototype[Symbol.dispose] = QTensor.prototype.dispose;
+}
+
+/** Marks t so that no tidy() scope disposes it (its own dispose() still does). Returns t. */
+export function keep(t) {
+  if (!(t instanceof QTensor)) {
+    const got = t === null ? 'null' : typeof t === 'object' ? (t.constructor?.name ?? 'object') : typeof t;
+    throw new TypeError(`keep: expected a QTensor, got ${got}`);
+  }
+  return keepTracked(t);
 }
 
 // ---- printing helpers ----------------------------------------------------------------------

@@ -58,6 +58,8 @@ const TABLE = {
   fromIntReprPerChannel: { make: () => [[1, 2, 3, 4], [2, 2], [0.1, 0.2], [0, 1], 1, 'qint8'], call: qwasm.fromIntReprPerChannel },
   empty: { make: () => [[2, 2], { dtype: 'qint8', scale: 0.1, zeroPoint: 1 }], call: qwasm.empty, options: 1 },
   QTensor: { make: () => [1, 2, 3], call: (...a) => new qwasm.QTensor(...a) },
+  tidy: { make: () => [() => [x23(), x23().select(0, 1)]], call: qwasm.tidy },
+  keep: { make: () => [x23()], call: (t) => void qwasm.keep(t), owned: [0] }, // (it returns t: not released twice)
   'QTensor.fromBytes': { make: () => [fixtures.bytes.slice()], call: (b) => qwasm.QTensor.fromBytes(b) },
   packLinear: { make: () => [w43(), [1, 2, 3, 4], {}], call: qwasm.packLinear, options: 2, owned: [0] },
   PackedLinear: { make: () => [w43(), null, {}], call: (...a) => new qwasm.PackedLinear(...a), options: 2, owned: [0] },

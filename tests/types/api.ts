@@ -1049,3 +1049,16 @@ const out8: number = reference.requantize('fbgemm', 1234, params, 128, 0, 255);
 reference.requantizationParams('none', { inScale: 1, weightScale: 1, outScale: 1 });
 const sq: number | null = new reference.Sqnr().add([1], [1]).db;
 void [q8, out8, sq];
+
+// tidy / keep: the result type passes through; an async function is a type error.
+function tidyTypes(t: QTensor<'quint8'>) {
+  const kept: QTensor<'quint8'> = qwasm.keep(t);
+  const ints: Uint8Array | Int8Array | Int32Array = qwasm.tidy(() => kept.intRepr());
+  const pair: { a: QTensor<'quint8'>; n: number } = qwasm.tidy(() => ({ a: t, n: 1 }));
+  // @ts-expect-error tidy scopes are synchronous
+  qwasm.tidy(async () => t);
+  // @ts-expect-error keep takes a QTensor
+  qwasm.keep(new Float32Array(1));
+  void [ints, pair];
+}
+void tidyTypes;
