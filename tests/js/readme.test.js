@@ -8,7 +8,7 @@ import { test } from 'node:test';
 const root = new URL('../../', import.meta.url);
 const readme = readFileSync(new URL('README.md', root), 'utf8');
 
-for (const file of ['examples/quickstart.mjs', 'examples/digits.mjs']) {
+for (const file of ['examples/quickstart.mjs', 'examples/digits.mjs', 'examples/loop.mjs']) {
   const example = readFileSync(new URL(file, root), 'utf8').trimEnd();
 
   test(`the README shows ${file} verbatim`, () => {
