@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, afterEach, before, describe, test } from 'node:test';
 
+import { Backend, loadBackend } from '../../js/runtime/wasm.js';
 import { failOnLeaks, qwasm, setup } from './helpers.js';
 
 const live = () => qwasm.memoryStats().liveBytes;
@@ -191,4 +192,22 @@ describe('tidy around a model', () => {
       assert.deepEqual(again[name].data, first[name].data);
     }
   });
+});
+
+test('running out of wasm memory names what is live and points at dispose() and tidy()', async () => {
+  // A backend over a real instance whose allocator refuses anything above 1 MiB: the error path without
+  // filling 4 GiB.
+  const real = await loadBackend({ simd: false });
+  const exports = { ...real.exports, _initialize() {}, qw_alloc: (n) => (n > 2 ** 20 ? 0 : real.exports.qw_alloc(n)) };
+  const b = new Backend({ exports }, 'test', real.exports.memory);
+  const held = [b.alloc(2 ** 20, 'first'), b.alloc(2 ** 20, 'second')];
+  assert.throws(
+    () => b.alloc(2 ** 21, 'linear'),
+    (e) =>
+      e instanceof RangeError &&
+      e.message.startsWith('linear: out of wasm memory allocating 2097152 bytes (2 allocations, 2.0 MiB, are live)') &&
+      /dispose\(\) the tensors you no longer need, or run each step of a loop inside tidy\(\)/.test(e.message),
+  );
+  for (const ptr of held) b.free(ptr);
+  assert.equal(b.memoryStats().liveBytes, 0);
 });
