@@ -347,7 +347,8 @@ export class Model {
     }));
     const key = JSON.stringify([...checked.values()].map((f) => f.dims));
     this.#plan = this.#plans.get(key, this.#order.length);
-    // Untracked: the tensors a run caches for the next ones must outlive a tidy() open around this call.
+    // Untracked: what a run makes is the model's own (it disposes its temporaries itself, and whatever it keeps for
+    // the next runs must outlive a tidy() open around this call).
     const result = untracked(() => this.#memory.run(key, () => this.#runGraph(checked, intermediates, profile)));
     this.peakBytes = Math.max(this.peakBytes, this.#memory.runPeakBytes);
     return result;
