@@ -72,6 +72,13 @@ test('the tarball is within the size budget the README states', () => {
   const [packed, unpacked] = [Number(m[1]) * 1000, Number(m[2]) * 1e6];
   assert.ok(pack.info.size <= packed, `the tarball is ${pack.info.size} bytes, over the ${packed} of the budget`);
   assert.ok(pack.info.unpackedSize <= unpacked, `unpacked ${pack.info.unpackedSize} bytes, over the ${unpacked} of the budget`);
+  // The README's "today" figures stay true: sizes within 2%, the file count exact.
+  const today = /\(today (\d+) kB and ([\d.]+) MB in (\d+) files/.exec(readme);
+  assert.ok(today, 'the README states no "today" package size');
+  const near = (stated, actual) => Math.abs(stated - actual) <= 0.02 * actual;
+  assert.ok(near(Number(today[1]) * 1000, pack.info.size), `the README says ${today[1]} kB; the tarball is ${pack.info.size} bytes`);
+  assert.ok(near(Number(today[2]) * 1e6, pack.info.unpackedSize), `the README says ${today[2]} MB; unpacked ${pack.info.unpackedSize} bytes`);
+  assert.equal(Number(today[3]), pack.info.entryCount ?? pack.info.files.length, 'the README\'s file count');
   for (const f of ['dist/qwasm-simd.wasm', 'dist/qwasm-scalar.wasm', 'models/digits.onnx', 'js/index.d.ts']) assert.ok(files.has(f), f);
   assert.ok(![...files].some((f) => /^(tests|web_demo|build|node_modules)\//.test(f)), 'development files in the tarball');
   assert.ok(existsSync(pack.tarball));
