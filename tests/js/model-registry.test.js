@@ -63,6 +63,14 @@ test('a node whose inputs or attributes do not fit its operator fails at load, n
     [conv({}, ['x', 'w', '', 'w']), /has 4 inputs, Conv takes 2 to 3/],
     [singleNodeModel({ opType: 'Relu', inputs: [F('x', [2])], nodeInputs: ['x', 'x'], outputs: [F('y', [2])] }), /^Relu node "Relu_node": has 2 inputs, Relu takes 1$/],
     [singleNodeModel({ opType: 'Cast', inputs: [F('x', [2])], outputs: [F('y', [2])] }), /^Cast node "Cast_node": attribute to is required$/],
+    // as many inputs as the operator requires, but the last required one (y_scale, input 3) is past the end:
+    // an optional input before it must be there as an empty name (the fuzzer's seed 101 found a TypeError here)
+    [singleNodeModel({
+      opType: 'QLinearGlobalAveragePool', domain: 'com.microsoft', opset: 1,
+      inputs: [{ name: 'x', elemType: 'UINT8', dims: [1, 1, 2, 2] }], nodeInputs: ['x', 's', 'z'],
+      initializers: [{ name: 's', elemType: 'FLOAT', dims: [], data: [0.5] }, { name: 'z', elemType: 'UINT8', dims: [], data: [3] }],
+      outputs: [{ name: 'y', elemType: 'UINT8', dims: [1, 1, 1, 1] }],
+    }), /^QLinearGlobalAveragePool node "QLinearGlobalAveragePool_node": has 3 inputs, QLinearGlobalAveragePool takes 4 to 5$/],
   ];
   for (const [bytes, message] of cases) {
     await assert.rejects(qwasm.loadModel(bytes), (e) => e.name === 'ModelFormatError' && message.test(e.message) || assert.fail(`${e.name}: ${e.message} does not match ${message}`));

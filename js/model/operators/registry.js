@@ -173,8 +173,14 @@ function specAt(specs, i) {
   return fixed[fixed.length - repeat + ((i - fixed.length) % repeat)];
 }
 
+/** The fewest inputs (or outputs) a node may have: through the last required one, optional ones before it included
+ * (an absent optional input in the middle is an empty name, not a shorter list). */
+function requiredCount(specs) {
+  return specs.fixed.findLastIndex((s) => !s.optional) + 1;
+}
+
 function countText(specs, opType) {
-  const required = specs.fixed.filter((s) => !s.optional).length;
+  const required = requiredCount(specs);
   if (specs.repeat) return `${opType} takes at least ${required}`;
   return `${opType} takes ${required === specs.fixed.length ? `${required}` : `${required} to ${specs.fixed.length}`}`;
 }
@@ -182,7 +188,7 @@ function countText(specs, opType) {
 function checkInputs(node, specs, label) {
   if (!specs) return;
   const n = node.inputs.length;
-  const required = specs.fixed.filter((s) => !s.optional).length;
+  const required = requiredCount(specs);
   const extra = n - specs.fixed.length;
   if (n < required || (!specs.repeat && extra > 0) || (specs.repeat > 1 && extra > 0 && extra % specs.repeat !== 0)) {
     const groups = specs.repeat > 1 ? ` (then groups of ${specs.repeat})` : '';
@@ -198,7 +204,7 @@ function checkInputs(node, specs, label) {
 function checkOutputs(node, specs, label) {
   if (!specs) return;
   const n = node.outputs.length;
-  const required = specs.fixed.filter((s) => !s.optional).length;
+  const required = requiredCount(specs);
   if (n < required || (!specs.repeat && n > specs.fixed.length)) {
     throw new ModelFormatError(`${label}: has ${n} outputs, ${countText(specs, node.opType).replace('takes', 'gives')}`);
   }
