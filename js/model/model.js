@@ -414,6 +414,9 @@ export class Model {
           throw atNode(error, node);
         }
         if (profile) timings.push({ name: node.name, opType: node.opType, ms: performance.now() - t0, ...(this.#static[i] ? { static: true } : {}) });
+        // outputs nobody named, released first so that an error below leaves nothing behind (released once: a
+        // second release would drop a reference some other value holds)
+        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
         for (let k = 0; k < node.outputs.length; k++) {
           const name = node.outputs[k];
           if (name === '') continue;
@@ -424,8 +427,6 @@ export class Model {
           values.set(name, outs[k]);
           if (intermediates) captured[name] = snapshot(outs[k]);
         }
-        // outputs nobody named (released once: a second release would drop a reference some other value holds)
-        for (let k = 0; k < outs.length; k++) if (outs[k] !== undefined && !(k < node.outputs.length && node.outputs[k] !== '')) releaseValue(outs[k]);
         for (const name of this.#releases[i]) if (values.has(name)) release(name);
       }
       const result = {};

@@ -7,11 +7,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { ModelFormatError, UnsupportedError } from '../../js/errors.js';
 import { classifyError } from '../../tools/fuzz/classify.mjs';
 import { FAILURES, corpus, fuzz, replay } from '../../tools/fuzz/runner.mjs';
-import { wantSimd } from './helpers.js';
+import { encodeOnnx } from '../../js/model/onnx.js';
+import { operatorKey, registeredOperators } from '../../js/model/operators/registry.js';
+import { ARRAYS, ZOO_NAMES, zooModel } from '../../tools/fuzz/seeds.mjs';
+import { qwasm, setup, wantSimd } from './helpers.js';
+
+before(setup);
 
 const CASES = Number(process.env.QWASM_FUZZ_CASES ?? 3000);
 const SEED = Number(process.env.QWASM_FUZZ_SEED ?? 20261124);
@@ -24,6 +29,28 @@ test(`${CASES} mutated models (seed ${SEED}): every case runs or fails with a na
   const show = failures.slice(0, 10).map((f) => `${f.outcome}: ${f.file.split('/').slice(-2).join('/')} case seed ${f.seed} (${f.description}): ${f.message.split('\n')[0]}`);
   assert.deepEqual(show, [], `${failures.length} failing cases; reproduce one with node tools/fuzz/fuzz.mjs --repro <file> <case seed>`);
   assert.ok(counts.ok > CASES / 10 && counts.named > CASES / 3, 'the mutations reach both working and failing models');
+});
+
+test('the zoo has a valid single-node model for every registered operator', async () => {
+  const covered = new Set();
+  for (const name of ZOO_NAMES) {
+    const graph = zooModel(name);
+    for (const node of graph.nodes) covered.add(operatorKey(node));
+    // unmutated, each seed loads and runs (else the fuzzer's mutations start from an error)
+    const model = await qwasm.loadModel(await encodeOnnx(graph));
+    try {
+      const feeds = Object.fromEntries(model.inputs.map((s) => {
+        const n = s.dims.reduce((a, d) => a * (typeof d === 'number' ? d : 2), 1);
+        const dims = s.dims.map((d) => (typeof d === 'number' ? d : 2));
+        return [s.name, { data: s.dtype === 'int64' ? new BigInt64Array(n).fill(2n) : new ARRAYS[s.dtype](n).fill(1), dims }];
+      }));
+      const outputs = await model.run(feeds);
+      assert.ok(Object.keys(outputs).length > 0, name);
+    } finally {
+      model.dispose();
+    }
+  }
+  assert.deepEqual(registeredOperators().filter((key) => !covered.has(key)), [], 'operators without a zoo model (tools/fuzz/seeds.mjs)');
 });
 
 const stubs = mkdtempSync(join(tmpdir(), 'qwasm-fuzz-'));

@@ -254,3 +254,10 @@ test('every registry entry\'s input and output specs name known element types an
     assert.equal(typeof entry.run, 'function', key);
   }
 });
+
+test('a node that declares more outputs than its operator gives fails at run time and frees what it computed', async () => {
+  // the fuzzer's seed 105: Erf with outputs ['', 'y'] computed output 0, which nobody reads, then failed on output 1
+  // and left output 0's 96 bytes allocated
+  const bytes = await edited('Erf', (m) => { nodeOf(m, 'Erf').output = ['', 'y']; });
+  await rejectsAtRun(bytes, { x: new Float32Array(24) }, qwasm.ModelFormatError, /^Erf node "Erf_0": gives no value for its output 1 \("y"\), which is read$/);
+});

@@ -5,7 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeOnnx } from '../../js/model/onnx.js';
 
-const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array };
+/** The typed array of each element type (bool as bytes). */
+export const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array };
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
 /** A constant: values from `fill` (index -> number), or a list. */
@@ -53,6 +54,26 @@ const qdqUnary = (op, attributes = {}) => model({
 const binaryFloat = (op) => model({
   inputs: { a: ['float32', [2, 3, 4]] }, inits: { b: tensor('float32', [3, 1], (i) => i + 1) },
   nodes: [[op, ['a', 'b'], ['y']]], outputs: { y: ['float32', [2, 3, 4]] },
+});
+
+const F234 = { x: ['float32', [2, 3, 4]] };
+const floatOp = (op, attributes, { opset, domain = '', inits = {}, extra = [] } = {}) => model({
+  opset, inputs: F234, inits, nodes: [[op, ['x', ...extra], ['y'], attributes, domain]], outputs: { y: ['float32', []] },
+});
+/** A comparison of a float input with a constant, its bool result used by `then` (or given out). */
+const compare = (op, then) => model({
+  inputs: { a: ['float32', [2, 3, 4]] }, inits: { b: tensor('float32', [3, 1], [-1, 0, 1]) },
+  nodes: [[op, ['a', 'b'], ['c']], ...(then ? [then] : [])], outputs: then ? { y: [then[0] === 'Where' ? 'float32' : 'bool', []] } : { c: ['bool', []] },
+});
+const reduce = (op, opset, axesAsInput) => model({
+  opset, inputs: F234, inits: axesAsInput ? { axes: tensor('int64', [1], [1]) } : {},
+  nodes: [[op, axesAsInput ? ['x', 'axes'] : ['x'], ['y'], axesAsInput ? { keepdims: 0 } : { axes: [1], keepdims: 1 }]], outputs: { y: ['float32', []] },
+});
+const G4 = { g: tensor('float32', [4], [1, 0.5, 2, -1]), b4: tensor('float32', [4], [0, 0.1, -0.2, 0.3]) };
+/** Token ids come in as int64 (the fuzzer's feeds stay below 4) and are cast to the int32 the embedding ops take. */
+const embedding = (op, tables, names, attributes) => model({
+  inputs: { ids: ['int64', [1, 4]] }, inits: tables,
+  nodes: [['Cast', ['ids'], ['ids32'], { to: 6 }], [op, ['ids32', ...names], ['y'], attributes, 'com.microsoft']], outputs: { y: ['float32', []] },
 });
 
 const ZOO = {
@@ -195,6 +216,73 @@ const ZOO = {
     ],
     outputs: { y: ['uint8', []] },
   }),
+  // the transformer encoders' operators (opsets 13 to 20 and ONNX Runtime's fusions)
+  Erf: () => floatOp('Erf'),
+  Tanh: () => floatOp('Tanh'),
+  Exp: () => floatOp('Exp'),
+  Pow: () => binaryFloat('Pow'),
+  Gelu: () => floatOp('Gelu', { approximate: 'none' }, { opset: 20 }),
+  GeluTanh: () => floatOp('Gelu', { approximate: 'tanh' }, { opset: 20 }),
+  Equal: () => compare('Equal'),
+  Less: () => compare('Less', ['Where', ['c', 'a', 'b'], ['y']]),
+  Greater: () => compare('Greater', ['Not', ['c'], ['y']]),
+  LessOrEqual: () => compare('LessOrEqual', ['And', ['c', 'c'], ['y']]),
+  GreaterOrEqual: () => compare('GreaterOrEqual', ['Or', ['c', 'c'], ['y']]),
+  Xor: () => model({ inputs: { p: ['bool', [2, 3]] }, inits: { q: tensor('bool', [3], [1, 0, 1]) }, nodes: [['Xor', ['p', 'q'], ['y']]], outputs: { y: ['bool', []] } }),
+  ReduceMean: () => reduce('ReduceMean', 13, false),
+  ReduceSum: () => reduce('ReduceSum', 13, true),
+  ReduceMax: () => reduce('ReduceMax', 18, true),
+  ReduceMin: () => reduce('ReduceMin', 13, false),
+  ReduceProd: () => reduce('ReduceProd', 18, true),
+  ReduceL2: () => reduce('ReduceL2', 13, false),
+  ReduceSumSquare: () => reduce('ReduceSumSquare', 18, true),
+  CumSum: () => floatOp('CumSum', { reverse: 1 }, { inits: { axis: scalar('int64', 1) }, extra: ['axis'] }),
+  Slice: () => floatOp('Slice', {}, {
+    inits: { st: tensor('int64', [2], [0, 1]), en: tensor('int64', [2], [2, -1]), ax: tensor('int64', [2], [0, 2]), sp: tensor('int64', [2], [1, 2]) },
+    extra: ['st', 'en', 'ax', 'sp'],
+  }),
+  Expand: () => model({ inputs: { x: ['float32', [3, 1]] }, inits: { s: tensor('int64', [3], [2, 3, 4]) }, nodes: [['Expand', ['x', 's'], ['y']]], outputs: { y: ['float32', []] } }),
+  Pad: () => floatOp('Pad', { mode: 'constant' }, { inits: { p: tensor('int64', [6], [0, 1, 0, 0, 1, 2]), v: scalar('float32', 0.5) }, extra: ['p', 'v'] }),
+  PadReflect: () => floatOp('Pad', { mode: 'reflect' }, { inits: { p: tensor('int64', [6], [0, 1, 1, 0, 1, 2]) }, extra: ['p'] }),
+  Size: () => model({ inputs: F234, nodes: [['Size', ['x'], ['y']]], outputs: { y: ['int64', []] } }),
+  /** The output's length is the input's value: shape work that runs per input value, not once per shape. */
+  Range: () => model({
+    inputs: { n: ['int64', []] }, inits: { start: scalar('int64', 0), delta: scalar('int64', 1) },
+    nodes: [['Range', ['start', 'n', 'delta'], ['y']]], outputs: { y: ['int64', []] },
+  }),
+  LayerNormalization: () => floatOp('LayerNormalization', { axis: -1, epsilon: 1e-5 }, { opset: 17, inits: G4, extra: ['g', 'b4'] }),
+  SkipLayerNormalization: () => floatOp('SkipLayerNormalization', { epsilon: 1e-12 }, {
+    domain: 'com.microsoft', inits: { ...G4, skip: tensor('float32', [2, 3, 4], (i) => (i % 5) / 4), bias: tensor('float32', [4], [1, 2, 3, 4]) },
+    extra: ['skip', 'g', 'b4', 'bias'],
+  }),
+  ContribGelu: () => floatOp('Gelu', {}, { domain: 'com.microsoft' }),
+  BiasGelu: () => floatOp('BiasGelu', {}, { domain: 'com.microsoft', inits: G4, extra: ['b4'] }),
+  FastGelu: () => floatOp('FastGelu', {}, { domain: 'com.microsoft', inits: G4, extra: ['b4'] }),
+  FusedMatMul: () => floatOp('FusedMatMul', { transB: 1, alpha: 0.125 }, { domain: 'com.microsoft', inits: { w: tensor('float32', [2, 5, 4], (i) => (i % 9) / 8) }, extra: ['w'] }),
+  FusedGemm: () => model({
+    inputs: { a: ['float32', [2, 3]] }, inits: { b: tensor('float32', [4, 3]), c: tensor('float32', [4], [1, 2, 3, 4]) },
+    nodes: [['FusedGemm', ['a', 'b', 'c'], ['y'], { transB: 1, alpha: 0.5, activation: 'Tanh' }, 'com.microsoft']], outputs: { y: ['float32', []] },
+  }),
+  MatMulIntegerToFloat: () => model({
+    inputs: { a: ['uint8', [2, 3]] },
+    inits: { b: tensor('int8', [3, 4]), as: scalar('float32', 0.05), bs: tensor('float32', [4], [0.01, 0.02, 0.03, 0.04]), az: scalar('uint8', 120), bz: tensor('int8', [4], [0, 1, -1, 2]), bias: tensor('float32', [4], [1, -1, 0.5, 0]) },
+    nodes: [['MatMulIntegerToFloat', ['a', 'b', 'as', 'bs', 'az', 'bz', 'bias'], ['y'], {}, 'com.microsoft']], outputs: { y: ['float32', []] },
+  }),
+  DynamicQuantizeMatMul: () => model({
+    inputs: { a: ['float32', [2, 3]] }, inits: { b: tensor('int8', [3, 4]), bs: scalar('float32', 0.02), bz: scalar('int8', 0), bias: tensor('float32', [4], [1, -1, 0.5, 0]) },
+    nodes: [['DynamicQuantizeMatMul', ['a', 'b', 'bs', 'bz', 'bias'], ['y'], {}, 'com.microsoft']], outputs: { y: ['float32', []] },
+  }),
+  EmbedLayerNormalization: () => embedding('EmbedLayerNormalization',
+    { word: tensor('float32', [8, 4], (i) => (i % 11) / 8), pos: tensor('float32', [16, 4], (i) => (i % 7) / 16), ...G4 },
+    ['', 'word', 'pos', '', 'g', 'b4'], { epsilon: 1e-12 }),
+  QEmbedLayerNormalization: () => embedding('QEmbedLayerNormalization',
+    {
+      word: tensor('uint8', [8, 4], (i) => (i * 37) % 256), pos: tensor('uint8', [16, 4], (i) => (i * 11) % 256),
+      gq: tensor('uint8', [4], [200, 100, 150, 255]), bq: tensor('uint8', [4], [128, 120, 130, 127]),
+      ws: scalar('float32', 0.01), ps: scalar('float32', 0.02), gs: scalar('float32', 0.005), bs: scalar('float32', 0.001),
+      wz: scalar('uint8', 128), pz: scalar('uint8', 120), gz: scalar('uint8', 0), bz: scalar('uint8', 128),
+    },
+    ['', 'word', 'pos', '', 'gq', 'bq', '', 'ws', 'ps', '', 'gs', 'bs', 'wz', 'pz', '', 'gz', 'bz'], { epsilon: 1e-12 }),
   QdqConcat: () => model({
     inputs: Q4, inits: { ...qp('x', 0.05, 128) },
     nodes: [['DequantizeLinear', ['x', 'x_scale', 'x_zp'], ['xf']], ['Concat', ['xf', 'xf'], ['c'], { axis: 1 }], ['QuantizeLinear', ['c', 'x_scale', 'x_zp'], ['y']]],

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
 import { classifyError } from './classify.mjs';
 import { decodeModel, mutateModel, rng } from './mutate.mjs';
+import { ARRAYS } from './seeds.mjs';
 
 const simd = process.env.QWASM_SIMD !== '0';
 await qwasm.init({ simd });
@@ -23,8 +24,6 @@ async function seedModel(path) {
   }
   return seeds.get(path);
 }
-
-const ARRAYS = { float32: Float32Array, uint8: Uint8Array, int8: Int8Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array };
 
 /** Feeds for a model's inputs: symbolic dimensions 1 to 4, values in each type's range; sometimes deliberately wrong. */
 function makeFeeds(model, r) {
