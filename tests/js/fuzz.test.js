@@ -1,8 +1,8 @@
 // The structure-aware model fuzzer (tools/fuzz/) as a test: a seeded run of a few thousand cases over the bundled
 // models, the ONNX fixtures, the single-node zoo and the torchvision files npm test exports, each case loaded, run
 // twice and disposed in a worker process with a time and memory limit. Every case must end in a correct run or a
-// named error: no raw error, hang, trap, blow-up or leak. The harness itself is checked with workers that hang, grow
-// and die. A longer run: node tools/fuzz/fuzz.mjs --cases 50000 --seed N.
+// named error: no raw error, hang, trap, blow-up, leak or mismatch (two runs, or the SIMD128 and scalar builds, giving
+// different outputs). The harness itself is checked with workers that hang, grow, die and disagree. A longer run: node tools/fuzz/fuzz.mjs --cases 50000 --seed N.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,7 +74,29 @@ test('the harness classifies a hang, a blow-up, a dying worker and a leak, and k
   assert.equal(die.counts.trap, 2);
   const leak = await run(stubWorker('leak', "process.send({ id: c.id, outcome: 'leak', message: '16 bytes', description: '' });"));
   assert.equal(leak.counts.leak, 2);
-  assert.deepEqual(FAILURES, ['raw', 'hang', 'trap', 'blow-up', 'leak', 'fuzzer-error']);
+  assert.deepEqual(FAILURES, ['raw', 'hang', 'trap', 'blow-up', 'leak', 'mismatch', 'fuzzer-error']);
+});
+
+test('compare: a difference between the SIMD128 and scalar builds in outputs or error message is a mismatch', async () => {
+  const files = [{ path: 'unused', weight: 1 }];
+  const run = (body) => fuzz({ seed: 1, cases: 2, files, workers: 1, compare: true, workerPath: stubWorker(`compare-${body.length}`, body) });
+  const simd = "process.env.QWASM_SIMD === '1'";
+  const answer = (fields) => `process.send({ id: c.id, description: '', message: '', ${fields} });`;
+  assert.equal((await run(answer("outcome: 'ok', digest: 'same'"))).counts.ok, 2);
+  const outputs = await run(answer(`outcome: 'ok', digest: ${simd} ? 'aaaa' : 'bbbb'`));
+  assert.equal(outputs.counts.mismatch, 2);
+  assert.equal(outputs.failures[0].message, 'SIMD128 build: outputs aaaa; scalar build: outputs bbbb');
+  const errors = await run(`process.send({ id: c.id, description: '', outcome: 'named', message: ${simd} ? 'RangeError: a' : 'RangeError: b' });`);
+  assert.equal(errors.counts.mismatch, 2);
+  const oneFails = await run(answer(`outcome: ${simd} ? 'ok' : 'named', digest: 'x'`));
+  assert.equal(oneFails.counts.mismatch, 2);
+});
+
+test(`${Math.round(CASES / 3)} mutated models on both builds: the same outputs and the same errors`, async (t) => {
+  const { counts, failures, ms } = await fuzz({ seed: SEED + 1, cases: Math.round(CASES / 3), files: await corpus({ large: false }), workers: 1, compare: true });
+  t.diagnostic(`${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')} in ${(ms / 1000).toFixed(1)} s`);
+  assert.deepEqual(failures.slice(0, 10).map((f) => `${f.outcome}: ${f.file.split('/').slice(-2).join('/')} case seed ${f.seed}: ${f.message.split('\n')[0]}`), []);
+  assert.ok(counts.ok > CASES / 30, 'cases that run compare outputs');
 });
 
 test('named errors are qwasm\'s own; engine errors, traps and plain Errors are not', () => {

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // The structure-aware model fuzzer, for long local runs (npm test runs a short one: tests/js/fuzz.test.js).
 //
-//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar] [--no-large] [--timeout 20000] [--all]
-//   node tools/fuzz/fuzz.mjs --repro <file> <case seed>     # one case in this process, with its stack
+//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar | --compare] [--no-large] [--timeout 20000] [--all]
+//   node tools/fuzz/fuzz.mjs --repro <file> <case seed> [--scalar] [--write mutated.onnx]   # one case, in this process
 //
 // Every case mutates one seed file (tools/fuzz/mutate.mjs), loads it, runs it twice and disposes it in a worker
 // process with a time and memory limit (tools/fuzz/runner.mjs), and is classified: ok, named error, raw error,
-// hang, trap, blow-up or leak. The counts are printed; the failing cases go to build/fuzz/failures-<seed>.json with
+// hang, trap, blow-up, leak or mismatch (the two runs' outputs differ; with --compare, also the SIMD128 and scalar
+// builds' outputs or errors). The counts are printed; the failing cases go to build/fuzz/failures-<seed>.json with
 // the file and case seed that reproduce them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -24,22 +25,14 @@ if (flag('--repro')) {
   const [file, seed] = [args[i + 1], Number(args[i + 2])];
   const qwasm = await import('../../js/index.js');
   await qwasm.init({ simd: !flag('--scalar') });
-  const { decodeModel, mutateModel } = await import('./mutate.mjs');
-  const bytes = new Uint8Array(readFileSync(file));
-  const { bytes: mutated, description } = await mutateModel(await decodeModel(bytes), bytes, seed);
-  console.log('mutation:', description);
-  if (flag('--write')) writeFileSync(option('--write'), mutated);
-  process.env.QWASM_FUZZ_REPRO = '1';
-  const before = qwasm.memoryStats().liveBytes;
-  let model;
-  try {
-    model = await qwasm.loadModel(mutated);
-    console.log('loaded; inputs', JSON.stringify(model.inputs.map((s) => [s.name, s.dtype, s.dims])));
-  } catch (error) {
-    console.log(error);
+  if (flag('--write')) {
+    const { decodeModel, mutateModel } = await import('./mutate.mjs');
+    const bytes = new Uint8Array(readFileSync(file));
+    writeFileSync(option('--write'), (await mutateModel(await decodeModel(bytes), bytes, seed)).bytes);
   }
-  model?.dispose();
-  console.log('live bytes after dispose:', qwasm.memoryStats().liveBytes - before);
+  const { runCase } = await import('./case.mjs');
+  const { outcome, message, stack, description, digest } = await runCase(qwasm, { file, seed });
+  console.log(`mutation: ${description}\noutcome: ${outcome}${digest ? ` (outputs ${digest})` : ''}${message ? `\n${message}` : ''}${stack ? `\n${stack}` : ''}`);
   process.exit(0);
 }
 
@@ -49,7 +42,7 @@ const workers = Number(option('--workers', 2));
 const files = await corpus({ large: !flag('--no-large') });
 const started = Date.now();
 const { counts, failures, ms } = await fuzz({
-  seed, cases, files, workers, simd: !flag('--scalar'), timeoutMs: Number(option('--timeout', 20000)),
+  seed, cases, files, workers, simd: !flag('--scalar'), compare: flag('--compare'), timeoutMs: Number(option('--timeout', 20000)),
   first: Number(option('--first', 0)),
   onResult: (r, done) => {
     if (flag('--all') && !FAILURES.includes(r.outcome)) console.log(`case ${r.index} ${r.outcome}: ${r.file.split('/').slice(-2).join('/')}: ${r.description} -> ${(r.message ?? '').split('\n')[0]}`);
@@ -61,7 +54,7 @@ const dir = fileURLToPath(new URL('../../build/fuzz/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const out = `${dir}failures-${seed}.json`;
 writeFileSync(out, JSON.stringify(failures, null, 1));
-console.log(`seed ${seed}, ${cases} cases over ${files.length} files in ${(ms / 1000).toFixed(0)} s (${flag('--scalar') ? 'scalar' : 'SIMD128'} build)`);
+console.log(`seed ${seed}, ${cases} cases over ${files.length} files in ${(ms / 1000).toFixed(0)} s (${flag('--compare') ? 'SIMD128 and scalar builds compared' : flag('--scalar') ? 'scalar build' : 'SIMD128 build'})`);
 console.log(OUTCOMES.map((o) => `${o} ${counts[o]}`).join(', '));
 console.log(`failing cases: ${failures.length} (${out})`);
 process.exit(failures.length ? 1 : 0);

@@ -10,9 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { caseSeed, rng } from './mutate.mjs';
 import { writeSeedZoo } from './seeds.mjs';
 
-export const OUTCOMES = Object.freeze(['ok', 'named', 'raw', 'hang', 'trap', 'blow-up', 'leak', 'fuzzer-error']);
-/** The outcomes a run must not have. */
-export const FAILURES = Object.freeze(['raw', 'hang', 'trap', 'blow-up', 'leak', 'fuzzer-error']);
+export const OUTCOMES = Object.freeze(['ok', 'named', 'raw', 'hang', 'trap', 'blow-up', 'leak', 'mismatch', 'fuzzer-error']);
+/** The outcomes a run must not have. mismatch: a model's two runs gave different outputs, or (compare) the SIMD128 and
+ * scalar builds gave different outputs or errors. */
+export const FAILURES = Object.freeze(['raw', 'hang', 'trap', 'blow-up', 'leak', 'mismatch', 'fuzzer-error']);
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
@@ -145,12 +146,6 @@ class Worker {
   }
 }
 
-/**
- * Runs `cases` cases of the run seeded `seed` over `files` (corpus()) on `workers` processes. Returns
- * { counts: { outcome: n }, failures: [{ index, file, seed, outcome, message, description }], ms }.
- * onResult(result, done) is called after each case. workerPath replaces tools/fuzz/worker.mjs (the tests check the limits
- * with workers that hang, grow or die).
- */
 /** Runs the given cases ({ file, seed }) in one worker, in order; resolves to their results. */
 export async function replay(cases, { timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true } = {}) {
   const w = new Worker({ timeoutMs, memoryMb, heapMb, simd });
@@ -163,21 +158,30 @@ export async function replay(cases, { timeoutMs = 20000, memoryMb = 3072, heapMb
   }
 }
 
+/**
+ * Runs `cases` cases of the run seeded `seed` over `files` (corpus()) on `workers` processes. Returns
+ * { counts: { outcome: n }, failures: [{ index, file, seed, outcome, message, description }], ms }.
+ * With `compare`, every case runs on the SIMD128 and the scalar build (a pair of processes per worker) and any
+ * difference in outcome, outputs or error message is a mismatch. onResult(result, done) is called after each case.
+ * workerPath replaces tools/fuzz/worker.mjs (the tests check the limits with workers that hang, grow or die).
+ */
 export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true,
-  first = 0, onResult, workerPath } = {}) {
+  compare = false, first = 0, onResult, workerPath } = {}) {
   const t0 = performance.now();
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
   const failures = [];
-  const pool = Array.from({ length: workers }, () => new Worker({ timeoutMs, memoryMb, heapMb, simd, workerPath }));
+  const options = { timeoutMs, memoryMb, heapMb, workerPath };
+  const pool = Array.from({ length: workers }, () => (compare ? [true, false] : [simd]).map((s) => new Worker({ ...options, simd: s })));
   let next = first;
   let done = 0;
   const end = first + cases;
-  const loop = async (w) => {
+  const loop = async ([w, twin]) => {
     while (next < end) {
       const index = next++;
       const s = caseSeed(seed, index);
       const file = pickFile(files, s);
-      const r = await w.run({ id: index, file, seed: s });
+      let r = await w.run({ id: index, file, seed: s });
+      if (twin) r = compared(r, await twin.run({ id: index, file, seed: s }));
       counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
       const result = { index, file, seed: s, ...r };
       if (FAILURES.includes(r.outcome)) failures.push(result);
@@ -188,7 +192,17 @@ export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeout
   try {
     await Promise.all(pool.map(loop));
   } finally {
-    for (const w of pool) w.close();
+    for (const w of pool.flat()) w.close();
   }
   return { counts, failures, ms: performance.now() - t0 };
+}
+
+/** The SIMD128 result of a case checked against the scalar one: a failure of either, or a mismatch, or the SIMD128 result. */
+function compared(simd, scalar) {
+  if (FAILURES.includes(simd.outcome)) return simd;
+  if (FAILURES.includes(scalar.outcome)) return { ...scalar, message: `scalar build: ${scalar.message}` };
+  const same = simd.outcome === scalar.outcome && simd.digest === scalar.digest && (simd.outcome === 'ok' || simd.message === scalar.message);
+  if (same) return simd;
+  const show = (r) => (r.outcome === 'ok' ? `outputs ${r.digest}` : r.message);
+  return { ...simd, outcome: 'mismatch', message: `SIMD128 build: ${show(simd)}; scalar build: ${show(scalar)}` };
 }

@@ -3,7 +3,7 @@
 // An entry describes one ONNX operator:
 //   inputs      the input names in order, each with its element types and shape ('name?' optional, a trailing
 //               '...' variadic; the spec syntax is described at parseSpec below), checked at load and at each run
-//   outputs     optional: the output names ('name?' optional, '...' variadic), when there can be more than one
+//   outputs     optional: the output names ('name?' optional, '...' variadic); without it, exactly one output
 //   attributes  name -> schema (A.int, A.ints, A.float, A.string, A.tensor; A.required), checked and defaulted at
 //               load, before the graph passes read them (checkNodesBeforePasses)
 //   uses        the semantics families it computes in (semantics.js), so an unsupported form fails at load
@@ -30,6 +30,9 @@ const FAMILIES = [
   ['', TRANSFORMER_OPERATORS], ['com.microsoft', CONTRIB_OPERATORS], ['com.microsoft', TRANSFORMER_CONTRIB_OPERATORS],
 ];
 
+/** The outputs of an entry without an `outputs` list: ONNX's single-output operators. */
+const ONE_OUTPUT = ['y'];
+
 /** Words of an input spec that name several element types. */
 const DTYPE_WORDS = { '8bit': ['uint8', 'int8'] };
 
@@ -39,7 +42,7 @@ for (const [domain, family] of FAMILIES) {
     const key = domain ? `${domain}:${opType}` : opType;
     if (REGISTRY.has(key)) throw new Error(`qwasm internal error: operator ${key} is registered twice`);
     const inputSpecs = entry.inputs ? parseSpecs(entry.inputs) : null;
-    const outputSpecs = entry.outputs ? parseSpecs(entry.outputs) : null;
+    const outputSpecs = parseSpecs(entry.outputs ?? ONE_OUTPUT);
     REGISTRY.set(key, Object.freeze({ ...entry, opType, domain, key, inputSpecs, outputSpecs }));
   }
 }
@@ -139,7 +142,7 @@ function checkNode(node, operator, label) {
 //   'x: scalar'               one element;  'rank 4', 'rank<=1', 'rank>=2' the number of dimensions
 //   'x: const'                must be an initializer (weights packed once, at the first run)
 //   '...' / '...3'            the last spec / the last three specs repeat (variadic inputs)
-// Outputs: names ('y?' optional, a trailing '...' variadic); entries without `outputs` are not counted.
+// Outputs: names ('y?' optional, a trailing '...' variadic); entries without `outputs` give exactly one.
 
 function parseSpec(text) {
   const [head, rest = ''] = text.split(':');
@@ -202,7 +205,6 @@ function checkInputs(node, specs, label) {
 }
 
 function checkOutputs(node, specs, label) {
-  if (!specs) return;
   const n = node.outputs.length;
   const required = requiredCount(specs);
   if (n < required || (!specs.repeat && n > specs.fixed.length)) {

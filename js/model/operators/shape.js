@@ -18,6 +18,14 @@ const where = (node) => `${node.opType} node "${node.name}"`;
 /** The values of an integer (shape) input as JS numbers. */
 const ints = (v) => Array.from(toHost(v).data, Number);
 
+/** The dimensions a shape tensor's elements give (Expand, ConstantOfShape and its fold at load): whole numbers >= 0. */
+export function checkShapeDims(data, label) {
+  const dims = Array.from(data, Number);
+  const bad = dims.findIndex((d) => !Number.isSafeInteger(d) || d < 0);
+  if (bad >= 0) throw new ModelFormatError(`${label}: shape [${data.join(',')}] has an invalid dimension ${data[bad]} (${dims[bad] < 0 ? 'negative' : 'too large'})`);
+  return dims;
+}
+
 function reshapeLike(x, dims, label) {
   if (!(dims.length <= MAX_RANK) || numel(dims) !== numel(dimsOf(x))) {
     throw new ModelFormatError(`${label}: shape [${dims}] does not hold the ${numel(dimsOf(x))} elements of [${dimsOf(x)}]`);
@@ -334,7 +342,7 @@ export const SHAPE_OPERATORS = {
     run(ctx, [xIn, shapeV]) {
       const w = where(ctx.node);
       const x = plain(xIn);
-      const { dims, strides } = broadcastStrides([x.dims, ints(shapeV)], w);
+      const { dims, strides } = broadcastStrides([x.dims, checkShapeDims(toHost(shapeV).data, w)], w);
       const out = newValue([x], x.dtype, dims);
       stridedCopy(x, 0, strides[0], out, 0, contiguousStrides(dims), dims, w);
       return [out];
@@ -429,8 +437,7 @@ export const SHAPE_OPERATORS = {
     shapeFrom: [0],
     run(ctx, [shapeV], attrs) {
       const w = where(ctx.node);
-      const dims = ints(shapeV);
-      if (dims.some((d) => !Number.isSafeInteger(d) || d < 0)) throw new ModelFormatError(`${w}: shape [${dims}] is invalid`);
+      const dims = checkShapeDims(toHost(shapeV).data, w);
       const value = attrs.value ?? { dtype: 'float32', data: Float32Array.of(0) };
       if (!ARRAY[value.dtype] || value.data.length !== 1) throw new UnsupportedError(`${w}: value must be one element of a supported type`);
       if (numel(dims) > 2 ** 28) throw new RangeError(`${w}: shape [${dims}] is too large`);

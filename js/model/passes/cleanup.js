@@ -3,6 +3,7 @@
 // already has removed, and repeated QuantizeLinear / DequantizeLinear nodes merged.
 import { ModelFormatError } from '../../errors.js';
 import { quantizeOnnx } from '../../reference.js';
+import { checkShapeDims } from '../operators/shape.js';
 import { toInt64 } from '../values.js';
 
 const ONNX_TYPE = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7 };
@@ -55,8 +56,7 @@ function constantOfShape(node, shape) {
     throw new ModelFormatError(`${label}: attribute value must be a one-element tensor of a supported type`);
   }
   if (shape.dtype !== 'int64' || shape.dims.length !== 1) throw new ModelFormatError(`${label}: the shape must be a 1-D int64 tensor`);
-  const dims = Array.from(shape.data, Number);
-  if (dims.some((d) => !Number.isSafeInteger(d) || d < 0)) throw new ModelFormatError(`${label}: shape [${dims}] has a negative or huge dimension`);
+  const dims = checkShapeDims(shape.data, label);
   const n = dims.reduce((a, b) => a * b, 1);
   if (n > MAX_FOLDED) throw new ModelFormatError(`${label}: shape [${dims}] has ${n} elements; at most ${MAX_FOLDED} are folded`);
   return { dtype: value.dtype, dims, data: new Arr(n).fill(value.data[0]) };
