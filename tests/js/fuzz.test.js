@@ -79,7 +79,7 @@ test('the harness classifies a hang, a blow-up, a dying worker and a leak, and k
 
 test('compare: a difference between the SIMD128 and scalar builds in outputs or error message is a mismatch', async () => {
   const files = [{ path: 'unused', weight: 1 }];
-  const run = (body) => fuzz({ seed: 1, cases: 2, files, workers: 1, compare: true, workerPath: stubWorker(`compare-${body.length}`, body) });
+  const run = (body) => fuzz({ seed: 1, cases: 2, files, workers: 1, compare: 'scalar', workerPath: stubWorker(`compare-${body.length}`, body) });
   const simd = "process.env.QWASM_SIMD === '1'";
   const answer = (fields) => `process.send({ id: c.id, description: '', message: '', ${fields} });`;
   assert.equal((await run(answer("outcome: 'ok', digest: 'same'"))).counts.ok, 2);
@@ -92,12 +92,15 @@ test('compare: a difference between the SIMD128 and scalar builds in outputs or 
   assert.equal(oneFails.counts.mismatch, 2);
 });
 
-test(`${Math.round(CASES / 3)} mutated models on both builds: the same outputs and the same errors`, async (t) => {
-  const { counts, failures, ms } = await fuzz({ seed: SEED + 1, cases: Math.round(CASES / 3), files: await corpus({ large: false }), workers: 1, compare: true });
-  t.diagnostic(`${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')} in ${(ms / 1000).toFixed(1)} s`);
-  assert.deepEqual(failures.slice(0, 10).map((f) => `${f.outcome}: ${f.file.split('/').slice(-2).join('/')} case seed ${f.seed}: ${f.message.split('\n')[0]}`), []);
-  assert.ok(counts.ok > CASES / 30, 'cases that run compare outputs');
-});
+for (const [compare, what] of [['scalar', 'on both builds'], ['threads', 'on one and two threads']]) {
+  // both builds run in each case, so once per npm test (the SIMD128 pass)
+  test(`${Math.round(CASES / 3)} mutated models ${what}: the same outputs and the same errors`, { skip: wantSimd === false && 'runs in the SIMD128 pass' }, async (t) => {
+    const { counts, failures, ms } = await fuzz({ seed: SEED + 1, cases: Math.round(CASES / 3), files: await corpus({ large: false }), workers: 1, compare });
+    t.diagnostic(`${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')} in ${(ms / 1000).toFixed(1)} s`);
+    assert.deepEqual(failures.slice(0, 10).map((f) => `${f.outcome}: ${f.file.split('/').slice(-2).join('/')} case seed ${f.seed}: ${f.message.split('\n')[0]}`), []);
+    assert.ok(counts.ok > CASES / 30, 'cases that run compare outputs');
+  });
+}
 
 test('named errors are qwasm\'s own; engine errors, traps and plain Errors are not', () => {
   assert.equal(classifyError(new ModelFormatError('anything')), 'named');

@@ -272,3 +272,12 @@ test('a negative or huge dimension in the shape input of Expand or ConstantOfSha
   const cos = await edited('ConstantOfShape', (m) => { m.graph.initializer[0].rawData = int64([2n, 2n ** 60n]); });
   await rejectsAtLoad(cos, qwasm.ModelFormatError, /^ConstantOfShape node "ConstantOfShape_0": shape \[2,1152921504606846976\] has an invalid dimension 1152921504606846976 \(too large\)$/);
 });
+
+test('a yes / no attribute (transB, keepdims, reverse, ...) other than 0 or 1 is a ModelFormatError naming it', async () => {
+  // the fuzzer's seed 113: Gemm with transB = 2^32 loaded; JavaScript planned B as transposed, the C kernel received
+  // the int32 0 and read B untransposed past its end, so two runs of the model gave different outputs
+  const gemm = await edited('Gemm', (m) => { attributeOf(nodeOf(m, 'Gemm'), 'transB').i = 2 ** 32; });
+  await rejectsAtLoad(gemm, qwasm.ModelFormatError, /^Gemm node "Gemm_0": attribute transB has an invalid value 4294967296 \(one of 0, 1\)$/);
+  const cumsum = await edited('CumSum', (m) => { attributeOf(nodeOf(m, 'CumSum'), 'reverse').i = -1; });
+  await rejectsAtLoad(cumsum, qwasm.ModelFormatError, /^CumSum node "CumSum_0": attribute reverse has an invalid value -1 \(one of 0, 1\)$/);
+});

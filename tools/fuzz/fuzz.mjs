@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // The structure-aware model fuzzer, for long local runs (npm test runs a short one: tests/js/fuzz.test.js).
 //
-//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar | --compare] [--no-large] [--timeout 20000] [--all]
-//   node tools/fuzz/fuzz.mjs --repro <file> <case seed> [--scalar] [--write mutated.onnx]   # one case, in this process
+//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar | --compare | --compare-threads] [--no-large] [--timeout 20000] [--all]
+//   node tools/fuzz/fuzz.mjs --repro <file> <case seed> [--scalar] [--threads 2] [--write mutated.onnx]   # one case, here
 //
 // Every case mutates one seed file (tools/fuzz/mutate.mjs), loads it, runs it twice and disposes it in a worker
 // process with a time and memory limit (tools/fuzz/runner.mjs), and is classified: ok, named error, raw error,
 // hang, trap, blow-up, leak or mismatch (the two runs' outputs differ; with --compare, also the SIMD128 and scalar
-// builds' outputs or errors). The counts are printed; the failing cases go to build/fuzz/failures-<seed>.json with
+// builds' outputs or errors; with --compare-threads, one thread's and two threads'). The counts are printed; the failing cases go to build/fuzz/failures-<seed>.json with
 // the file and case seed that reproduce them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,7 @@ if (flag('--repro')) {
   const i = args.indexOf('--repro');
   const [file, seed] = [args[i + 1], Number(args[i + 2])];
   const qwasm = await import('../../js/index.js');
-  await qwasm.init({ simd: !flag('--scalar') });
+  await qwasm.init({ simd: !flag('--scalar'), numThreads: Number(option('--threads', 1)) });
   if (flag('--write')) {
     const { decodeModel, mutateModel } = await import('./mutate.mjs');
     const bytes = new Uint8Array(readFileSync(file));
@@ -42,7 +42,7 @@ const workers = Number(option('--workers', 2));
 const files = await corpus({ large: !flag('--no-large') });
 const started = Date.now();
 const { counts, failures, ms } = await fuzz({
-  seed, cases, files, workers, simd: !flag('--scalar'), compare: flag('--compare'), timeoutMs: Number(option('--timeout', 20000)),
+  seed, cases, files, workers, simd: !flag('--scalar'), compare: flag('--compare') ? 'scalar' : flag('--compare-threads') ? 'threads' : false, timeoutMs: Number(option('--timeout', 20000)),
   first: Number(option('--first', 0)),
   onResult: (r, done) => {
     if (flag('--all') && !FAILURES.includes(r.outcome)) console.log(`case ${r.index} ${r.outcome}: ${r.file.split('/').slice(-2).join('/')}: ${r.description} -> ${(r.message ?? '').split('\n')[0]}`);
@@ -54,7 +54,7 @@ const dir = fileURLToPath(new URL('../../build/fuzz/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const out = `${dir}failures-${seed}.json`;
 writeFileSync(out, JSON.stringify(failures, null, 1));
-console.log(`seed ${seed}, ${cases} cases over ${files.length} files in ${(ms / 1000).toFixed(0)} s (${flag('--compare') ? 'SIMD128 and scalar builds compared' : flag('--scalar') ? 'scalar build' : 'SIMD128 build'})`);
+console.log(`seed ${seed}, ${cases} cases over ${files.length} files in ${(ms / 1000).toFixed(0)} s (${flag('--compare') ? 'SIMD128 and scalar builds compared' : flag('--compare-threads') ? 'one and two threads compared' : flag('--scalar') ? 'scalar build' : 'SIMD128 build'})`);
 console.log(OUTCOMES.map((o) => `${o} ${counts[o]}`).join(', '));
 console.log(`failing cases: ${failures.length} (${out})`);
 process.exit(failures.length ? 1 : 0);

@@ -75,7 +75,7 @@ class Worker {
     this.#stderr = '';
     const child = fork(this.options.workerPath ?? WORKER, [], {
       execArgv: [`--max-old-space-size=${this.options.heapMb}`],
-      env: { ...process.env, QWASM_SIMD: this.options.simd ? '1' : '0' },
+      env: { ...process.env, QWASM_SIMD: this.options.simd ? '1' : '0', QWASM_THREADS: String(this.options.threads ?? 1) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
@@ -161,8 +161,9 @@ export async function replay(cases, { timeoutMs = 20000, memoryMb = 3072, heapMb
 /**
  * Runs `cases` cases of the run seeded `seed` over `files` (corpus()) on `workers` processes. Returns
  * { counts: { outcome: n }, failures: [{ index, file, seed, outcome, message, description }], ms }.
- * With `compare`, every case runs on the SIMD128 and the scalar build (a pair of processes per worker) and any
- * difference in outcome, outputs or error message is a mismatch. onResult(result, done) is called after each case.
+ * With `compare` ('scalar' or 'threads'), every case runs on the SIMD128 build with one thread and on the scalar
+ * build or on two threads (a pair of processes per worker), and any difference in outcome, outputs or error message
+ * is a mismatch. onResult(result, done) is called after each case.
  * workerPath replaces tools/fuzz/worker.mjs (the tests check the limits with workers that hang, grow or die).
  */
 export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeoutMs = 20000, memoryMb = 3072, heapMb = 2048, simd = true,
@@ -171,7 +172,9 @@ export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeout
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
   const failures = [];
   const options = { timeoutMs, memoryMb, heapMb, workerPath };
-  const pool = Array.from({ length: workers }, () => (compare ? [true, false] : [simd]).map((s) => new Worker({ ...options, simd: s })));
+  const builds = compare ? [{ simd: true }, TWINS[compare]] : [{ simd }];
+  if (builds.includes(undefined)) throw new Error(`fuzz: compare must be one of ${Object.keys(TWINS).join(', ')}`);
+  const pool = Array.from({ length: workers }, () => builds.map((build) => new Worker({ ...options, ...build })));
   let next = first;
   let done = 0;
   const end = first + cases;
@@ -181,7 +184,7 @@ export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeout
       const s = caseSeed(seed, index);
       const file = pickFile(files, s);
       let r = await w.run({ id: index, file, seed: s });
-      if (twin) r = compared(r, await twin.run({ id: index, file, seed: s }));
+      if (twin) r = compared(r, await twin.run({ id: index, file, seed: s }), compare);
       counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
       const result = { index, file, seed: s, ...r };
       if (FAILURES.includes(r.outcome)) failures.push(result);
@@ -197,12 +200,16 @@ export async function fuzz({ seed = 1, cases = 1000, files, workers = 2, timeout
   return { counts, failures, ms: performance.now() - t0 };
 }
 
-/** The SIMD128 result of a case checked against the scalar one: a failure of either, or a mismatch, or the SIMD128 result. */
-function compared(simd, scalar) {
-  if (FAILURES.includes(simd.outcome)) return simd;
-  if (FAILURES.includes(scalar.outcome)) return { ...scalar, message: `scalar build: ${scalar.message}` };
-  const same = simd.outcome === scalar.outcome && simd.digest === scalar.digest && (simd.outcome === 'ok' || simd.message === scalar.message);
-  if (same) return simd;
+/** What `compare` checks the SIMD128 build (one thread) against, and how messages name it. */
+const TWINS = { scalar: { simd: false, name: 'scalar build' }, threads: { simd: true, threads: 2, name: '2 threads' } };
+
+/** A case's result on the SIMD128 build checked against its twin's: a failure of either, a mismatch, or the first. */
+function compared(first, twin, compare) {
+  const name = TWINS[compare].name;
+  if (FAILURES.includes(first.outcome)) return first;
+  if (FAILURES.includes(twin.outcome)) return { ...twin, message: `${name}: ${twin.message}` };
+  const same = first.outcome === twin.outcome && first.digest === twin.digest && (first.outcome === 'ok' || first.message === twin.message);
+  if (same) return first;
   const show = (r) => (r.outcome === 'ok' ? `outputs ${r.digest}` : r.message);
-  return { ...simd, outcome: 'mismatch', message: `SIMD128 build: ${show(simd)}; scalar build: ${show(scalar)}` };
+  return { ...first, outcome: 'mismatch', message: `SIMD128 build: ${show(first)}; ${name}: ${show(twin)}` };
 }

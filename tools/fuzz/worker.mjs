@@ -4,8 +4,7 @@
 import * as qwasm from '../../js/index.js';
 import { runCase } from './case.mjs';
 
-const simd = process.env.QWASM_SIMD !== '0';
-await qwasm.init({ simd });
+await qwasm.init({ simd: process.env.QWASM_SIMD !== '0', numThreads: Number(process.env.QWASM_THREADS ?? 1) });
 
 process.on('message', async (c) => {
   let result;

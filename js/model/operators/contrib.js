@@ -86,9 +86,9 @@ function lookup(fn) {
 
 const POOL_ATTRIBUTES = {
   auto_pad: A.string('NOTSET', ['NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID']),
-  ceil_mode: A.int(0),
-  channels_last: A.int(0),
-  count_include_pad: A.int(0),
+  ceil_mode: A.flag(0),
+  channels_last: A.flag(0),
+  count_include_pad: A.flag(0),
   dilations: A.ints(undefined),
   kernel_shape: A.ints(undefined, (v) => v.every((k) => k >= 1)),
   pads: A.ints([0, 0, 0, 0], (v) => v.every((p) => p >= 0)),
@@ -103,7 +103,7 @@ const POOL_ATTRIBUTES = {
 function averagePool(global) {
   return {
     inputs: ['X: 8bit rank 4', 'x_scale: float32 scalar', 'x_zero_point?: =X scalar', 'y_scale: float32 scalar', 'y_zero_point?: =X scalar'],
-    attributes: global ? { channels_last: A.int(0) } : POOL_ATTRIBUTES,
+    attributes: global ? { channels_last: A.flag(0) } : POOL_ATTRIBUTES,
     uses: ['pooling'],
     prepare(attrs, node, opset, label) {
       if (global) return attrs;
@@ -172,7 +172,7 @@ export const CONTRIB_OPERATORS = {
       'b_zero_point: =B rank<=1 const', 'C?: int32|float32 rank<=2 const', 'y_scale?: float32 scalar', 'y_zero_point?: 8bit scalar',
     ],
     attributes: {
-      alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0),
+      alpha: A.float(1), beta: A.float(1), transA: A.flag(0), transB: A.flag(0),
       qwasm_output_range: A.ints(undefined, (v) => v.length === 2 && v[0] <= v[1]),
     },
     uses: ['requantization'],

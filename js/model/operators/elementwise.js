@@ -186,7 +186,7 @@ export const ELEMENTWISE_OPERATORS = {
    */
   Cast: {
     inputs: ['input'],
-    attributes: { to: A.int(undefined), saturate: A.int(1) },
+    attributes: { to: A.int(undefined), saturate: A.flag(1) },
     prepare(attrs, node, opset, label) {
       if (attrs.to === undefined) throw new ModelFormatError(`${label}: attribute to is required`);
       if (!ONNX_TYPES[attrs.to]) throw new UnsupportedError(`${label}: cast to type ${attrs.to} is not supported (float32, uint8, int8, int32, int64, bool)`);

@@ -225,7 +225,7 @@ export const FLOAT_OPERATORS = {
   /** Float Conv (NCHW, 2-D): weights packed once into wasm memory (src/operators/conv2d-f32.c). */
   Conv: {
     inputs: ['X: float32 ~8bit', 'W: float32 ~8bit', 'B?: float32 rank 1'],
-    attributes: { ...WINDOW_ATTRIBUTES, group: A.int(1, (g) => g >= 1), qwasm_relu: A.int(0) },
+    attributes: { ...WINDOW_ATTRIBUTES, group: A.int(1, (g) => g >= 1), qwasm_relu: A.flag(0) },
     prepare: (attrs, node, opset, label) => window2d(attrs, label),
     run(ctx, [x, wv, b], attrs) {
       const w = where(ctx.node);
@@ -273,7 +273,7 @@ export const FLOAT_OPERATORS = {
   MaxPool: {
     inputs: ['X: float32|8bit'],
     outputs: ['Y', 'Indices?'],
-    attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), storage_order: A.int(0) },
+    attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.flag(0), storage_order: A.int(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
       if (node.outputs.length > 1 && node.outputs[1]) throw new UnsupportedError(`${label}: the Indices output is not supported`);
@@ -307,7 +307,7 @@ export const FLOAT_OPERATORS = {
    */
   AveragePool: {
     inputs: ['X: float32'],
-    attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.int(0), count_include_pad: A.int(0) },
+    attributes: { ...WINDOW_ATTRIBUTES, ceil_mode: A.flag(0), count_include_pad: A.flag(0) },
     prepare(attrs, node, opset, label) {
       if (!attrs.kernel_shape) throw new ModelFormatError(`${label}: kernel_shape is required`);
       return window2d(attrs, label);
@@ -358,7 +358,7 @@ export const FLOAT_OPERATORS = {
   BatchNormalization: {
     inputs: ['X: float32 rank>=2', 'scale: float32 rank 1', 'B: float32 rank 1', 'input_mean: float32 rank 1', 'input_var: float32 rank 1'],
     outputs: ['Y', 'running_mean?', 'running_var?', 'saved_mean?', 'saved_var?'],
-    attributes: { epsilon: A.float(1e-5), momentum: A.float(0.9), training_mode: A.int(0) },
+    attributes: { epsilon: A.float(1e-5), momentum: A.float(0.9), training_mode: A.flag(0) },
     prepare(attrs, node, opset, label) {
       if (attrs.training_mode) throw new UnsupportedError(`${label}: training_mode = 1 is not supported`);
       if (node.outputs.slice(1).some((o) => o)) throw new UnsupportedError(`${label}: the running mean / variance outputs (training) are not supported`);

@@ -85,7 +85,7 @@ function reduce(opType) {
   const r = REDUCERS[opType];
   return {
     inputs: ['data: float32|int32|int64', 'axes?: int64 rank 1'],
-    attributes: { axes: A.ints(undefined), keepdims: A.int(1), noop_with_empty_axes: A.int(0) },
+    attributes: { axes: A.ints(undefined), keepdims: A.flag(1), noop_with_empty_axes: A.flag(0) },
     shapeFrom: [1],
     run(ctx, [x, axesV], attrs) {
       const w = where(ctx.node);
@@ -152,7 +152,7 @@ export const REDUCE_OPERATORS = {
   /** CumSum along one axis (exclusive: each output excludes its own element; reverse: from the end), in order. */
   CumSum: {
     inputs: ['x: float32|int32|int64', 'axis: int32|int64 scalar'],
-    attributes: { exclusive: A.int(0), reverse: A.int(0) },
+    attributes: { exclusive: A.flag(0), reverse: A.flag(0) },
     run(ctx, [x, axisV], attrs) {
       const w = where(ctx.node);
       const h = toHost(x);

@@ -155,7 +155,7 @@ function sliceRange(start, end, step, dim) {
 export const SHAPE_OPERATORS = {
   Reshape: {
     inputs: ['data', 'shape: int64 rank 1'],
-    attributes: { allowzero: A.int(0) },
+    attributes: { allowzero: A.flag(0) },
     shapeFrom: [1],
     run(ctx, [x, shapeV], attrs) {
       const w = where(ctx.node);

@@ -253,7 +253,7 @@ function floatMatMul(ctx, w, a, b, { alpha = 1, transB = 0, bPrepacked = 0, perm
   });
 }
 
-const GEMM_ATTRIBUTES = { alpha: A.float(1), beta: A.float(1), transA: A.int(0), transB: A.int(0) };
+const GEMM_ATTRIBUTES = { alpha: A.float(1), beta: A.float(1), transA: A.flag(0), transB: A.flag(0) };
 /** Transposes folded into a float MatMul at load (passes/transformer.js): A and B read, Y written through them. */
 const LAYOUT_ATTRIBUTES = { qwasm_perm_a: A.ints(undefined), qwasm_perm_b: A.ints(undefined), qwasm_perm_y: A.ints(undefined) };
 
@@ -562,7 +562,7 @@ export const TRANSFORMER_CONTRIB_OPERATORS = {
   /** com.microsoft FusedMatMul: alpha * A B (transB), MatMul's batching; B is never pre-packed here. */
   FusedMatMul: {
     inputs: ['A: float32', 'B: float32'],
-    attributes: { alpha: A.float(1), transA: A.int(0), transB: A.int(0), transBatchA: A.int(0), transBatchB: A.int(0), ...LAYOUT_ATTRIBUTES },
+    attributes: { alpha: A.float(1), transA: A.flag(0), transB: A.flag(0), transBatchA: A.flag(0), transBatchB: A.flag(0), ...LAYOUT_ATTRIBUTES },
     prepare(attrs, node, opset, label) {
       if (attrs.transA || attrs.transBatchA || attrs.transBatchB) throw new UnsupportedError(`${label}: transA, transBatchA and transBatchB are not supported`);
       return attrs;
