@@ -134,11 +134,15 @@ class PackedWeights {
     return ptr;
   }
 
-  /** The requantization blob for an input scale, an output spec and a requantization form (cached for repeated calls). */
+  /**
+   * The requantization blob for an input scale, an output spec and a requantization form (cached for repeated calls);
+   * 'x86' is resolved here for these weights (an unpacked matmul operand passed it through: qnnpack's code 0 ran).
+   */
   requantization(inScale, out, modeName, where) {
     void this.packedPtr; // throws once disposed, before anything is allocated
     const b = this.#backend;
-    const mode = REQUANT_MODES[modeName];
+    const mode = REQUANT_MODES[this.x86Form(modeName)];
+    if (mode === undefined) throw new Error(`qwasm internal error: ${where}: requantization form ${modeName}`);
     if (mode === REQUANT_MODES.onnx && this.bias !== null && !(this.bias instanceof Int32Array)) {
       throw new TypeError(`${where}: mode 'onnx' takes an int32 bias (Int32Array)`);
     }

@@ -30,6 +30,7 @@ export class Backend {
   #live = new Map(); // ptr -> bytes, for memoryStats() and leak tests
   #liveBytes = 0; // their sum, kept up to date so memoryStats() is cheap
   #placement = null; // a model's memory plan while it runs (js/model/memory-plan.js)
+  #signatures = null; // tests and the fuzzer: export name -> parameter types, every call's arguments checked
 
   /** memory: the imported shared memory of the threads build; the other builds export theirs. */
   constructor(instance, source, memory = instance.exports.memory) {
@@ -150,13 +151,24 @@ export class Backend {
    * named error of runtime/abi.js statusError (RangeError, UnsupportedError, ...).
    */
   call(where, name, ...args) {
+    if (this.#signatures) checkArguments(this.#signatures, where, name, args);
     const status = this.#exports[name](...args);
     if (status !== 0) throw statusError(status, where, name);
   }
 
   /** A size_t result of an exported function (wasm returns it as a signed i32). */
   size(name, ...args) {
+    if (this.#signatures) checkArguments(this.#signatures, 'size', name, args);
     return this.#exports[name](...args) >>> 0;
+  }
+
+  /**
+   * Tests and the fuzzer only: from now on every argument of call() and size() is checked against the parameter
+   * types of the export (signatures: name -> ['i32' | 'f32' | ...], tools/fuzz/signatures.mjs). wasm converts a
+   * number for an i32 parameter with ToInt32, so 2^32 would arrive as 0 and 0.5 as 0, silently.
+   */
+  checkCallsForTests(signatures) {
+    this.#signatures = signatures;
   }
 
   /**
@@ -177,6 +189,17 @@ export class Backend {
     const bytes = new Uint8Array(this.#memory.buffer, ptr);
     return new TextDecoder().decode(bytes.slice(0, bytes.indexOf(0))); // a copy: TextDecoder refuses shared memory
   }
+}
+
+/** An argument list that the export's parameter types would change is an internal error (checkCallsForTests). */
+function checkArguments(signatures, where, name, args) {
+  const params = signatures.get(name);
+  if (params?.length !== args.length) throw new Error(`qwasm internal error: ${where}: ${name} takes ${params?.length} arguments, got ${args.length}`);
+  args.forEach((v, i) => {
+    const type = params[i];
+    const ok = type === 'i32' ? Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 32 : type === 'f32' || type === 'f64' ? typeof v === 'number' : true;
+    if (!ok) throw new Error(`qwasm internal error: ${where}: argument ${i} of ${name} is ${String(v)}, which its ${type} parameter would change`);
+  });
 }
 
 // The builds: SIMD128 and scalar on one thread; over a shared memory (threads, and relaxed SIMD), SIMD128 and

@@ -3,6 +3,8 @@
 // build with N threads (tools/test.sh runs the model and operator suites so).
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
+import { backend } from '../../js/runtime/runtime.js';
+import { exportSignatures } from '../../tools/fuzz/signatures.mjs';
 
 export { qwasm };
 
@@ -18,6 +20,8 @@ export async function setup() {
   if (wantThreads !== undefined && info.threads !== wantThreads) {
     throw new Error(`expected ${wantThreads} threads, got ${info.threads} (${info.threadsFallback})`);
   }
+  // every call into wasm checked: an argument its parameter type would change (ToInt32) is an internal error
+  backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
   return info;
 }
 

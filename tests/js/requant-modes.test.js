@@ -558,3 +558,26 @@ describe("requantization mode 'fixedpoint' equals gemmlowp / TFLite fixed point"
     }
   });
 });
+
+test("matmul with semantics 'pytorch-x86' requantizes in FBGEMM's form, b packed or not", () => {
+  // An unpacked b passed the form 'x86' on unresolved, and the C side received code 0, qnnpack's form (found by the
+  // fuzzer's checked calls, seed 115). The grid's columns tell FBGEMM's act / out from qnnpack's act * (1 / out).
+  const r = rng(20261125);
+  const c = gridCase([0, 1, 2].map(() => fbgemmColumn(r, 'reciprocal-multiplier')), 'matmul pytorch-x86');
+  const expected = fbgemmReference(c);
+  assert.notDeepEqual(fbgemmReference(c, undefined, 'reciprocal-multiplier'), expected, "the grid does not tell qnnpack's order from FBGEMM's");
+  const created = [];
+  const track = (t) => (created.push(t), t);
+  try {
+    const x = track(qwasm.fromIntRepr(c.x, [c.M, c.K], c.inScale, c.xZp, c.xDtype));
+    const columns = Array.from({ length: c.K * c.N }, (_, i) => c.w[(i % c.N) * c.K + Math.floor(i / c.N)]); // [K, N]
+    const b = track(qwasm.fromIntReprPerChannel(columns, [c.K, c.N], c.wScales, c.wZps, 1, c.wDtype));
+    const out = { scale: c.outScale, zeroPoint: c.outZp, dtype: c.outDtype };
+    const unpacked = track(qwasm.matmul(x, b, { ...out, semantics: 'pytorch-x86' }));
+    const packed = track(qwasm.matmul(x, track(qwasm.packMatMul(b, { semantics: 'pytorch-x86' })), out));
+    assertBitEqual(assert, Array.from(unpacked.intRepr()), expected, 'b unpacked');
+    assertBitEqual(assert, Array.from(packed.intRepr()), expected, 'b packed');
+  } finally {
+    for (const t of created.reverse()) t.dispose();
+  }
+});

@@ -24,7 +24,10 @@ if (flag('--repro')) {
   const i = args.indexOf('--repro');
   const [file, seed] = [args[i + 1], Number(args[i + 2])];
   const qwasm = await import('../../js/index.js');
-  await qwasm.init({ simd: !flag('--scalar'), numThreads: Number(option('--threads', 1)) });
+  const info = await qwasm.init({ simd: !flag('--scalar'), numThreads: Number(option('--threads', 1)) });
+  const { backend } = await import('../../js/runtime/runtime.js');
+  const { exportSignatures } = await import('./signatures.mjs');
+  backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
   if (flag('--write')) {
     const { decodeModel, mutateModel } = await import('./mutate.mjs');
     const bytes = new Uint8Array(readFileSync(file));
