@@ -3,8 +3,7 @@
 // build with N threads (tools/test.sh runs the model and operator suites so).
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
-import { backend } from '../../js/runtime/runtime.js';
-import { exportSignatures } from '../../tools/fuzz/signatures.mjs';
+import { checkCalls } from '../../tools/fuzz/signatures.mjs';
 
 export { qwasm };
 
@@ -21,7 +20,7 @@ export async function setup() {
     throw new Error(`expected ${wantThreads} threads, got ${info.threads} (${info.threadsFallback})`);
   }
   // every call into wasm checked: an argument its parameter type would change (ToInt32) is an internal error
-  backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
+  checkCalls(info);
   return info;
 }
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // The structure-aware model fuzzer, for long local runs (npm test runs a short one: tests/js/fuzz.test.js).
 //
-//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar | --compare | --compare-threads] [--no-large] [--timeout 20000] [--all]
-//   node tools/fuzz/fuzz.mjs --repro <file> <case seed> [--scalar] [--threads 2] [--write mutated.onnx]   # one case, here
+//   node tools/fuzz/fuzz.mjs --cases 50000 --seed 7 [--workers 2] [--scalar | --compare | --compare-threads]
+//                            [--no-large] [--timeout 20000] [--all]
+//   node tools/fuzz/fuzz.mjs --repro <file> <case seed> [--scalar] [--threads 2] [--write mutated.onnx]  # one case
 //
 // Every case mutates one seed file (tools/fuzz/mutate.mjs), loads it, runs it twice and disposes it in a worker
 // process with a time and memory limit (tools/fuzz/runner.mjs), and is classified: ok, named error, raw error,
 // hang, trap, blow-up, leak or mismatch (the two runs' outputs differ; with --compare, also the SIMD128 and scalar
-// builds' outputs or errors; with --compare-threads, one thread's and two threads'). The counts are printed; the failing cases go to build/fuzz/failures-<seed>.json with
-// the file and case seed that reproduce them.
+// builds' outputs or errors; with --compare-threads, one thread's and two threads'). Every call into wasm is checked
+// against the export's parameter types (tools/fuzz/signatures.mjs). The counts are printed; the failing cases go to
+// build/fuzz/failures-<seed>.json with the file and case seed that reproduce them.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { FAILURES, OUTCOMES, corpus, fuzz } from './runner.mjs';
@@ -25,9 +27,7 @@ if (flag('--repro')) {
   const [file, seed] = [args[i + 1], Number(args[i + 2])];
   const qwasm = await import('../../js/index.js');
   const info = await qwasm.init({ simd: !flag('--scalar'), numThreads: Number(option('--threads', 1)) });
-  const { backend } = await import('../../js/runtime/runtime.js');
-  const { exportSignatures } = await import('./signatures.mjs');
-  backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
+  (await import('./signatures.mjs')).checkCalls(info);
   if (flag('--write')) {
     const { decodeModel, mutateModel } = await import('./mutate.mjs');
     const bytes = new Uint8Array(readFileSync(file));

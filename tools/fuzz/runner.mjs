@@ -11,8 +11,8 @@ import { caseSeed, rng } from './mutate.mjs';
 import { writeSeedZoo } from './seeds.mjs';
 
 export const OUTCOMES = Object.freeze(['ok', 'named', 'raw', 'hang', 'trap', 'blow-up', 'leak', 'mismatch', 'fuzzer-error']);
-/** The outcomes a run must not have. mismatch: a model's two runs gave different outputs, or (compare) the SIMD128 and
- * scalar builds gave different outputs or errors. */
+/** The outcomes a run must not have. mismatch: a model's two runs gave different outputs, or (compare) the SIMD128
+ * build and its twin (scalar, or two threads) gave different outputs or errors. */
 export const FAILURES = Object.freeze(['raw', 'hang', 'trap', 'blow-up', 'leak', 'mismatch', 'fuzzer-error']);
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

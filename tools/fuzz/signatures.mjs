@@ -1,6 +1,9 @@
 // The parameter types of a wasm module's exported functions, read from its binary (type, import, function and
 // export sections), for the checked-calls mode of the tests and the fuzzer (js/runtime/wasm.js checkCallsForTests):
 // a JavaScript number passed to an i32 parameter is converted with ToInt32, so 2^32 arrives as 0 and 0.5 as 0.
+import { readFileSync } from 'node:fs';
+import { backend } from '../../js/runtime/runtime.js';
+
 const TYPES = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128' };
 
 /** Map export name -> ['i32' | 'i64' | 'f32' | 'f64' | 'v128', ...] of every exported function. */
@@ -58,4 +61,9 @@ export function exportSignatures(bytes) {
     at = end;
   }
   return exports;
+}
+
+/** Turns on the checked calls for the backend init() started (info: init's result, whose source is the module). */
+export function checkCalls(info) {
+  backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
 }

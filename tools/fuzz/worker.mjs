@@ -1,15 +1,13 @@
 // A fuzz worker: a child process of tools/fuzz/runner.mjs that runs cases (tools/fuzz/case.mjs) one at a time. The
 // parent enforces the time and memory limits (it kills a worker that exceeds them) and starts a fresh worker after a
 // trap or a blow-up.
-import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
-import { backend } from '../../js/runtime/runtime.js';
 import { runCase } from './case.mjs';
-import { exportSignatures } from './signatures.mjs';
+import { checkCalls } from './signatures.mjs';
 
 const info = await qwasm.init({ simd: process.env.QWASM_SIMD !== '0', numThreads: Number(process.env.QWASM_THREADS ?? 1) });
 // every call into wasm checked: an argument its parameter type would change is a raw (internal) error
-backend().checkCallsForTests(exportSignatures(readFileSync(new URL(info.source))));
+checkCalls(info);
 
 process.on('message', async (c) => {
   let result;
