@@ -165,14 +165,21 @@ static const struct qw_kernels wasmsimd_kernels = {
 #if QW_SIMD && QW_RELAXED
 /* The relaxed-SIMD tables: the wasmsimd table with the GEMM on relaxed dot products (gemm/gemm.h X8_C4), one per
  * exact semantics of the instruction (js/runtime/relaxed.js finds the engine's); built on first use. */
-#define RELAXED_GEMM(SEMANTICS)                                                                               \
+#define RELAXED_GEMM(S)                                                                                        \
   {                                                                                                           \
     .mr = 4, .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X8_C4, .a_element_size = 1, .w_element_size = 1,    \
-    .a_row_extra = 4, .a_header = 16, .w_column_extra = 8, .pack_w = qw_pack_x8c4_gemm_weights,               \
-    .gemm = {qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, \
-             qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS}, \
-    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS,                                         \
-               qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##SEMANTICS},                                         \
+    .a_row_extra = 4, .a_header = 16, .a_interleaved = 1, .w_column_extra = 8,                                \
+    .pack_w = qw_pack_x8c4_gemm_weights,                                                                      \
+    .gemm = {qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##S, qw_qs8_gemm_ukernel_2x8c4__wasmrelaxed_##S,          \
+             qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##S, qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##S},         \
+    /* none for one row, as in the SIMD128 table */                                                           \
+    .fp32_plain = {{NULL, qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##S,                          \
+                    qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S,                                \
+                    qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S},                               \
+                   {NULL, qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##S,                          \
+                    qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S,                                \
+                    qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S}},                              \
+    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##S, qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##S}, \
   }
 
 const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics) {

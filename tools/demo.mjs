@@ -20,16 +20,19 @@ import { serve } from './serve.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const demo = `${root}web_demo/`;
+// Every build qwasm may pick: the page is cross-origin isolated when served by tools/serve.mjs, and then init()
+// takes the relaxed-SIMD threads build where the engine's relaxed dot product is exact (AVX-VNNI, ARM).
+const WASM_BUILDS = ['qwasm-simd.wasm', 'qwasm-scalar.wasm', 'qwasm-simd-threads.wasm', 'qwasm-relaxed-threads.wasm'];
 export const ORT_FILES = ['ort.wasm.min.mjs', 'ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm'];
 
 export function prepareDemo() {
-  for (const f of ['dist/qwasm-simd.wasm', 'dist/qwasm-scalar.wasm']) {
-    if (!existsSync(root + f)) throw new Error(`${f} is missing: run npm run build first`);
+  for (const f of WASM_BUILDS) {
+    if (!existsSync(`${root}dist/${f}`)) throw new Error(`dist/${f} is missing: run npm run build first`);
   }
   rmSync(`${demo}qwasm`, { recursive: true, force: true });
   mkdirSync(`${demo}qwasm/dist`, { recursive: true });
   cpSync(`${root}js`, `${demo}qwasm/js`, { recursive: true });
-  for (const f of ['qwasm-simd.wasm', 'qwasm-scalar.wasm']) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
+  for (const f of WASM_BUILDS) cpSync(`${root}dist/${f}`, `${demo}qwasm/dist/${f}`);
   const onnx = `${demo}qwasm/js/model/onnx.js`;
   const source = readFileSync(onnx, 'utf8');
   const bare = "from 'protobufjs/light.js'";

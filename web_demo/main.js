@@ -33,8 +33,11 @@ function show(view, { push = false } = {}) {
 
 async function start() {
   const info = await qwasm.init();
-  $('#backend').textContent = `backend: ${info.simd ? 'SIMD128' : 'scalar'} WebAssembly`;
+  // The relaxed dot product runs where the engine computes it exactly for full bytes (qwasm's probe says which way).
+  const relaxed = info.relaxed ? ` + relaxed-SIMD dot product (${info.relaxed})` : '';
+  $('#backend').textContent = `backend: ${info.simd ? 'SIMD128' : 'scalar'}${relaxed} WebAssembly`;
   document.body.dataset.backend = info.simd ? 'simd' : 'scalar';
+  if (info.relaxed) document.body.dataset.relaxed = info.relaxed;
   const link = readLink();
   links[link.view] = link.params.toString();
   for (const b of document.querySelectorAll('nav button')) b.addEventListener('click', () => show(b.dataset.view, { push: true }));

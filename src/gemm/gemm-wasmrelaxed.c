@@ -41,79 +41,148 @@ struct panel_header {
   int32_t k, za, reserved[2];
 };
 
-/* Rows of MR (aliased beyond mr) x 8 columns, 4 depth steps per relaxed dot; then the zero-point terms. */
+/* The sums of one tile, MR rows (aliased beyond mr) x 8 columns, into lo[r] / hi[r], started from init_lo / init_hi
+ * plus the tile's column term za (K z - sum_k w8) (gemm.h), ending with each row's term - z sum_k b unless every z
+ * of the tile is 0 (symmetric weights). The A panel is interleaved by 4-byte groups (gemm.h), so every row's group
+ * of one step sits at a fixed offset from one pointer: per step 2 weight loads, MR splat loads and 2 MR dots (8 sums,
+ * 2 weights and a splat: 11 of the 15 xmm registers V8 allocates). Advances wt past the tile and its trailer. */
+#define QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, init_lo, init_hi)                                                 \
+  v128_t lo[MR], hi[MR];                                                                                    \
+  {                                                                                                         \
+    const v128_t l0 = wasm_i32x4_add(init_lo, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc)));           \
+    const v128_t h0 = wasm_i32x4_add(init_hi, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc + 16)));      \
+    for (size_t r = 0; r < MR; r++) {                                                                       \
+      lo[r] = l0;                                                                                           \
+      hi[r] = h0;                                                                                           \
+    }                                                                                                       \
+  }                                                                                                         \
+  for (const uint8_t* ak = a8; ak != a8_end; ak += 4 * (MR), wt += 32) {                                    \
+    const v128_t wl = wasm_v128_load(wt);                                                                   \
+    const v128_t wh = wasm_v128_load(wt + 16);                                                              \
+    for (size_t r = 0; r < MR; r++) {                                                                       \
+      const v128_t vb = wasm_v128_load32_splat(ak + 4 * r);                                                 \
+      lo[r] = DOT(wl, vb, lo[r]);                                                                           \
+      hi[r] = DOT(wh, vb, hi[r]);                                                                           \
+    }                                                                                                       \
+  }                                                                                                         \
+  const v128_t zl = wasm_v128_load(wt + 32), zh = wasm_v128_load(wt + 48);                                  \
+  wt += 64;                                                                                                 \
+  if (wasm_v128_any_true(wasm_v128_or(zl, zh))) {                                                           \
+    for (size_t r = 0; r < MR; r++) {                                                                       \
+      const v128_t rowsum = wasm_v128_load32_splat(rowsums + r);                                            \
+      lo[r] = wasm_i32x4_sub(lo[r], wasm_i32x4_mul(zl, rowsum));                                            \
+      hi[r] = wasm_i32x4_sub(hi[r], wasm_i32x4_mul(zh, rowsum));                                            \
+    }                                                                                                       \
+  }
+
+/* The panel of an MR-row kernel: its 4-byte groups (start, end), the rows' sums after them, and za. */
+#define QW_GEMM_RELAXED_PANEL(MR)                                                                            \
+  const struct panel_header* header = (const struct panel_header*)a;                                        \
+  const v128_t vza = wasm_i32x4_splat(header->za);                                                          \
+  const uint8_t* a8 = (const uint8_t*)a + sizeof(struct panel_header);                                      \
+  const uint8_t* a8_end = a8 + (MR) * kc;                                                                   \
+  int32_t rowsums[MR];                                                                                      \
+  memcpy(rowsums, a8_end, sizeof rowsums);                                                                  \
+  const uint8_t* wt = (const uint8_t*)w;
+
 #define QW_GEMM_WASMRELAXED(name, MR, DOT)                                                                   \
   QW_DECLARE_GEMM_UKERNEL(name) {                                                                            \
     QW_ASSERT_GEMM_UKERNEL(MR, 4);                                                                           \
-    const struct panel_header* header = (const struct panel_header*)a;                                       \
-    const v128_t vk = wasm_i32x4_splat(header->k), vza = wasm_i32x4_splat(header->za);                       \
-    QW_GEMM_ROW_POINTERS(MR, uint8_t, (const uint8_t*)a + sizeof(struct panel_header), kc + 4)              \
-    const uint8_t* wt = (const uint8_t*)w;                                                                    \
-    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                  \
-      QW_GEMM_ZEROED_ACCUMULATORS(MR)                                                                         \
-      for (size_t kk = 0; kk < kc; kk += 4, wt += 32) {                                                       \
-        const v128_t wl = wasm_v128_load(wt);                                                                 \
-        const v128_t wh = wasm_v128_load(wt + 16);                                                            \
-        for (size_t r = 0; r < MR; r++) {                                                                     \
-          const v128_t vb = wasm_v128_load32_splat(ap[r] + kk);                                               \
-          lo[r] = DOT(wl, vb, lo[r]);                                                                         \
-          hi[r] = DOT(wh, vb, hi[r]);                                                                         \
-        }                                                                                                     \
-      }                                                                                                       \
-      /* - za sum_k w8 + K za z, per column; then - z sum_k b per row */                                     \
-      const v128_t zl = wasm_v128_load(wt + 32), zh = wasm_v128_load(wt + 48);                               \
-      const v128_t tl = wasm_i32x4_sub(wasm_i32x4_mul(wasm_i32x4_mul(vk, vza), zl),                          \
-                                       wasm_i32x4_mul(vza, wasm_v128_load(wt)));                             \
-      const v128_t th = wasm_i32x4_sub(wasm_i32x4_mul(wasm_i32x4_mul(vk, vza), zh),                          \
-                                       wasm_i32x4_mul(vza, wasm_v128_load(wt + 16)));                        \
-      wt += 64;                                                                                               \
-      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                     \
-      /* Highest row first: aliased rows hold the values of the rows they alias. */                          \
-      for (size_t r = MR; r-- > 0;) {                                                                         \
-        const v128_t rowsum = wasm_v128_load32_splat(ap[r] + kc);                                             \
-        const v128_t l = wasm_i32x4_sub(wasm_i32x4_add(lo[r], tl), wasm_i32x4_mul(zl, rowsum));              \
-        const v128_t h = wasm_i32x4_sub(wasm_i32x4_add(hi[r], th), wasm_i32x4_mul(zh, rowsum));              \
-        qw_store_i32_row8(cp[r] + n0, l, h, columns);                                                         \
-      }                                                                                                       \
-    }                                                                                                         \
+    QW_GEMM_RELAXED_PANEL(MR)                                                                                \
+    QW_GEMM_OUTPUT_ROWS(MR, int32_t, cp, c, c_stride)                                                        \
+    const v128_t zero = wasm_i32x4_const(0, 0, 0, 0);                                                        \
+    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
+      QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, zero, zero)                                                         \
+      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
+      /* Highest row first: aliased rows hold the values of the rows they alias. */                         \
+      for (size_t r = MR; r-- > 0;) {                                                                        \
+        qw_store_i32_row8(cp[r] + n0, lo[r], hi[r], columns);                                                \
+      }                                                                                                      \
+    }                                                                                                        \
   }
 
-QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_usdot, 1, USDOT)
-QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_usdot, 4, USDOT)
-QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_sdot, 1, SDOT)
-QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_sdot, 4, SDOT)
+/* The same with the fp32_plain output stage fused (gemm-wasmsimd.h), the sums started from the bias: without it the
+ * relaxed kernels wrote every sum to an int32 block that the requantization kernel read back, and MobileNetV2's
+ * K 16 layer (16 -> 96 at 112x112) ran slower than on SIMD128 in Chromium 156 (0.665 against 0.555 ms). */
+#define QW_GEMM_FP32_PLAIN_WASMRELAXED(name, MR, DOT, Y_SIGNED)                                              \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                               \
+    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);           \
+    QW_GEMM_FP32_BEGIN()                                                                                     \
+    QW_GEMM_RELAXED_PANEL(MR)                                                                                \
+    QW_GEMM_OUTPUT_ROWS(MR, uint8_t, yp, y, y_stride)                                                        \
+    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
+      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
+      QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                                  \
+      QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, wasm_v128_load(bias), wasm_v128_load(bias + 4))                     \
+      QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                                 \
+    }                                                                                                        \
+  }
 
-/* A panel rows as bytes b = a ^ FLIP (0: a copy; 0x80: a - 128 for quint8, a + 128 for qint8, read as the other
- * signedness), zero-padded to kc, each followed by its sum of b as the kernels' dot reads b (B_SIGNED); the
- * header holds K and za = a_zp + OFFSET, OFFSET what the flip adds. usdot multiplies unsigned b exactly, so
- * quint8 is copied and qint8 flipped; sdot the reverse. */
-#define QW_PACK_A_C4(name, FLIP, OFFSET, B_SIGNED)                                                       \
-  QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                                                 \
-    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                                     \
-    struct panel_header* header = (struct panel_header*)panel;                                           \
-    header->k = (int32_t)k;                                                                              \
-    header->za = a_zero_point + (OFFSET);                                                                \
-    header->reserved[0] = header->reserved[1] = 0;                                                       \
-    const v128_t vflip = wasm_i8x16_splat((int8_t)(FLIP));                                               \
-    uint8_t* out = (uint8_t*)panel + sizeof(struct panel_header);                                        \
-    for (size_t r = 0; r < mr; r++, a += a_stride, out += kc + 4) {                                      \
-      v128_t vsum = wasm_i32x4_const(0, 0, 0, 0);                                                        \
-      size_t kk = 0;                                                                                     \
-      for (; kk + 16 <= k; kk += 16) {                                                                   \
-        const v128_t b = wasm_v128_xor(wasm_v128_load(a + kk), vflip);                                   \
-        wasm_v128_store(out + kk, b);                                                                    \
-        vsum = wasm_i32x4_add(vsum, B_SIGNED ? wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(b)) \
-                                             : wasm_i32x4_extadd_pairwise_i16x8(wasm_u16x8_extadd_pairwise_u8x16(b))); \
-      }                                                                                                  \
-      uint32_t sum = (uint32_t)(wasm_i32x4_extract_lane(vsum, 0) + wasm_i32x4_extract_lane(vsum, 1) +    \
-                                wasm_i32x4_extract_lane(vsum, 2) + wasm_i32x4_extract_lane(vsum, 3));    \
-      for (; kk < k; kk++) {                                                                             \
-        out[kk] = (uint8_t)(a[kk] ^ (FLIP));                                                             \
-        sum += (uint32_t)(B_SIGNED ? (int32_t)(int8_t)out[kk] : (int32_t)out[kk]);                       \
-      }                                                                                                  \
-      for (; kk < kc; kk++) out[kk] = 0;                                                                 \
-      memcpy(out + kc, &sum, sizeof sum);                                                                \
-    }                                                                                                    \
+#define QW_RELAXED_KERNELS(SEMANTICS, DOT)                                                                   \
+  QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, 1, DOT)                            \
+  QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT)                            \
+  QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT)                            \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 0) \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 0) \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 1) \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 1)
+
+QW_RELAXED_KERNELS(usdot, USDOT)
+QW_RELAXED_KERNELS(sdot, SDOT)
+
+/* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows (rows past mr copies of row mr - 1) of bytes
+ * b = a ^ FLIP (0: a copy; 0x80: a - 128 for quint8, a + 128 for qint8, read as the other signedness), row r's group
+ * of depth steps 4g..4g+3 at 4 (g rows + r), zero-padded to kc, then each row's sum of b as the kernels' dot reads b
+ * (B_SIGNED); the header holds K and za = a_zp + OFFSET, OFFSET what the flip adds. usdot multiplies unsigned b
+ * exactly, so quint8 is copied and qint8 flipped; sdot the reverse. Two or four rows take 16 bytes of each per step
+ * and interleave them by 32-bit lanes (a 2x2 or 4x4 transpose of groups); the rest byte by byte. */
+#define QW_PACK_A_C4(name, FLIP, OFFSET, B_SIGNED)                                                        \
+  QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                                                  \
+    QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                                      \
+    struct panel_header* header = (struct panel_header*)panel;                                            \
+    header->k = (int32_t)k;                                                                               \
+    header->za = a_zero_point + (OFFSET);                                                                 \
+    header->reserved[0] = header->reserved[1] = 0;                                                        \
+    const v128_t vflip = wasm_i8x16_splat((int8_t)(FLIP));                                                \
+    const size_t rows = qw_gemm_panel_rows(mr);                                                           \
+    uint8_t* out = (uint8_t*)panel + sizeof(struct panel_header);                                         \
+    const uint8_t* src[4];                                                                                \
+    v128_t vsum[4];                                                                                       \
+    for (size_t r = 0; r < rows; r++) {                                                                   \
+      src[r] = a + (r < mr ? r : mr - 1) * a_stride;                                                      \
+      vsum[r] = wasm_i32x4_const(0, 0, 0, 0);                                                             \
+    }                                                                                                     \
+    size_t kk = 0;                                                                                        \
+    for (; kk + 16 <= k; kk += 16) {                                                                      \
+      v128_t b[4];                                                                                        \
+      for (size_t r = 0; r < rows; r++) {                                                                 \
+        b[r] = wasm_v128_xor(wasm_v128_load(src[r] + kk), vflip);                                         \
+        vsum[r] = wasm_i32x4_add(vsum[r], B_SIGNED ? wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(b[r])) \
+                                                   : wasm_i32x4_extadd_pairwise_i16x8(wasm_u16x8_extadd_pairwise_u8x16(b[r]))); \
+      }                                                                                                   \
+      if (rows == 1) {                                                                                    \
+        wasm_v128_store(out + kk, b[0]);                                                                  \
+      } else if (rows == 2) {                                                                             \
+        wasm_v128_store(out + 2 * kk, wasm_i32x4_shuffle(b[0], b[1], 0, 4, 1, 5));                        \
+        wasm_v128_store(out + 2 * kk + 16, wasm_i32x4_shuffle(b[0], b[1], 2, 6, 3, 7));                   \
+      } else {                                                                                            \
+        qw_transpose_i32x4(b); /* 4 groups of each row to each group of the 4 rows */                     \
+        for (size_t i = 0; i < 4; i++) wasm_v128_store(out + 4 * kk + 16 * i, b[i]);                      \
+      }                                                                                                   \
+    }                                                                                                     \
+    uint32_t sums[4];                                                                                     \
+    for (size_t r = 0; r < rows; r++) {                                                                   \
+      sums[r] = (uint32_t)(wasm_i32x4_extract_lane(vsum[r], 0) + wasm_i32x4_extract_lane(vsum[r], 1) +    \
+                           wasm_i32x4_extract_lane(vsum[r], 2) + wasm_i32x4_extract_lane(vsum[r], 3));    \
+    }                                                                                                     \
+    for (; kk < kc; kk++) {                                                                               \
+      for (size_t r = 0; r < rows; r++) {                                                                 \
+        const uint8_t b = kk < k ? (uint8_t)(src[r][kk] ^ (FLIP)) : 0;                                    \
+        out[kk / 4 * 4 * rows + 4 * r + kk % 4] = b;                                                      \
+        sums[r] += (uint32_t)(B_SIGNED ? (int32_t)(int8_t)b : (int32_t)b);                                \
+      }                                                                                                   \
+    }                                                                                                     \
+    memcpy(out + rows * kc, sums, rows * sizeof(uint32_t));                                               \
   }
 
 QW_PACK_A_C4(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot, 0, 0, 0)

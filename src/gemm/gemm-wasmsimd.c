@@ -1,7 +1,6 @@
 /* wasm SIMD128 GEMM microkernels over the c2 layout of gemm.h (tiles of 8 columns, kc a multiple of 4)
  * and A packing. */
 #include "gemm/gemm-wasmsimd.h"
-#include "requantization/requantize-wasmsimd.h"
 
 #define NR 8 /* columns per weight tile: two vectors of 4 */
 
@@ -145,88 +144,24 @@ QW_GEMM_WASMSIMD(qw_qs16_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
   }                                                                                  \
   QW_GEMM_TILE_LOOP(MR)
 
-/* Rows r and r + 1 (x: acc + bias, 4 vectors) as 16 bytes, row r in the low half: requantize-wasmsimd.h's fp32 rule
- * for fp32_plain parameters, or for fp32_bounded ones without the float clamps, the bytes clamped after the
- * saturating narrowings (one min and one max per 16 outputs instead of two per 4). */
-static inline v128_t requantize_rows2(const v128_t x[4], v128_t m_lo, v128_t m_hi, const struct qw_fp32_constants* k,
-                                      v128_t qmin, v128_t qmax, int bounded, int y_signed) {
-  v128_t q[4];
-  for (int i = 0; i < 4; i++) {
-    const v128_t m = i % 2 ? m_hi : m_lo;
-    q[i] = bounded ? qw_requantize_fp32_bounded_i32x4(x[i], m, k) : qw_requantize_fp32_plain_i32x4(x[i], m, k);
-  }
-  const v128_t r0 = wasm_i16x8_narrow_i32x4(q[0], q[1]), r1 = wasm_i16x8_narrow_i32x4(q[2], q[3]);
-  if (!bounded) {
-    return y_signed ? wasm_i8x16_narrow_i16x8(r0, r1) : wasm_u8x16_narrow_i16x8(r0, r1);
-  }
-  return y_signed ? wasm_i8x16_max(wasm_i8x16_min(wasm_i8x16_narrow_i16x8(r0, r1), qmax), qmin)
-                  : wasm_u8x16_max(wasm_u8x16_min(wasm_u8x16_narrow_i16x8(r0, r1), qmax), qmin);
-}
-
-/* Bytes [half * 8, half * 8 + columns) of q to y. */
-static inline void store_row8(uint8_t* y, v128_t q, int half, size_t columns) {
-  if (columns == NR) {
-    if (half) {
-      wasm_v128_store64_lane(y, q, 1);
-    } else {
-      wasm_v128_store64_lane(y, q, 0);
-    }
-  } else {
-    uint8_t lanes[16];
-    wasm_v128_store(lanes, q);
-    memcpy(y, lanes + half * 8, columns);
-  }
-}
-
-/* QW_GEMM_WASMSIMD with the output stage fused: the sums start from the bias and go to bytes in the same call, the
- * tile's multipliers loaded once for all its rows and two rows narrowed together, instead of through an int32 block
- * that the requantization kernel reads back row by row. For K of 16 to 32 (MobileNet's early pointwise layers, one
- * output per 16 to 32 multiply-adds) the output stage is a third of the layer. The sums are requantized from their
- * registers; the constants stay in memory (a stack block the compiler must assume escaped) and are loaded per tile,
- * so that V8 does not hold them in registers across the K loop. (With two k pairs per step the sums had to pass
- * through that block too: V8 spilled them inside the K loop, every layer 20% slower. With one pair per step,
- * requantizing from the registers made the K 16 layer 16 -> 96 at 112x112 4% faster in Chromium 156 and in Node 20,
- * the others 0% to 2%.) A last partial tile takes its parameters from a zero-padded copy: the arrays hold only nc
- * entries. */
+/* QW_GEMM_WASMSIMD with the output stage fused (gemm-wasmsimd.h): the sums start from the bias and go to bytes in the
+ * same call, the tile's multipliers loaded once for all its rows and two rows narrowed together, instead of through an
+ * int32 block that the requantization kernel reads back row by row. For K of 16 to 32 (MobileNet's early pointwise
+ * layers, one output per 16 to 32 multiply-adds) the output stage is a third of the layer. (With two k pairs per step
+ * the sums had to pass through a memory block: V8 spilled them inside the K loop, every layer 20% slower. With one
+ * pair per step, requantizing from the registers made the K 16 layer 16 -> 96 at 112x112 4% faster in Chromium 156
+ * and in Node 20, the others 0% to 2%.) */
 #define QW_GEMM_FP32_PLAIN_WASMSIMD(name, MR, Y_SIGNED)                                       \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                \
-    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0);                      \
-    assert(a != NULL && w != NULL && params != NULL && params->fp32_plain && y != NULL &&     \
-           (mr == 1 || y_stride >= nc));                                                      \
+    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL); \
+    QW_GEMM_FP32_BEGIN()                                                                      \
     const int16_t* wt = (const int16_t*)w;                                                    \
     QW_GEMM_PANEL_AND_ROWS(MR, uint8_t, y, y_stride)                                          \
-    const int bounded = params->fp32_bounded;                                                 \
-    /* the constants in memory (escaped), loaded per tile: not held in registers across the K loop */ \
-    struct {                                                                                  \
-      struct qw_fp32_constants k;                                                             \
-      v128_t qmin, qmax;                                                                      \
-      int32_t bias_tail[NR];                                                                  \
-      float multiplier_tail[NR];                                                              \
-    } f; /* not zero-initialized: clang would clear it with a memset call per kernel call */  \
-    f.k = qw_fp32_constants(params);                                                          \
-    f.qmin = wasm_i8x16_splat((int8_t)params->qmin); /* the byte pattern, signed or not */        \
-    f.qmax = wasm_i8x16_splat((int8_t)params->qmax);                                          \
-    __asm__ __volatile__("" : : "r"(&f) : "memory");                                          \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                  \
       const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                     \
-      const int32_t* bias = params->bias + n0;                                                \
-      const float* multiplier = params->multiplier + n0;                                      \
-      if (columns < NR) {                                                                     \
-        memcpy(f.bias_tail, bias, columns * sizeof(int32_t));                                 \
-        memcpy(f.multiplier_tail, multiplier, columns * sizeof(float));                       \
-        bias = f.bias_tail;                                                                   \
-        multiplier = f.multiplier_tail;                                                       \
-      }                                                                                       \
+      QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                   \
       QW_GEMM_TILE_SUMS_FROM(MR, wasm_v128_load(bias), wasm_v128_load(bias + 4))              \
-      __asm__ __volatile__("" : : "r"(&f) : "memory"); /* the constants reloaded per tile */  \
-      const v128_t m_lo = wasm_v128_load(multiplier), m_hi = wasm_v128_load(multiplier + 4);  \
-      /* Highest rows first: aliased rows hold the values of the rows they alias. */          \
-      for (size_t r = MR; r > 0; r -= 2) {                                                    \
-        const v128_t x[4] = {lo[r - 2], hi[r - 2], lo[r - 1], hi[r - 1]};                     \
-        const v128_t q = requantize_rows2(x, m_lo, m_hi, &f.k, f.qmin, f.qmax, bounded, Y_SIGNED); \
-        store_row8(yp[r - 1] + n0, q, 1, columns);                                            \
-        store_row8(yp[r - 2] + n0, q, 0, columns);                                            \
-      }                                                                                       \
+      QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                  \
     }                                                                                         \
   }
 
@@ -267,18 +202,10 @@ QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_
       }                                                                                        \
     } else if (rows == 4) {                                                                    \
       for (; kk + 8 <= k; kk += 8) {                                                           \
-        const v128_t v0 = wasm_i16x8_sub(LOAD8(src[0] + kk), vzp);                             \
-        const v128_t v1 = wasm_i16x8_sub(LOAD8(src[1] + kk), vzp);                             \
-        const v128_t v2 = wasm_i16x8_sub(LOAD8(src[2] + kk), vzp);                             \
-        const v128_t v3 = wasm_i16x8_sub(LOAD8(src[3] + kk), vzp);                             \
-        const v128_t p01 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5); /* pairs 0, 1 of rows 0, 1 */ \
-        const v128_t p23 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);                             \
-        const v128_t q01 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7); /* pairs 2, 3 */            \
-        const v128_t q23 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);                             \
-        wasm_v128_store(out + 4 * kk, wasm_i64x2_shuffle(p01, p23, 0, 2));                     \
-        wasm_v128_store(out + 4 * kk + 8, wasm_i64x2_shuffle(p01, p23, 1, 3));                 \
-        wasm_v128_store(out + 4 * kk + 16, wasm_i64x2_shuffle(q01, q23, 0, 2));                \
-        wasm_v128_store(out + 4 * kk + 24, wasm_i64x2_shuffle(q01, q23, 1, 3));                \
+        v128_t v[4]; /* 4 pairs of each row, transposed to each pair of the 4 rows */          \
+        for (size_t r = 0; r < 4; r++) v[r] = wasm_i16x8_sub(LOAD8(src[r] + kk), vzp);         \
+        qw_transpose_i32x4(v);                                                                 \
+        for (size_t i = 0; i < 4; i++) wasm_v128_store(out + 4 * kk + 8 * i, v[i]);            \
       }                                                                                        \
     }                                                                                          \
     for (; kk < kc; kk++) {                                                                    \

@@ -148,12 +148,15 @@ void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const 
  * QW_GEMM_PACKING_X8_C4 (relaxed SIMD, i32x4.relaxed_dot_i8x16_i7x16_add_s): 4 depth steps of a column per
  * 32-bit lane, so one relaxed dot of a tile vector with a row's 4 activation bytes (splat) adds 16 products.
  * Weights as int8 w8 = w - c (c = 0 for qint8, 128 for quint8: always in range), per tile of nr columns:
- * kc / 4 blocks of nr * 4 bytes (column j's bytes k..k+3 at 4 * j), then per column int32 sum_k w8 and int32
- * z = w_zp - c. The A panel holds b = a + offset as bytes (offset 0 or +-128, the operand range the engine's
- * relaxed dot multiplies exactly: unsigned for vpdpbusd, signed for ARM's sdot), rows kc + 4 bytes apart with
- * each row's sum_k b after it, behind a header of {K, za = a_zp + offset}. The kernels then add
- *   sum_k b w8 - z sum_k b - za sum_k w8 + K za z = sum_k (a - a_zp)(w - w_zp)
- * in wrapping int32 (the exact result fits; the terms need not).
+ * kc / 4 blocks of nr * 4 bytes (column j's bytes k..k+3 at 4 * j), then per column the int32 column term
+ * K z - sum_k w8 and int32 z = w_zp - c. The A panel holds b = a + offset as bytes (offset 0 or +-128, the operand
+ * range the engine's relaxed dot multiplies exactly: unsigned for vpdpbusd, signed for ARM's sdot) behind a header
+ * of {K, za = a_zp + offset}, its rows = qw_gemm_panel_rows(mr) rows interleaved by groups of 4 depth steps (rows
+ * past mr copies of row mr - 1), then each row's int32 sum_k b:
+ *   [r0k0..k3 r1k0..k3 r2k0..k3 r3k0..k3][r0k4..k7 ...] ... [sum r0][sum r1][sum r2][sum r3]   (4 rows)
+ * The kernels then add
+ *   sum_k b w8 + za (K z - sum_k w8) - z sum_k b = sum_k (a - a_zp)(w - w_zp)
+ * in wrapping int32 (the exact result fits; the terms need not), the last term skipped for a tile whose z are 0.
  */
 void qw_pack_x8c4_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
                                void* packed);
@@ -188,10 +191,16 @@ QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__scalar);
  * vpdpbusd), sdot (b signed: ARM's sdot, AVX-VNNI-INT8's vpdpbssd); the same instruction in wasm, emulated per
  * semantics in the native tests. pack_a: b = a (copy) or a ^ 0x80 (a -+ 128) for [activations signed]. */
 #if QW_SIMD && QW_RELAXED
-QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_usdot);
-QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_usdot);
-QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_sdot);
-QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_sdot);
+#define QW_DECLARE_RELAXED_GEMM_UKERNELS(SEMANTICS)                                                   \
+  QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS);                          \
+  QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS);                          \
+  QW_DECLARE_GEMM_UKERNEL(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS);                          \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS);
+QW_DECLARE_RELAXED_GEMM_UKERNELS(usdot)
+QW_DECLARE_RELAXED_GEMM_UKERNELS(sdot)
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_sdot);

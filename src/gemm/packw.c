@@ -31,7 +31,7 @@ void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const 
 }
 
 /* QW_GEMM_PACKING_X8_C4: int8 w8 = w - c with c = 128 for quint8 (so that every weight is in range), then per
- * tile the column sums of w8 and the zero points z = w_zp - c (gemm.h). */
+ * tile the column terms K z - sum_k w8 and the zero points z = w_zp - c (gemm.h). */
 void qw_pack_x8c4_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const struct qw_gemm_weights* weights,
                                void* packed) {
   assert(nr != 0 && kr % 4 == 0 && n != 0 && k != 0);
@@ -57,8 +57,9 @@ void qw_pack_x8c4_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const s
         outer++;
       }
     }
+    const int32_t z = weights->zero_points[weights->zp_per_column ? j : 0] - c;
     int32_t* trailer = (int32_t*)(tile + nr * kc);
-    trailer[j % nr] = (int32_t)sum;
-    trailer[nr + j % nr] = weights->zero_points[weights->zp_per_column ? j : 0] - c;
+    trailer[j % nr] = (int32_t)((uint32_t)k * (uint32_t)z - sum); /* wrapping: the kernels' sum is exact */
+    trailer[nr + j % nr] = z;
   }
 }

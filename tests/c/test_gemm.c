@@ -186,7 +186,7 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
     CHECK(bad == 0, "%s packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
     free(used);
   } else {
-    /* X8_C4: int8 w - c (c = 128 for quint8), zero padding, per tile the column sums and z = w_zp - c. */
+    /* X8_C4: int8 w - c (c = 128 for quint8), zero padding, per tile the column terms K z - sum w8 and z = w_zp - c. */
     const uint8_t* bytes = (const uint8_t*)packed;
     const int32_t c = p.w_signed ? 0 : 128;
     int bad = 0;
@@ -198,8 +198,9 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
         sum += expect;
       }
       const int32_t* trailer = (const int32_t*)(bytes + (j / gemm->nr) * gemm->nr * (kc + 8) + gemm->nr * kc);
-      bad += trailer[j % gemm->nr] != sum;
-      bad += j < n && trailer[gemm->nr + j % gemm->nr] != w_zp[p.per_channel ? j : 0] - c;
+      const int32_t z = j < n ? w_zp[p.per_channel ? j : 0] - c : 0;
+      bad += trailer[j % gemm->nr] != (int32_t)((uint32_t)k * (uint32_t)z - (uint32_t)sum);
+      bad += trailer[gemm->nr + j % gemm->nr] != z;
     }
     CHECK(bad == 0, "%s x8c4 packed weights n=%zu k=%zu: %d wrong entries", sel.name, n, k, bad);
   }
@@ -229,21 +230,24 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
         }
       }
     } else {
-      /* X8_C4: {K, za = a_zp + offset}, then rows of b = a + offset (mod 256) with their sums of b. */
+      /* X8_C4: {K, za = a_zp + offset}, then the rows of b = a + offset (mod 256) interleaved by groups of 4 depth
+       * steps (rows past m copies of row m - 1), then their sums of b. */
       const int32_t* header = (const int32_t*)panel;
       const int32_t offset = header[1] - p.a_zero_point;
       const int b_signed = offset < 0 || (offset == 0 && p.a_signed);
       bad += header[0] != (int32_t)k || (offset != 0 && offset != 128 && offset != -128);
-      for (size_t r = 0; r < m; r++) {
-        const uint8_t* row = panel + 16 + r * (kc + 4);
+      const size_t rows = qw_gemm_panel_rows(m);
+      const uint8_t* groups = panel + 16;
+      for (size_t r = 0; r < rows; r++) {
+        const size_t source = r < m ? r : m - 1;
         int32_t sum = 0;
         for (size_t kk = 0; kk < kc; kk++) {
-          const int32_t expect = kk < k ? value_of(a[r * a_stride + kk], p.a_signed) + offset : 0;
-          bad += value_of(row[kk], b_signed) != expect;
+          const int32_t expect = kk < k ? value_of(a[source * a_stride + kk], p.a_signed) + offset : 0;
+          bad += value_of(groups[kk / 4 * 4 * rows + 4 * r + kk % 4], b_signed) != expect;
           sum += expect;
         }
         int32_t stored;
-        memcpy(&stored, row + kc, sizeof stored);
+        memcpy(&stored, groups + rows * kc + 4 * r, sizeof stored);
         bad += stored != sum;
       }
     }

@@ -39,12 +39,24 @@ async function load(query, from = base) {
   return result;
 }
 
+// What init() runs by default on this server's cross-origin isolated pages: the relaxed-SIMD build where this
+// Chromium's probe finds an exact relaxed dot product (x86 with AVX-VNNI, ARM), else SIMD128.
+const defaultBuild = ({ relaxedProbe }, threads) =>
+  (relaxedProbe.semantics
+    ? { isa: 'wasmrelaxed', source: `${base}dist/qwasm-relaxed-threads.wasm`, relaxed: relaxedProbe.semantics }
+    : { isa: 'wasmsimd', source: `${base}dist/qwasm-simd${threads > 1 ? '-threads' : ''}.wasm` });
+
 test('Chromium runs the SIMD build by default, with the same numbers as Node', async () => {
   const r = await load('');
   assert.equal(r.error, undefined, r.error);
   assert.equal(r.probe, true);
-  assert.equal(r.info.isa, 'wasmsimd');
-  assert.equal(r.info.source, `${base}dist/qwasm-simd.wasm`);
+  const { isa, source } = defaultBuild(r, 1);
+  assert.equal(r.info.isa, isa);
+  assert.equal(r.info.source, source);
+  const plain = await load('?relaxedSimd=0');
+  assert.equal(plain.info.isa, 'wasmsimd');
+  assert.equal(plain.info.source, `${base}dist/qwasm-simd.wasm`);
+  assert.deepEqual(plain.ints, r.ints);
   assert.deepEqual(r.ints, [0, 2, 2, 4, 255]);
   assert.deepEqual(r.values, [-1, 0, 0, 1, 126.5]);
   assert.equal(r.tie, 128);
@@ -67,7 +79,7 @@ test('a cross-origin isolated page runs 2 threads (Blob-URL workers over a share
   const two = await load('?gemm=1&numThreads=2');
   assert.equal(one.info.threads, 1);
   assert.equal(two.isolated, true);
-  assert.deepEqual(two.info, { isa: 'wasmsimd', simd: true, source: `${base}dist/qwasm-simd-threads.wasm`, threads: 2 });
+  assert.deepEqual(two.info, { simd: true, threads: 2, ...defaultBuild(two, 2) });
   assert.deepEqual(two.warnings, []);
   assert.equal(two.gemm, one.gemm);
   assert.deepEqual(two.ints, one.ints);
@@ -96,9 +108,13 @@ test('relaxed SIMD: the probe decides; forced on 7-bit activations the relaxed k
   const auto = await load('?gemm=1&numThreads=2');
   const { semantics, reason } = auto.relaxedProbe;
   if (semantics) {
-    // An engine whose relaxed dot multiplies full bytes exactly (AVX-VNNI, ARM): the relaxed build runs by default.
+    // An engine whose relaxed dot multiplies full bytes exactly (AVX-VNNI, ARM): the relaxed build runs by default,
+    // and on full bytes it gives the SIMD128 build's bytes.
     assert.equal(auto.info.relaxed, semantics);
     assert.equal(auto.info.isa, 'wasmrelaxed');
+    const simd128 = await load('?gemm=1&relaxedSimd=0');
+    assert.equal(simd128.info.isa, 'wasmsimd');
+    assert.equal(auto.gemm, simd128.gemm);
   } else {
     // This machine's Chromium (x86 without AVX-VNNI) saturates pairs of products: SIMD128, and a reason on request.
     assert.match(reason, /not exact for full bytes/);

@@ -1,6 +1,7 @@
 // Debian's headless Chromium (playwright-core), as tests/js/browser.test.js drives it, for the bundled pages of
 // tests/package: open a page, wait for window.result, and collect every error the page or its workers report.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { SAMPLE } from './install.js';
 
@@ -10,7 +11,14 @@ const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run
 
 export const launch = () => chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 
-/** Opens `url` and returns { result: window.result, errors, requests } once the page has set window.result. */
+// qwasm's relaxed-SIMD probe (js/runtime/relaxed.js), run in a page: which build init() takes there by default.
+const PROBE = `${readFileSync(new URL('../../js/runtime/relaxed.js', import.meta.url), 'utf8').replaceAll('export function', 'function')}
+relaxedDotSemantics().semantics;`;
+
+/**
+ * Opens `url` and returns { result: window.result, errors, requests, relaxed } once the page has set window.result;
+ * relaxed: the semantics this Chromium's relaxed dot product passes qwasm's probe with, or null.
+ */
 export async function runPage(browser, url) {
   const page = await browser.newPage();
   const errors = [];
@@ -22,18 +30,21 @@ export async function runPage(browser, url) {
   try {
     await page.goto(url);
     await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60000 });
-    return { result: await page.evaluate(() => window.result), errors, requests };
+    return { result: await page.evaluate(() => window.result), errors, requests, relaxed: await page.evaluate(PROBE) };
   } finally {
     await page.close();
   }
 }
 
-/** The checks every page of tests/package/app makes: the digits model ran, on the page and in a module Worker. */
-export function assertDigits({ result, errors }, where) {
+/**
+ * The checks every page of tests/package/app makes: the digits model ran, on the page and in a module Worker, on the
+ * SIMD128 build, or on the relaxed-SIMD one where the page is cross-origin isolated and the probe passes.
+ */
+export function assertDigits({ result, errors, relaxed }, where) {
   assert.equal(result.error, undefined, `${where}: ${result.error}`);
   for (const [side, r] of Object.entries({ page: result.main, worker: result.worker })) {
     assert.equal(r.error, undefined, `${where} (${side}): ${r.error}`);
-    assert.equal(r.isa, 'wasmsimd', `${where} (${side})`);
+    assert.equal(r.isa, r.isolated && relaxed ? 'wasmrelaxed' : 'wasmsimd', `${where} (${side})`);
     assert.deepEqual(r.ints, [0, 2, 2, 4, 255], `${where} (${side}): quantizePerTensor`);
     assert.equal(r.tie, 2, `${where} (${side}): qwasm/reference`);
     assert.deepEqual(r.expected, SAMPLE.logits, `${where} (${side}): the samples file`);

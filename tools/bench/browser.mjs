@@ -8,11 +8,15 @@
 // qwasm runs twice per thread count: SIMD128 (relaxedSimd: false) and with relaxedSimd: true, which runs the relaxed
 // kernels where the engine's probe allows them and SIMD128 elsewhere (the runtime line says which); --force-relaxed
 // runs the relaxed kernels regardless, for their timing only (on engines the probe refuses, their outputs differ).
-// --wasm-paths A,B,... runs qwasm once per folder of .wasm builds instead (SIMD128 only; each labelled with its folder's
-// name), interleaved like the runtimes: an A/B of two builds in one page. --js-flags passes V8 flags to Chromium: with
+// --wasm-paths A,B,... runs qwasm once per folder of .wasm builds instead (SIMD128 only, or with --relaxed the relaxed
+// build of each folder where the probe allows it; each labelled with its folder's name), interleaved like the
+// runtimes: an A/B of two builds in one page. --js-flags passes V8 flags to Chromium: with
 // --perf-prof its V8 writes jitdump files (machine code) into the working directory, which tools/bench/jitdump.py reads.
+// --profile N: after timing, each qwasm runtime runs the models N more times with Model.run's per-node profile and
+// the script prints the time per operator type and the slowest nodes (medians per node).
 //   node tools/bench/browser.mjs [--filter S] [--rounds N] [--batch-ms N] [--no-model] [--runtimes qwasm,ort,litert]
 //                                [--threads 1,2] [--force-relaxed] [--wasm-paths DIR,DIR] [--js-flags FLAGS] [--json FILE]
+//                                [--profile N] [--relaxed]
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -36,6 +40,7 @@ const threadCounts = arg('--threads', '1,2').split(',').map(Number);
 const jsonFile = arg('--json', null);
 const wasmDirs = arg('--wasm-paths', null)?.split(',');
 const jsFlags = arg('--js-flags', null);
+const profileReps = Number(arg('--profile', 0));
 const withModel = !argv.includes('--no-model') && 'MobileNetV2'.includes(filter);
 const withTransformer = !argv.includes('--no-model') && 'MiniLM q8'.includes(filter);
 
@@ -81,6 +86,7 @@ if (withModel) {
 
 const labels = { qwasm: 'qwasm', ort: 'ORT-web', litert: 'XNNPACK' };
 const forceRelaxed = argv.includes('--force-relaxed');
+const relaxedBuilds = argv.includes('--relaxed');
 // Each build's .wasm files copied under the served root (the page can load nothing outside it).
 const builds = (wasmDirs ?? []).map((dir, i) => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.wasm'));
@@ -96,7 +102,9 @@ const runners = [];
 for (const runtime of runtimes) {
   for (const threads of threadCounts) {
     if (runtime === 'qwasm' && builds.length > 0) {
-      for (const b of builds) runners.push({ label: `qwasm ${threads}T ${b.name}`, runtime, threads, wasm: b.served });
+      for (const b of builds) {
+        runners.push({ label: `qwasm ${threads}T ${b.name}`, runtime, threads, wasm: b.served, ...(relaxedBuilds ? { relaxed: true } : {}) });
+      }
       continue;
     }
     runners.push({ label: `${labels[runtime]} ${threads}T`, runtime, threads });
@@ -113,7 +121,7 @@ if (minilm) {
   const file = minilm.record.files.opset14_q8.file;
   transformer = { name: 'MiniLM q8', onnx: `${minilm.dir.slice(root.length)}${file}`, inputs: minilm.record.inputs[0] };
 }
-const config = { rounds, batchMs, gapMs: 20, runners, cases: cases.map((c) => c.name), model, transformer };
+const config = { rounds, batchMs, gapMs: 20, runners, cases: cases.map((c) => c.name), model, transformer, profileReps };
 writeFileSync(`${out}config.json`, JSON.stringify(config));
 
 const load = loadavg()[0];
@@ -161,6 +169,21 @@ for (const row of result.rows) {
     const agree = `${(a.identical * 100).toFixed(2)}% (max ${a.maxSteps})${a.top1 !== undefined ? `, top-1 ${a.top1 === a.refTop1 ? 'same' : 'differs'}` : ''}`;
     console.log(`${label.padEnd(24)}${pad(r.ms.toFixed(3), 9)}${pad(r.gops ? r.gops.toFixed(1) : '', 8)}` +
       `${pad(x ? `${(x.ms / r.ms).toFixed(2)}x` : '', 12)}${pad(o ? `${(o.ms / r.ms).toFixed(2)}x` : '', 9)}  ${agree}`);
+  }
+}
+for (const row of result.rows) {
+  for (const [label, nodes] of Object.entries(row.profiles ?? {})) {
+    const total = nodes.reduce((sum, n) => sum + n.ms, 0);
+    const byType = new Map();
+    for (const n of nodes) byType.set(n.opType, (byType.get(n.opType) ?? 0) + n.ms);
+    console.log(`\n${row.name}, ${label}: profile (medians of ${profileReps} runs per node; sum ${total.toFixed(3)} ms)`);
+    for (const [type, ms] of [...byType].sort((a, b) => b[1] - a[1])) {
+      console.log(`  ${type.padEnd(28)}${pad(ms.toFixed(3), 9)} ms ${pad((100 * ms / total).toFixed(1), 6)}%`);
+    }
+    console.log('  slowest nodes:');
+    for (const n of [...nodes].sort((a, b) => b.ms - a.ms).slice(0, 12)) {
+      console.log(`  ${`${n.name} (${n.opType})`.slice(0, 60).padEnd(62)}${pad(n.ms.toFixed(3), 9)} ms`);
+    }
   }
 }
 if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ load, ...result }, null, 1));

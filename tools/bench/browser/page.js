@@ -107,11 +107,20 @@ async function benchCase(runners, name, specOf, outputOf, macs, referenceLabel) 
       await sleep(config.gapMs); // let the other runtimes' spinning workers go to sleep
     }
   }
+  const profiles = {};
+  if (config.profileReps > 0) {
+    for (const r of runners) {
+      status(`${name}: profiling ${r.spec.label}`);
+      const { nodes } = await r.call({ type: 'profile', key, reps: config.profileReps });
+      if (nodes) profiles[r.spec.label] = nodes;
+    }
+  }
   for (const r of runners) await r.call({ type: 'unload', key });
   const ref = outputs[referenceLabel];
   return {
     name,
     macs,
+    profiles,
     results: Object.fromEntries(runners.map((r) => {
       const label = r.spec.label;
       const ms = median(batches[label]);

@@ -4,6 +4,7 @@
 //   { type: 'load', id, spec }                      -> { output } (after one untimed run)
 //   { type: 'time', id, reps }                      -> { ms: [per-run ms] }
 //   { type: 'unload', id }                          -> {}
+//   { type: 'profile', id, reps }                   -> { nodes: [{ name, opType, ms }] } (qwasm models: median per node)
 // spec: { kind: 'op' | 'model' | 'transformer', case, data, modelUrl, input, inputs }: the same bytes for every
 // runtime, each in its own layout (qwasm: channels-last uint8 views; onnxruntime-web: NCHW uint8; LiteRT: NHWC int8);
 // a transformer's inputs are { name: { data: numbers, dims } } of int64 token ids, its output the first float one.
@@ -18,6 +19,7 @@ self.onmessage = async ({ data: m }) => {
     if (m.type === 'init') post(m.id, { info: await init(m) });
     else if (m.type === 'load') post(m.id, { output: await load(m.key, m.spec) });
     else if (m.type === 'time') post(m.id, { ms: await time(m.key, m.reps) });
+    else if (m.type === 'profile') post(m.id, { nodes: await profile(m.key, m.reps) });
     else if (m.type === 'unload') {
       await loaded.get(m.key)?.dispose();
       loaded.delete(m.key);
@@ -87,6 +89,18 @@ async function time(key, reps) {
   return ms;
 }
 
+/** Each node's median wall time over reps runs of Model.run's profile (qwasm models only). */
+async function profile(key, reps) {
+  const entry = loaded.get(key);
+  if (!entry.profile) return null;
+  const runs = [];
+  for (let r = 0; r < reps; r++) runs.push(await entry.profile());
+  return runs[0].map(({ name, opType }, i) => {
+    const ms = runs.map((run) => run[i].ms).sort((a, b) => a - b);
+    return { name, opType, ms: ms[ms.length >> 1] };
+  });
+}
+
 // ---- qwasm ---------------------------------------------------------------------------------------------------
 
 /** A transformer's recorded int64 inputs as [name, BigInt64Array, dims] triples. */
@@ -103,6 +117,7 @@ async function loadQwasm(spec) {
         const out = await model.run(feeds);
         return keep ? out[output].data : null;
       },
+      profile: async () => (await model.run(feeds, { profile: true })).profile,
       dispose: () => model.dispose(),
     };
   }
@@ -114,6 +129,7 @@ async function loadQwasm(spec) {
         const out = await model.run(feeds);
         return keep ? Object.values(out)[0].data : null;
       },
+      profile: async () => (await model.run(feeds, { profile: true })).profile,
       dispose: () => model.dispose(),
     };
   }
