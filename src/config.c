@@ -8,7 +8,7 @@
   .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X16_C2, .a_element_size = 2, .w_element_size = 2, \
   .pack_w = qw_pack_x16c2_gemm_weights
 #define DWCONV_X16_ROW_PAIRS_CR4 \
-  .cr = 4, .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS, .pack = qw_pack_x16_row_pairs_dwconv_weights
+  .cr = 4, .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS, .taps = 2, .pack = qw_pack_x16_row_pairs_dwconv_weights
 #define F32_GEMM_MR4_NR8 .mr = 4, .nr = 8, .pack = qw_pack_f32_gemm_weights
 
 /* Zero, in a file of its own as far as the kernels' compiler knows (src/f32/mlas-wasmsimd.h says why). */
@@ -62,7 +62,7 @@ const struct qw_kernels qw_scalar_kernels = {
     },
     .dwconv = {DWCONV_X16_ROW_PAIRS_CR4,
                .ukernel = qw_qs16_dwconv_ukernel_c4__scalar,
-               .pair_row = {qw_qu8_dwconv_pair_row_ukernel_c4__scalar, qw_qs8_dwconv_pair_row_ukernel_c4__scalar}},
+               .tap_row = {qw_qu8_dwconv_pair_row_ukernel_c4__scalar, qw_qs8_dwconv_pair_row_ukernel_c4__scalar}},
     .maxpool = {qw_u8_maxpool_ukernel__scalar, qw_s8_maxpool_ukernel__scalar},
     .transpose_x8 = qw_x8_transpose_ukernel__scalar,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__scalar, qw_qs8_vadd_onnx_ukernel__scalar},
@@ -133,7 +133,7 @@ static const struct qw_kernels wasmsimd_kernels = {
                .ukernel = qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2,
                .fp32_plain = {qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2,
                               qw_qs16_qs8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2},
-               .pair_row = {qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd, qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd}},
+               .tap_row = {qw_qu8_dwconv_pair_row_ukernel_c4__wasmsimd, qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd}},
     .maxpool = {qw_u8_maxpool_ukernel_c16__wasmsimd, qw_s8_maxpool_ukernel_c16__wasmsimd},
     .transpose_x8 = qw_x8_transpose_ukernel_16x16__wasmsimd,
     .vadd_onnx = {qw_qu8_vadd_onnx_ukernel__wasmsimd, qw_qs8_vadd_onnx_ukernel__wasmsimd},
@@ -163,9 +163,18 @@ static const struct qw_kernels wasmsimd_kernels = {
 #endif
 
 #if QW_SIMD && QW_RELAXED
-/* The relaxed-SIMD tables: the wasmsimd table with the GEMM on relaxed dot products (gemm/gemm.h X8_C4), one per
- * exact semantics of the instruction (js/runtime/relaxed.js finds the engine's); built on first use. */
-#define RELAXED_GEMM(S)                                                                                        \
+/* The relaxed-SIMD tables: the wasmsimd table with the GEMM and the depthwise convolution on relaxed dot products
+ * (gemm/gemm.h X8_C4, dwconv/dwconv.h quad rows), one per exact semantics of the instruction (js/runtime/relaxed.js
+ * finds the engine's); built on first use. The activations enter both as bytes in the operand range the semantics
+ * multiplies exactly: usdot (unsigned) copies quint8 and flips qint8 (+128), sdot the reverse (quint8 - 128). */
+/* The kernels of a semantics (S) are the same wasm code for both (one instruction; only the native tests' emulation
+ * tells them apart), so the sdot table takes the usdot kernels there (KERNELS_SDOT); the A packings (P) differ. */
+#if defined(__wasm_relaxed_simd__)
+#define KERNELS_SDOT usdot
+#else
+#define KERNELS_SDOT sdot
+#endif
+#define RELAXED_GEMM_(S, P)                                                                                    \
   {                                                                                                           \
     .mr = 4, .nr = 8, .kr = 4, .packing = QW_GEMM_PACKING_X8_C4, .a_element_size = 1, .w_element_size = 1,    \
     .a_row_extra = 4, .a_header = 16, .a_interleaved = 1, .w_column_extra = 8,                                \
@@ -179,16 +188,33 @@ static const struct qw_kernels wasmsimd_kernels = {
                    {NULL, qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##S,                          \
                     qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S,                                \
                     qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S}},                              \
-    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##S, qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##S}, \
+    .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##P, qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##P}, \
   }
+
+#define RELAXED_DWCONV_(S, QU8_OFFSET, QU8_ROW, QS8_OFFSET, QS8_ROW)                                          \
+  {                                                                                                           \
+    .cr = 4, .packing = QW_DWCONV_PACKING_X8_ROW_QUADS, .taps = 4, .x_offset = {QU8_OFFSET, QS8_OFFSET},      \
+    .ukernel = qw_qs8_dwconv_ukernel_c4__wasmrelaxed_##S,                                                     \
+    .fp32_plain = {qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##S,                                  \
+                   qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##S},                                 \
+    .tap_row = {QU8_ROW, QS8_ROW}, .pack = qw_pack_x8_row_quads_dwconv_weights,                               \
+  }
+
+/* (one more expansion, so that KERNELS_SDOT is replaced before the names are pasted) */
+#define RELAXED_GEMM(S, P) RELAXED_GEMM_(S, P)
+#define RELAXED_DWCONV(S, ...) RELAXED_DWCONV_(S, __VA_ARGS__)
 
 const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics) {
   static struct qw_kernels usdot, sdot;
   if (usdot.isa == NULL) {
     usdot = sdot = wasmsimd_kernels;
     usdot.isa = sdot.isa = "wasmrelaxed";
-    usdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(usdot);
-    sdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(sdot);
+    usdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(usdot, usdot);
+    sdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(KERNELS_SDOT, sdot);
+    usdot.dwconv = (struct qw_dwconv_config)RELAXED_DWCONV(usdot, 0, qw_x8_dwconv_quad_row_ukernel_c4__wasmsimd, 128,
+                                                            qw_x8_flip_dwconv_quad_row_ukernel_c4__wasmsimd);
+    sdot.dwconv = (struct qw_dwconv_config)RELAXED_DWCONV(KERNELS_SDOT, -128, qw_x8_flip_dwconv_quad_row_ukernel_c4__wasmsimd,
+                                                           0, qw_x8_dwconv_quad_row_ukernel_c4__wasmsimd);
   }
   return semantics == QW_RELAXED_USDOT ? &usdot : semantics == QW_RELAXED_SDOT ? &sdot : NULL;
 }

@@ -65,6 +65,7 @@ export async function mount(root, context, link = new URLSearchParams()) {
   /** For tests and the console: the worker's wasm memory, and every layer's output for the current input. */
   window.qwasmModelView = {
     memoryStats: () => state.worker.call('memoryStats'),
+    backend: () => state.backend, // what init() gave in the worker
     snapshot() {
       const r = state.result;
       return {

@@ -33,7 +33,22 @@ export function defaultThreadCount() {
   return Math.max(1, Math.min(8, cores));
 }
 
-/** Why this engine cannot run qwasm's threads, or null when it can. */
+/**
+ * Why this engine cannot make the shared wasm memory the threads builds import, or null when it can. One thread
+ * needs no more: Chromium makes one in any page (only sending it to a worker needs cross-origin isolation), so the
+ * relaxed-SIMD build (a threads build) runs on one thread there without the headers.
+ */
+export function sharedMemoryUnavailable() {
+  try {
+    if (!WebAssembly.validate(ATOMICS_PROBE)) return 'this engine does not support wasm threads (atomics)';
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  } catch (error) {
+    return `this engine cannot create a shared wasm memory here (${error.message})`;
+  }
+  return null;
+}
+
+/** Why this engine cannot run qwasm's threads (workers over a shared memory), or null when it can. */
 export function threadsUnavailable() {
   if (typeof SharedArrayBuffer !== 'function') {
     return 'SharedArrayBuffer is not available (a page must be cross-origin isolated: serve it with ' +
@@ -43,12 +58,8 @@ export function threadsUnavailable() {
     return 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and ' +
       'Cross-Origin-Embedder-Policy: require-corp)';
   }
-  try {
-    if (!WebAssembly.validate(ATOMICS_PROBE)) return 'this engine does not support wasm threads (atomics)';
-    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
-  } catch (error) {
-    return `this engine cannot create a shared wasm memory (${error.message})`;
-  }
+  const memory = sharedMemoryUnavailable();
+  if (memory !== null) return memory;
   if (isNode) {
     if (!process.getBuiltinModule?.('node:worker_threads')) return 'node:worker_threads is not available';
   } else if (typeof Worker !== 'function' || typeof Blob !== 'function' || typeof URL?.createObjectURL !== 'function') {

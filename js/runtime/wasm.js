@@ -5,7 +5,7 @@ import { UnsupportedError } from '../errors.js';
 import { QW_MAX_BYTES, QW_RELAXED_SEMANTICS, statusError } from './abi.js';
 import { packageFileUrl, readBytes } from './host.js';
 import { relaxedDotSemantics } from './relaxed.js';
-import { MAX_THREADS, defaultThreadCount, startWorkers, threadsUnavailable } from './threads.js';
+import { MAX_THREADS, defaultThreadCount, sharedMemoryUnavailable, startWorkers, threadsUnavailable } from './threads.js';
 
 // A module whose only function uses i32x4.dot_i16x8_s, the instruction the int8 kernels need.
 // Engines that validate it run the SIMD build (the same probe onnxruntime-web relies on).
@@ -302,9 +302,9 @@ function relaxedChoice(relaxedSimd, useSimd) {
  * numThreads > 1 runs the threads build with workers; where that cannot be (no cross-origin isolation,
  * no SharedArrayBuffer or wasm atomics, a worker that does not start, the scalar build asked for), the
  * single-thread build runs instead, backendInfo().threadsFallback says why, and console.warn says so once.
- * The relaxed-SIMD build (a threads build: it needs a shared memory too) runs where the engine's relaxed dot product
- * is exact for full bytes (relaxed.js), by default in browsers only; relaxedSimd: true asks for it in Node too and
- * warns once when it cannot run, false never uses it.
+ * The relaxed-SIMD build (a threads build: it needs a shared memory too, which for one thread Chromium makes in any
+ * page) runs where the engine's relaxed dot product is exact for full bytes (relaxed.js), by default in browsers
+ * only; relaxedSimd: true asks for it in Node too and warns once when it cannot run, false never uses it.
  */
 export async function loadBackend(options = {}) {
   const { simd, wasmPaths, wasmBinary, relaxedSimd = 'auto' } = options;
@@ -318,27 +318,32 @@ export async function loadBackend(options = {}) {
   let fallback; // why fewer threads than asked for run
   let relaxedFallback = relaxed.reason; // why the relaxed kernels do not run
   if (threads > 1 || relaxed.semantics) {
-    const unavailable = !useSimd ? 'threads need the SIMD128 build' : threadsUnavailable();
-    if (unavailable !== null) {
-      fallback = unavailable;
-      relaxedFallback ??= unavailable;
-    } else {
-      // The relaxed build where the probe allows it, then the SIMD128 threads build for numThreads > 1.
-      const attempts = [...(relaxed.semantics ? [relaxed.semantics] : []), ...(threads > 1 ? [null] : [])];
-      for (const semantics of attempts) {
-        try {
-          const backend = await loadThreaded(threads, wasmPaths, wasmBinary, semantics);
-          if (semantics && !backend.relaxed) relaxedFallback = 'the wasmBinary given has no relaxed-SIMD kernels';
-          return finish(backend, undefined, backend.relaxed ? undefined : relaxedFallback);
-        } catch (error) {
-          if (semantics) relaxedFallback = error.message;
-          else fallback = error.message;
-        }
+    // Workers need a cross-origin isolated page; the relaxed build on one thread needs only a shared memory, which
+    // Chromium makes in any page.
+    const noMemory = useSimd ? sharedMemoryUnavailable() : 'threads need the SIMD128 build';
+    const noWorkers = threads > 1 ? noMemory ?? threadsUnavailable() : null;
+    const poolThreads = noWorkers === null ? threads : 1;
+    fallback = noWorkers ?? undefined;
+    if (relaxed.semantics && noMemory !== null) relaxedFallback = noMemory;
+    // The relaxed build where the probe allows it, then the SIMD128 threads build for more than one thread.
+    const attempts = [...(relaxed.semantics && noMemory === null ? [relaxed.semantics] : []), ...(poolThreads > 1 ? [null] : [])];
+    for (const semantics of attempts) {
+      try {
+        const backend = await loadThreaded(poolThreads, wasmPaths, wasmBinary, semantics);
+        if (semantics && !backend.relaxed) relaxedFallback = 'the wasmBinary given has no relaxed-SIMD kernels';
+        if (poolThreads < threads) warnOnce('threads', `qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
+        return finish(backend, fallback, backend.relaxed ? undefined : relaxedFallback);
+      } catch (error) {
+        if (semantics) relaxedFallback = error.message;
+        else fallback = error.message;
       }
-      fallback ??= relaxedFallback;
     }
-    if (threads > 1) warnOnce('threads', `qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
-    else fallback = undefined;
+    if (threads > 1) {
+      fallback ??= relaxedFallback;
+      warnOnce('threads', `qwasm: running on 1 thread instead of ${threads}: ${fallback}`);
+    } else {
+      fallback = undefined;
+    }
   }
   // Says, once, why relaxedSimd: true could not be honoured; records the reasons on the backend.
   function finish(backend, threadsFallback, relaxedReason) {
@@ -391,7 +396,6 @@ async function loadThreaded(threads, wasmPaths, wasmBinary, semantics = null) {
     module = await compile(await readBytes(source, 'qwasm', 'the wasm binary at '), source);
   }
   // The build's own limits: 16 MiB to start, growable to 4 GiB (CMakeLists.txt).
-  if (typeof SharedArrayBuffer !== 'function') throw new Error('SharedArrayBuffer is not available');
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
   let instance;
   try {

@@ -9,8 +9,7 @@
  * input once per row, and one dot takes two taps.) */
 #include <string.h>
 
-#include "dwconv/dwconv.h"
-#include "requantization/requantize-wasmsimd.h"
+#include "dwconv/dwconv-wasmsimd.h"
 
 /* The helpers below are inlined into each entry point (QW_ALWAYS_INLINE), so that every kernel is compiled for its own
  * output stage and signedness (one function for both kept the stage's constants in memory and branched on them in
@@ -18,44 +17,7 @@
 
 #define DOT(p, w) wasm_i32x4_dot_i16x8(wasm_v128_load(p), w)
 
-/* A loop the compiler must not unroll (clang; the native test build's gcc unrolls as it likes). */
-#if defined(__clang__)
-#define NO_UNROLL _Pragma("clang loop unroll(disable)")
-#else
-#define NO_UNROLL
-#endif
-
 enum { COL = 8 }; /* int16 per pair column of a 4-channel block */
-
-/* The output stage of the requantizing kernels: the fp32 rule for fp32_plain parameters, straight to bytes. */
-struct fused_output {
-  size_t channels;
-  const int32_t* bias;     /* [channels_padded]: the accumulators start from it */
-  const float* multiplier; /* [channels_padded] */
-  struct qw_fp32_constants k;
-  v128_t qmin, qmax; /* 16 bytes each */
-  uint8_t* y;
-};
-
-/* Requantizes 1, 2 or 4 outputs' sums of channels c0..c0+3 to bytes 4i..4i+3 (output i): narrowed with saturation,
- * then clamped to qmax as bytes (requantize-wasmsimd.h); the values clamped to at least qmin before rounding, or,
- * for fp32_bounded parameters (bounded), as bytes after. */
-QW_ALWAYS_INLINE v128_t output_bytes(const struct fused_output* f, int y_signed, int bounded, const v128_t* s,
-                                  size_t outputs, v128_t m) {
-  v128_t q[4];
-  for (size_t i = 0; i < outputs; i++) {
-    q[i] = bounded ? qw_requantize_fp32_bounded_i32x4(s[i], m, &f->k)
-                   : qw_requantize_fp32_plain_above_i32x4(s[i], m, &f->k);
-  }
-  const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], outputs > 1 ? q[1] : q[0]);
-  const v128_t hi = outputs > 2 ? wasm_i16x8_narrow_i32x4(q[2], outputs > 3 ? q[3] : q[2]) : lo;
-  if (y_signed) {
-    const v128_t bytes = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(lo, hi), f->qmax);
-    return bounded ? wasm_i8x16_max(bytes, f->qmin) : bytes;
-  }
-  const v128_t bytes = wasm_u8x16_min(wasm_u8x16_narrow_i16x8(lo, hi), f->qmax);
-  return bounded ? wasm_u8x16_max(bytes, f->qmin) : bytes;
-}
 
 /* One group of g outputs of one block from output ox: p[ky] the block's stored pair columns of kernel row ky, w
  * its weight pair vectors (two per kernel row); output i reads stored columns i CS and i CS + PS of each row (3x3:
@@ -76,13 +38,7 @@ QW_ALWAYS_INLINE void block_group(size_t g, size_t CS, size_t PS, size_t ox, con
     }
   }
   if (f != NULL) {
-    const v128_t bytes = output_bytes(f, y_signed, bounded, s, g, m);
-    const size_t stride = f->channels;
-    y += ox * stride;
-    wasm_v128_store32_lane(y, bytes, 0);
-    if (g > 1) wasm_v128_store32_lane(y + stride, bytes, 1);
-    if (g > 2) wasm_v128_store32_lane(y + 2 * stride, bytes, 2);
-    if (g > 3) wasm_v128_store32_lane(y + 3 * stride, bytes, 3);
+    store_outputs(y + ox * f->channels, f->channels, output_bytes(f, y_signed, bounded, s, g, m), g);
   } else {
     for (size_t i = 0; i < g; i++) wasm_v128_store(acc + (ox + i) * cp + c0, s[i]);
   }
@@ -154,7 +110,7 @@ QW_ALWAYS_INLINE void dwconv_3x3(size_t ow, size_t cp, size_t CS, size_t PS, siz
 #define QW_DWCONV_3X3_STRIDE(name, S, PS)                                                                      \
   static __attribute__((noinline)) void name(size_t ow, size_t cp, const int16_t* const* rows, const int16_t* w, \
                                              int32_t* acc, const struct fused_output* f, int y_signed) {        \
-    const size_t columns = qw_dwconv_pair_columns(ow, S, 2, 2);                                                 \
+    const size_t columns = qw_dwconv_row_columns(ow, S, 2, 2);                                                 \
     if (f == NULL) {                                                                                            \
       dwconv_3x3(ow, cp, 1, PS, columns, rows, w, acc, NULL, 0, 0);                                             \
     } else if (y_signed) {                                                                                      \
@@ -170,16 +126,16 @@ QW_DWCONV_3X3_STRIDE(dwconv_3x3_s2, 2, 1)
 /* Other strides: int32 sums only. */
 static void dwconv_3x3_sn(size_t ow, size_t cp, size_t column_step, const int16_t* const* rows, const int16_t* w,
                           int32_t* acc) {
-  const size_t step = qw_dwconv_pair_step(column_step, 2);
-  dwconv_3x3(ow, cp, column_step / step, 2 / step, qw_dwconv_pair_columns(ow, column_step, 2, 2), rows, w, acc, NULL,
+  const size_t step = qw_dwconv_row_step(column_step, 2);
+  dwconv_3x3(ow, cp, column_step / step, 2 / step, qw_dwconv_row_columns(ow, column_step, 2, 2), rows, w, acc, NULL,
              0, 0);
 }
 
 /* Any shape: one output and 4 channels at a time, the taps in a loop. */
 static void dwconv_any(size_t ow, size_t cp, size_t kh, size_t pairs, size_t column_step, size_t pair_step,
                        const int16_t* const* rows, const int16_t* wt, int32_t* acc) {
-  const size_t block = qw_dwconv_pair_columns(ow, column_step, pairs, pair_step) * COL;
-  const size_t step = qw_dwconv_pair_step(column_step, pair_step);
+  const size_t block = qw_dwconv_row_columns(ow, column_step, pairs, pair_step) * COL;
+  const size_t step = qw_dwconv_row_step(column_step, pair_step);
   const size_t cs = column_step / step * COL, ps = pair_step / step * COL;
   for (size_t c0 = 0; c0 < cp; c0 += 4, wt += kh * pairs * 8) {
     for (size_t ox = 0; ox < ow; ox++) {
@@ -216,7 +172,8 @@ static void dwconv_sums(size_t ow, size_t cp, size_t kh, size_t pairs, size_t co
 
 QW_DECLARE_DWCONV_UKERNEL(qw_qs16_dwconv_ukernel_c4__wasmsimd_dot16x2) {
   QW_ASSERT_DWCONV_UKERNEL(4);
-  dwconv_sums(ow, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, acc);
+  dwconv_sums(ow, channels_padded, kh, groups, column_step, group_step, (const int16_t* const*)rows, (const int16_t*)w,
+              acc);
 }
 
 /* 3x3 at strides 1 and 2 with fp32_bounded parameters fused (every real layer: the bound fails only for
@@ -248,8 +205,8 @@ QW_ALWAYS_INLINE void dwconv_fp32_plain(size_t ow, size_t channels, size_t cp, s
   QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(name) {                                                              \
     QW_ASSERT_DWCONV_UKERNEL(4);                                                                              \
     assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
-    dwconv_fp32_plain(ow, channels, channels_padded, kh, pairs, column_step, pair_step, rows, (const int16_t*)w, \
-                      params, acc, y, Y_SIGNED);                                                              \
+    dwconv_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                  \
+                      (const int16_t* const*)rows, (const int16_t*)w, params, acc, y, Y_SIGNED);             \
   }
 
 QW_DWCONV_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_dwconv_fp32_plain_ukernel_c4__wasmsimd_dot16x2, 0)
@@ -295,8 +252,9 @@ QW_DWCONV_PAIR_COLUMNS_INNER(int8_t, wasm_i16x8_load8x8, 2)
  * padding tests; short rows (deep layers: few columns, many channels) column by column, all channels each. The
  * channels past the last 8 one at a time. */
 #define QW_DWCONV_PAIR_ROW_WASMSIMD(name, T, LOAD8, IS_SIGNED)                                                          \
-  QW_DECLARE_DWCONV_PAIR_ROW_UKERNEL(name) {                                                                \
-    QW_ASSERT_DWCONV_PAIR_ROW_UKERNEL();                                                                    \
+  QW_DECLARE_DWCONV_TAP_ROW_UKERNEL(name) {                                                                 \
+    QW_ASSERT_DWCONV_TAP_ROW_UKERNEL();                                                                     \
+    int16_t* pairs = (int16_t*)taps;                                                                        \
     const v128_t vzp = wasm_i16x8_splat((int16_t)zero_point);                                              \
     const T* in = (const T*)row;                                                                            \
     const size_t block = columns * COL, c8 = channels / 8 * 8;                                              \

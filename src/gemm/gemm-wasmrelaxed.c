@@ -8,32 +8,6 @@
  * onnxruntime's MLAS (HasUSDot) and XNNPACK's hardware config probe the same way. */
 #include "gemm/gemm-wasmsimd.h"
 
-#if defined(__wasm_relaxed_simd__)
-#define USDOT(a, b, c) \
-  ((v128_t)__builtin_wasm_relaxed_dot_i8x16_i7x16_add_s_i32x4((__i8x16)(a), (__i8x16)(b), (__i32x4)(c)))
-#define SDOT USDOT
-#else
-/* The native tests: the instruction as each exact semantics computes it (a signed; b unsigned or signed). */
-static inline v128_t relaxed_dot(v128_t a, v128_t b, v128_t c, int b_signed) {
-  int8_t av[16];
-  uint8_t bv[16];
-  int32_t cv[4];
-  wasm_v128_store(av, a);
-  wasm_v128_store(bv, b);
-  wasm_v128_store(cv, c);
-  for (int lane = 0; lane < 4; lane++) {
-    uint32_t sum = (uint32_t)cv[lane];
-    for (int i = 4 * lane; i < 4 * lane + 4; i++) {
-      sum += (uint32_t)((int32_t)av[i] * (b_signed ? (int32_t)(int8_t)bv[i] : (int32_t)bv[i]));
-    }
-    cv[lane] = (int32_t)sum;
-  }
-  return wasm_v128_load(cv);
-}
-#define USDOT(a, b, c) relaxed_dot(a, b, c, 0)
-#define SDOT(a, b, c) relaxed_dot(a, b, c, 1)
-#endif
-
 #define NR 8
 
 /* The panel header: the depth K and za = a_zp + offset. */
@@ -127,8 +101,10 @@ struct panel_header {
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 1) \
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 1)
 
-QW_RELAXED_KERNELS(usdot, USDOT)
-QW_RELAXED_KERNELS(sdot, SDOT)
+QW_RELAXED_KERNELS(usdot, QW_RELAXED_USDOT)
+#if !defined(__wasm_relaxed_simd__) /* in wasm both are the one instruction: the sdot table takes the usdot kernels */
+QW_RELAXED_KERNELS(sdot, QW_RELAXED_SDOT)
+#endif
 
 /* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows (rows past mr copies of row mr - 1) of bytes
  * b = a ^ FLIP (0: a copy; 0x80: a - 128 for quint8, a + 128 for qint8, read as the other signedness), row r's group

@@ -200,7 +200,7 @@ QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__scalar);
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS); \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS);
 QW_DECLARE_RELAXED_GEMM_UKERNELS(usdot)
-QW_DECLARE_RELAXED_GEMM_UKERNELS(sdot)
+QW_DECLARE_RELAXED_GEMM_UKERNELS(sdot) /* native builds only: in wasm the sdot table takes the usdot kernels */
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_sdot);

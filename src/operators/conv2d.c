@@ -208,31 +208,30 @@ static uint64_t round_up_16(uint64_t bytes) {
   return (bytes + 15) / 16 * 16;
 }
 
-/* Depthwise geometry: pair rows of `columns` stored columns, every `step`-th of the padded row (dwconv.h),
- * channels padded to the config's block. */
+/* Depthwise geometry: tap rows (pair or quad rows) of `columns` stored columns, every `step`-th of the padded row
+ * (dwconv.h), channels padded to the config's block. */
 struct depthwise_geometry {
-  size_t cp, pairs, columns, column_step, pair_step, step;
-  uint64_t row_bytes; /* of one pair row, or TOO_LARGE */
+  size_t cp, groups, columns, column_step, group_step, step;
+  uint64_t row_bytes; /* of one tap row, or TOO_LARGE */
 };
 
 static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
                                                     int32_t ow) {
   struct depthwise_geometry g;
   g.cp = qw_round_up((size_t)s->out_c, kernels->dwconv.cr);
-  g.pairs = qw_dwconv_pairs((size_t)s->kernel_w);
+  g.groups = qw_dwconv_groups(&kernels->dwconv, (size_t)s->kernel_w);
   g.column_step = (size_t)s->stride_w;
-  g.pair_step = 2 * (size_t)s->dilation_w;
+  g.group_step = kernels->dwconv.taps * (size_t)s->dilation_w;
   /* at most the padded width, below 2^31 */
-  g.columns = qw_dwconv_pair_columns((size_t)ow, g.column_step, g.pairs, g.pair_step);
-  g.step = qw_dwconv_pair_step(g.column_step, g.pair_step);
-  g.row_bytes = qw_size_fits4(g.columns, g.cp, 2 * sizeof(int16_t), 1)
-                    ? round_up_16((uint64_t)g.columns * g.cp * 2 * sizeof(int16_t))
-                    : TOO_LARGE;
+  g.columns = qw_dwconv_row_columns((size_t)ow, g.column_step, g.groups, g.group_step);
+  g.step = qw_dwconv_row_step(g.column_step, g.group_step);
+  /* 4 bytes per channel and stored column: a pair of int16 or a quad of bytes */
+  g.row_bytes = qw_size_fits4(g.columns, g.cp, 4, 1) ? round_up_16((uint64_t)g.columns * g.cp * 4) : TOO_LARGE;
   return g;
 }
 
 /* Depthwise workspace, in 64 bits: the effective bias and the multipliers (padded to the channel block: the fused
- * kernels read whole blocks) and the padding pair row, shared; per thread, kernel_h cached pair rows, their tags and
+ * kernels read whole blocks) and the padding tap row, shared; per thread, kernel_h cached tap rows, their tags and
  * the kernel rows' pointers, and an output row of accumulators. */
 static uint64_t depthwise_channel_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s) {
   return round_up_16((uint64_t)qw_round_up((size_t)s->out_c, kernels->dwconv.cr) * sizeof(int32_t));
@@ -383,7 +382,7 @@ static void im2col_row(const qw_conv2d_shape* s, const uint8_t* image, size_t el
   }
 }
 
-/* A depthwise convolution: tiles of output rows (over the batch). Each thread keeps the pair rows of the last
+/* A depthwise convolution: tiles of output rows (over the batch). Each thread keeps the tap rows of the last
  * kernel_h input rows it built (consecutive output rows share kernel_h - 1 of them at stride 1) and an output
  * row of accumulators. */
 struct depthwise_job {
@@ -395,7 +394,7 @@ struct depthwise_job {
   int x_signed;
   const uint8_t* x;
   const uint8_t* weights;
-  const int16_t* pad_row;
+  const void* pad_row;
   const struct qw_requantization_params* rq;
   qw_requantization_ukernel requantize;
   qw_dwconv_requantizing_ukernel fused; /* or NULL: ukernel, then requantize */
@@ -416,14 +415,14 @@ static void depthwise_task(const void* context, size_t thread, size_t start, siz
   const qw_conv2d_shape* s = job->s;
   const struct depthwise_geometry* g = &job->g;
   const size_t kh = (size_t)s->kernel_h;
-  uint8_t* slots = job->per_thread + thread * job->thread_bytes; /* kh pair rows */
+  uint8_t* slots = job->per_thread + thread * job->thread_bytes; /* kh tap rows */
   size_t* tags = (size_t*)(slots + kh * g->row_bytes);           /* which input row each holds */
-  const int16_t** rows = (const int16_t**)(tags + kh);             /* the kernel rows of an output row */
+  const void** rows = (const void**)(tags + kh);                   /* the kernel rows of an output row */
   int32_t* acc = (int32_t*)((uint8_t*)tags + qw_round_up(kh * (sizeof(size_t) + sizeof(void*)), 16));
   for (size_t k = 0; k < kh; k++) {
     tags[k] = NO_ROW;
   }
-  const qw_dwconv_pair_row_ukernel pair_row = job->kernels->dwconv.pair_row[job->x_signed];
+  const qw_dwconv_tap_row_ukernel tap_row = job->kernels->dwconv.tap_row[job->x_signed];
   const size_t in_row = (size_t)s->in_w * s->in_c;
   const size_t out_row = (size_t)job->ow * s->out_c * job->elem_size;
   for (size_t row = start; row < start + count; row++) {
@@ -447,18 +446,18 @@ static void depthwise_task(const void* context, size_t thread, size_t start, siz
           slot++;
         }
         tags[slot] = tag;
-        pair_row(g->columns, g->step, (size_t)s->in_c, g->cp, job->x + tag * in_row, (size_t)s->in_w,
-                 (size_t)s->pad_left, (size_t)s->dilation_w, job->x_zero_point, (int16_t*)(slots + slot * g->row_bytes));
+        tap_row(g->columns, g->step, (size_t)s->in_c, g->cp, job->x + tag * in_row, (size_t)s->in_w,
+                (size_t)s->pad_left, (size_t)s->dilation_w, job->x_zero_point, slots + slot * g->row_bytes);
       }
-      rows[ky] = (const int16_t*)(slots + slot * g->row_bytes);
+      rows[ky] = slots + slot * g->row_bytes;
     }
     uint8_t* out = job->y + row * out_row;
     if (job->fused != NULL) {
-      job->fused((size_t)job->ow, (size_t)s->out_c, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
+      job->fused((size_t)job->ow, (size_t)s->out_c, g->cp, kh, g->groups, g->column_step, g->group_step, rows,
                  job->weights, job->rq, acc, out);
       continue;
     }
-    job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->pairs, g->column_step, g->pair_step, rows,
+    job->kernels->dwconv.ukernel((size_t)job->ow, g->cp, kh, g->groups, g->column_step, g->group_step, rows,
                                  job->weights, acc);
     job->requantize((size_t)job->ow, (size_t)s->out_c, acc, g->cp, job->rq, out, (size_t)s->out_c * job->elem_size);
   }
@@ -476,17 +475,19 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   const size_t channel_bytes = depthwise_channel_bytes(kernels, s);
   int32_t* bias = (int32_t*)workspace;
   float* multiplier = (float*)(workspace + channel_bytes);
-  int16_t* pad_row = (int16_t*)(workspace + 2 * channel_bytes);
-  /* The kernel multiplies raw inputs; the input zero point comes off as zp * sum_t w[t][c], folded
-   * into the bias (padding taps read zp, so they cancel exactly). */
+  uint8_t* pad_row = workspace + 2 * channel_bytes;
+  /* The kernel multiplies raw inputs (plus the config's offset: quad rows may flip their top bit); the input zero
+   * point comes off as (zp + offset) * sum_t w[t][c], folded into the bias (padding taps read zp + offset, so they
+   * cancel exactly). */
   const struct qw_requantization_params* rq = stage->params;
+  const int32_t x_offset = dwconv->x_offset[x_signed];
   for (size_t c = 0; c < channels; c++) {
-    bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)x_zero_point * (uint32_t)wsum[c]);
+    bias[c] = (int32_t)((uint32_t)rq->bias[c] - (uint32_t)(x_zero_point + x_offset) * (uint32_t)wsum[c]);
   }
   for (size_t c = channels; c < g.cp; c++) {
     bias[c] = 0;
   }
-  dwconv->pair_row[x_signed](g.columns, g.step, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
+  dwconv->tap_row[x_signed](g.columns, g.step, channels, g.cp, NULL, 0, 0, (size_t)s->dilation_w, x_zero_point, pad_row);
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
   rq_dw.fp32_bounded = 0;
@@ -496,8 +497,8 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
       stage->kernel == QW_REQUANT_KERNEL_FP32 && rq->fp32_plain ? dwconv->fp32_plain[stage->y_signed] : NULL;
   if (fused != NULL) {
     /* fp32_bounded when no sum can reach 2^22 once scaled: |sum| <= |bias| + taps * 255 * max |x| (weights minus
-     * their zero point within +-255, raw inputs within [0, 255] or [-128, 127]). */
-    const double taps_max = (double)s->kernel_h * s->kernel_w * 255.0 * (x_signed ? 128.0 : 255.0);
+     * their zero point within +-255, the kernels' inputs within [0, 255] or [-128, 127]). */
+    const double taps_max = (double)s->kernel_h * s->kernel_w * 255.0 * (x_signed && x_offset == 0 ? 128.0 : 255.0);
     int bounded = 1;
     for (size_t c = 0; c < g.cp; c++) {
       multiplier[c] = c < channels ? rq->multiplier[c] : 0.0f;
@@ -512,7 +513,7 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
       .x = x, .weights = weights, .pad_row = pad_row, .rq = &rq_dw, .requantize = qw_output_kernel(kernels, stage),
       .fused = fused, .y = y, .per_thread = workspace + depthwise_shared_bytes(kernels, s, ow),
   };
-  /* One run of consecutive rows per thread: each tile starts by building the pair rows of its first output row
+  /* One run of consecutive rows per thread: each tile starts by building the tap rows of its first output row
    * (kh of them), so finer tiles rebuild rows a neighbour already built (with 4 tiles per thread, two threads ran
    * MobileNetV2's depthwise layers 5-15% slower; 7-row layers then rebuilt every row three times). */
   const size_t rows = (size_t)s->batch * oh;

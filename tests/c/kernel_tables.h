@@ -32,8 +32,9 @@ static const struct qw_kernels* other_layout_kernels(void) {
   table.dwconv = (struct qw_dwconv_config){
       .cr = 8,
       .packing = QW_DWCONV_PACKING_X16_ROW_PAIRS,
+      .taps = 2,
       .ukernel = qw_qs16_dwconv_ukernel_c8__scalar,
-      .pair_row = {qw_qu8_dwconv_pair_row_ukernel_c8__scalar, qw_qs8_dwconv_pair_row_ukernel_c8__scalar},
+      .tap_row = {qw_qu8_dwconv_pair_row_ukernel_c8__scalar, qw_qs8_dwconv_pair_row_ukernel_c8__scalar},
       .pack = qw_pack_x16_row_pairs_dwconv_weights,
   };
   table.f32_gemm = (struct qw_f32_gemm_config){

@@ -46,8 +46,12 @@ static void test_invariants(struct kernel_table t) {
   }
   CHECK(gemm->pack_a[0] != NULL && gemm->pack_a[1] != NULL, "%s gemm pack_a", t.name);
   const struct qw_dwconv_config* dw = &k->dwconv;
-  CHECK(dw->cr >= 1 && dw->packing == QW_DWCONV_PACKING_X16_ROW_PAIRS && dw->pack == qw_pack_x16_row_pairs_dwconv_weights &&
-            dw->ukernel != NULL && dw->pair_row[0] != NULL && dw->pair_row[1] != NULL,
+  CHECK(dw->cr >= 1 && dw->ukernel != NULL && dw->tap_row[0] != NULL && dw->tap_row[1] != NULL &&
+            ((dw->packing == QW_DWCONV_PACKING_X16_ROW_PAIRS && dw->pack == qw_pack_x16_row_pairs_dwconv_weights &&
+              dw->taps == 2 && dw->x_offset[0] == 0 && dw->x_offset[1] == 0) ||
+             (dw->packing == QW_DWCONV_PACKING_X8_ROW_QUADS && dw->pack == qw_pack_x8_row_quads_dwconv_weights &&
+              dw->taps == 4 && dw->cr % 4 == 0 && (dw->x_offset[0] == 0 || dw->x_offset[0] == -128) &&
+              (dw->x_offset[1] == 0 || dw->x_offset[1] == 128))),
         "%s dwconv config", t.name);
   const struct qw_f32_gemm_config* f32 = &k->f32_gemm;
   CHECK(f32->mr >= 1 && f32->mr <= QW_F32_GEMM_MR_LIMIT && f32->nr >= 1 && f32->nr <= QW_F32_GEMM_NR_LIMIT &&
@@ -409,7 +413,7 @@ static void pack_a_short_panel(void) {
 }
 static void dwconv_no_channels(void) {
   const int16_t row[16] = {0};
-  const int16_t* rows[1] = {row};
+  const void* rows[1] = {row};
   int16_t w[16] = {0};
   int32_t acc[4];
   qw_kernels()->dwconv.ukernel(1, 0, 1, 1, 1, 2, rows, w, acc);

@@ -543,9 +543,10 @@ struct dwconv_params {
   size_t ow, channels, kh, kw, column_step, dilation, pad_left;
   int a_signed, w_signed;
   int extremes;
+  int symmetric; /* weight zero points 0 (qint8) or 128 (quint8): the quad kernels' fast path */
 };
 
-/* v(x) of a pair row: the input at column x - pad_left, the zero point outside it. */
+/* v(x) of a tap row: the input at column x - pad_left, the zero point outside it. */
 static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size_t channels, int32_t zp, long x,
                           size_t c, int is_signed) {
   const long i = x - (long)pad_left;
@@ -556,8 +557,8 @@ static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size
  * requantized by the scalar rule: every byte, outputs of `channels` bytes written and nothing past them. Random
  * biases, multipliers (some so large that v passes 2^22 or overflows to infinity), zero points and [qmin, qmax]
  * (fused activations). */
-static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_table sel, size_t cp, size_t pairs,
-                                   const int16_t* const* rows, const void* packed, const int32_t* acc) {
+static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_table sel, size_t cp, size_t groups,
+                                   const void* const* rows, const void* packed, const int32_t* acc) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p->channels;
   for (int run = 0; run < 4; run++) {
@@ -593,8 +594,8 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
                                                     .fp32_bounded = bounded};
     uint8_t* y = exact_alloc(p->ow * C);
     int32_t* scratch = exact_alloc(p->ow * cp * sizeof(int32_t));
-    dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, pairs, p->column_step, 2 * p->dilation, rows, packed, &params,
-                                 scratch, y);
+    dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, groups, p->column_step, dwconv->taps * p->dilation, rows, packed,
+                                 &params, scratch, y);
     int bad = 0;
     for (size_t ox = 0; ox < p->ow; ox++) {
       for (size_t c = 0; c < C; c++) {
@@ -615,52 +616,88 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
   }
 }
 
+/* The packed weights of either layout (dwconv.h): every weight at its place, everything else zero, then the
+ * layout's trailers. */
+static int dwconv_packing_errors(const struct qw_dwconv_config* dwconv, size_t C, size_t KH, size_t KW, const uint8_t* w,
+                                 int w_signed, const int32_t* w_zp, const void* packed, size_t bytes) {
+  const size_t CP = qw_round_up(C, dwconv->cr), GROUPS = qw_dwconv_groups(dwconv, KW);
+  const size_t weight_bytes = CP * KH * GROUPS * 4;
+  uint8_t* seen = exact_alloc(weight_bytes);
+  memset(seen, 0, weight_bytes);
+  int bad = 0;
+  const int quads = dwconv->packing == QW_DWCONV_PACKING_X8_ROW_QUADS;
+  const int32_t c8 = quads && !w_signed ? 128 : 0; /* quads: int8 w - c */
+  for (size_t c = 0; c < C; c++) {
+    for (size_t t = 0; t < KH * KW; t++) {
+      const int32_t v = value_of(w[c * KH * KW + t], w_signed);
+      if (quads) {
+        const size_t i = qw_dwconv_row_quads_offset(dwconv->cr, KH, GROUPS, c, t / KW, t % KW);
+        bad += i >= weight_bytes || seen[i] || ((const int8_t*)packed)[i] != v - c8;
+        if (i < weight_bytes) seen[i] = 1;
+      } else {
+        const size_t i = qw_dwconv_row_pairs_index(dwconv->cr, KH, GROUPS, c, t / KW, t % KW);
+        bad += 2 * i >= weight_bytes || seen[2 * i] || ((const int16_t*)packed)[i] != v - w_zp[c];
+        if (2 * i < weight_bytes) seen[2 * i] = seen[2 * i + 1] = 1;
+      }
+    }
+  }
+  for (size_t i = 0; i < weight_bytes; i++) {
+    bad += !seen[i] && ((const uint8_t*)packed)[i] != 0;
+  }
+  if (quads) {
+    const uint8_t* masks = (const uint8_t*)packed + weight_bytes;
+    for (size_t i = 0; i < GROUPS * 16; i++) bad += masks[i] != (i / 16 * 4 + i % 4 < KW);
+    const int32_t* z = (const int32_t*)(masks + GROUPS * 16);
+    for (size_t c = 0; c < CP; c++) bad += z[c] != (c < C ? w_zp[c] - c8 : 0);
+  }
+  const int32_t* sums = (const int32_t*)((const char*)packed + bytes - C * sizeof(int32_t));
+  for (size_t c = 0; c < C; c++) {
+    int32_t sum = 0;
+    for (size_t t = 0; t < KH * KW; t++) sum += value_of(w[c * KH * KW + t], w_signed) - w_zp[c];
+    bad += sums[c] != sum;
+  }
+  free(seen);
+  return bad;
+}
+
+/* The tap of channel c at stored column k, tap t (t < the config's taps) of a tap row, as its kernels read it. */
+static int32_t tap_at(const struct qw_dwconv_config* dwconv, const void* row, size_t columns, size_t k, size_t c,
+                      size_t t) {
+  const size_t offset = qw_dwconv_tap_offset(dwconv->cr, columns, k, c);
+  return dwconv->taps == 2 ? ((const int16_t*)row)[offset / 2 + t] : ((const uint8_t*)row)[offset + t];
+}
+
+/* What tap_at should hold: the input (or zero point) plus the config's offset, as a pair's int16 or a quad's byte;
+ * 0 past the last channel. */
+static int32_t tap_expected(const struct qw_dwconv_config* dwconv, int a_signed, int32_t value, int real_channel) {
+  if (!real_channel) return 0;
+  return dwconv->taps == 2 ? value : (uint8_t)(value + dwconv->x_offset[a_signed]);
+}
+
 static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
-  const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr), PAIRS = qw_dwconv_pairs(KW);
-  const size_t pair_step = 2 * p.dilation;
-  const size_t columns = qw_dwconv_pair_columns(p.ow, p.column_step, PAIRS, pair_step);
-  const size_t step = qw_dwconv_pair_step(p.column_step, pair_step);
+  const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr);
+  const size_t GROUPS = qw_dwconv_groups(dwconv, KW), TAPS = dwconv->taps;
+  const size_t group_step = TAPS * p.dilation;
+  const size_t columns = qw_dwconv_row_columns(p.ow, p.column_step, GROUPS, group_step);
+  const size_t step = qw_dwconv_row_step(p.column_step, group_step);
   const size_t bytes = qw_dwconv_packed_bytes(dwconv, C, KH, KW);
-  const size_t weights16 = (bytes - C * sizeof(int32_t)) / sizeof(int16_t);
+  const int32_t x_offset = dwconv->x_offset[p.a_signed];
 
   /* w[c][ky][kx], as a depthwise convolution's [out_c][1][kernel_h][kernel_w] weights are laid out. */
   int32_t* w_zp = exact_alloc(C * sizeof(int32_t));
   uint8_t* w = exact_alloc(C * KH * KW);
   for (size_t c = 0; c < C; c++) {
-    w_zp[c] = (p.w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+    w_zp[c] = p.symmetric ? (p.w_signed ? 0 : 128) : (p.w_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
     for (size_t t = 0; t < KH * KW; t++) {
       w[c * KH * KW + t] = gen_byte(p.w_signed, p.extremes, w_zp[c]);
     }
   }
-  int16_t* packed = exact_alloc(bytes);
+  uint8_t* packed = exact_alloc(bytes);
   memset(packed, 0x77, bytes);
   dwconv->pack(dwconv->cr, C, KH, KW, w, p.w_signed, w_zp, 1, packed);
-
-  /* The packing itself: every weight at its index, everything else zero, then the per-channel sums. */
-  {
-    uint8_t* seen = exact_alloc(weights16);
-    memset(seen, 0, weights16);
-    int bad = 0;
-    for (size_t c = 0; c < C; c++) {
-      for (size_t t = 0; t < KH * KW; t++) {
-        const size_t i = qw_dwconv_row_pairs_index(dwconv->cr, KH, PAIRS, c, t / KW, t % KW);
-        bad += i >= weights16 || seen[i] || packed[i] != value_of(w[c * KH * KW + t], p.w_signed) - w_zp[c];
-        if (i < weights16) seen[i] = 1;
-      }
-    }
-    for (size_t i = 0; i < weights16; i++) {
-      bad += !seen[i] && packed[i] != 0;
-    }
-    const int32_t* sums = (const int32_t*)((const char*)packed + bytes - C * sizeof(int32_t));
-    for (size_t c = 0; c < C; c++) {
-      int32_t sum = 0;
-      for (size_t t = 0; t < KH * KW; t++) sum += value_of(w[c * KH * KW + t], p.w_signed) - w_zp[c];
-      bad += sums[c] != sum;
-    }
-    CHECK(bad == 0, "%s dwconv packing C=%zu %zux%zu: %d wrong entries", sel.name, C, KH, KW, bad);
-    free(seen);
-  }
+  const int bad_packing = dwconv_packing_errors(dwconv, C, KH, KW, w, p.w_signed, w_zp, packed, bytes);
+  CHECK(bad_packing == 0, "%s dwconv packing C=%zu %zux%zu: %d wrong entries", sel.name, C, KH, KW, bad_packing);
 
   /* One input row per kernel row (its own exact allocation), a few columns short of the pair row on the right
    * and pad_left on the left, so that both ends read the zero point. */
@@ -668,28 +705,30 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const size_t padded_w = (columns - 1) * step + 1;
   const size_t in_w = padded_w > p.pad_left + 1 + rng_u32() % 3 ? padded_w - p.pad_left - rng_u32() % 3 : 1;
   uint8_t** in = exact_alloc(KH * sizeof(uint8_t*));
-  int16_t** pairs = exact_alloc(KH * sizeof(int16_t*));
-  int bad_pairs = 0;
+  void** rows = exact_alloc(KH * sizeof(void*));
+  int bad_taps = 0;
   for (size_t ky = 0; ky < KH; ky++) {
     in[ky] = exact_alloc(in_w * C);
     for (size_t i = 0; i < in_w * C; i++) in[ky][i] = gen_byte(p.a_signed, p.extremes, a_zp);
-    pairs[ky] = exact_alloc(columns * CP * 2 * sizeof(int16_t));
-    dwconv->pair_row[p.a_signed](columns, step, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, pairs[ky]);
+    rows[ky] = exact_alloc(columns * CP * 4);
+    dwconv->tap_row[p.a_signed](columns, step, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, rows[ky]);
     for (size_t k = 0; k < columns; k++) {
-      const size_t x = k * step;
       for (size_t c = 0; c < CP; c++) {
-        const int16_t* pair = pairs[ky] + qw_dwconv_pair_index(dwconv->cr, columns, k, c);
-        const int32_t va = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)x, c, p.a_signed) : 0;
-        const int32_t vb = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(x + p.dilation), c, p.a_signed) : 0;
-        bad_pairs += pair[0] != va || pair[1] != vb;
+        for (size_t t = 0; t < TAPS; t++) {
+          const int32_t v = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(k * step + t * p.dilation), c,
+                                               p.a_signed)
+                                  : 0;
+          bad_taps += tap_at(dwconv, rows[ky], columns, k, c, t) != tap_expected(dwconv, p.a_signed, v, c < C);
+        }
       }
     }
   }
-  CHECK(bad_pairs == 0, "%s dwconv pair rows C=%zu columns=%zu step=%zu pad_left=%zu dilation=%zu: %d wrong pairs",
-        sel.name, C, columns, step, p.pad_left, p.dilation, bad_pairs);
+  CHECK(bad_taps == 0, "%s dwconv tap rows C=%zu columns=%zu step=%zu pad_left=%zu dilation=%zu: %d wrong taps",
+        sel.name, C, columns, step, p.pad_left, p.dilation, bad_taps);
 
+  /* The sums of (input + offset) * (w - w_zp): the driver folds (zp + offset) * sum_t (w - w_zp) into the bias. */
   int32_t* acc = exact_alloc(p.ow * CP * sizeof(int32_t));
-  dwconv->ukernel(p.ow, CP, KH, PAIRS, p.column_step, pair_step, (const int16_t* const*)pairs, packed, acc);
+  dwconv->ukernel(p.ow, CP, KH, GROUPS, p.column_step, group_step, (const void* const*)rows, packed, acc);
   int bad = 0;
   for (size_t ox = 0; ox < p.ow; ox++) {
     for (size_t c = 0; c < CP; c++) {
@@ -697,57 +736,58 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
       for (size_t ky = 0; ky < KH && c < C; ky++) {
         for (size_t kx = 0; kx < KW; kx++) {
           const long x = (long)(ox * p.column_step + kx * p.dilation);
-          sum += (int64_t)pair_value(in[ky], in_w, p.pad_left, C, a_zp, x, c, p.a_signed) *
+          sum += (int64_t)(pair_value(in[ky], in_w, p.pad_left, C, a_zp, x, c, p.a_signed) + x_offset) *
                  (value_of(w[(c * KH + ky) * KW + kx], p.w_signed) - w_zp[c]);
         }
       }
       const int32_t got = acc[ox * CP + c];
       if (sum != got && bad++ == 0) {
-        CHECK(0, "%s ow=%zu channels=%zu %zux%zu step=%zu dilation=%zu a_signed=%d w_signed=%d extremes=%d: "
-              "acc[%zu][%zu] = %d, expected %lld",
-              sel.name, p.ow, C, KH, KW, p.column_step, p.dilation, p.a_signed, p.w_signed, p.extremes, ox, c, got,
-              (long long)sum);
+        CHECK(0, "%s ow=%zu channels=%zu %zux%zu step=%zu dilation=%zu a_signed=%d w_signed=%d extremes=%d "
+              "symmetric=%d: acc[%zu][%zu] = %d, expected %lld",
+              sel.name, p.ow, C, KH, KW, p.column_step, p.dilation, p.a_signed, p.w_signed, p.extremes, p.symmetric,
+              ox, c, got, (long long)sum);
       }
     }
   }
   CHECK(bad == 0, "%s dwconv: %d wrong outputs", sel.name, bad);
-  dwconv_fp32_plain_test(&p, sel, CP, PAIRS, (const int16_t* const*)pairs, packed, acc);
+  dwconv_fp32_plain_test(&p, sel, CP, GROUPS, (const void* const*)rows, packed, acc);
 
   for (size_t ky = 0; ky < KH; ky++) {
     free(in[ky]);
-    free(pairs[ky]);
+    free(rows[ky]);
   }
   free(in);
-  free(pairs);
+  free(rows);
   free(acc);
   free(w_zp);
   free(w);
   free(packed);
 }
 
-/* A pair row built with a step stores only every step-th column, contiguously, and writes nothing past its
+/* A tap row built with a step stores only every step-th column, contiguously, and writes nothing past its
  * columns (the driver builds only the columns the kernels read). */
-static void dwconv_pair_row_step(struct kernel_table sel) {
+static void dwconv_tap_row_step(struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = 11, CP = qw_round_up(C, dwconv->cr), columns = 5, room = 9;
   uint8_t in[5 * 11];
   for (size_t i = 0; i < sizeof in; i++) in[i] = (uint8_t)rng_u32();
-  int16_t* pairs = exact_alloc(room * CP * 2 * sizeof(int16_t));
-  for (size_t i = 0; i < room * CP * 2; i++) pairs[i] = (int16_t)SENTINEL;
-  dwconv->pair_row[0](columns, 2, C, CP, in, 5, 1, 1, 7, pairs);
+  uint8_t* row = exact_alloc(room * CP * 4);
+  memset(row, 0xA5, room * CP * 4);
+  dwconv->tap_row[0](columns, 2, C, CP, in, 5, 1, 1, 7, row);
   int bad = 0;
-  for (size_t i = columns * CP * 2; i < room * CP * 2; i++) {
-    bad += pairs[i] != (int16_t)SENTINEL;
+  for (size_t i = columns * CP * 4; i < room * CP * 4; i++) {
+    bad += row[i] != 0xA5;
   }
   for (size_t k = 0; k < columns; k++) {
     for (size_t c = 0; c < CP; c++) {
-      const int16_t* pair = pairs + qw_dwconv_pair_index(dwconv->cr, columns, k, c);
-      bad += pair[0] != (c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k), c, 0) : 0) ||
-             pair[1] != (c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k) + 1, c, 0) : 0);
+      for (size_t t = 0; t < dwconv->taps; t++) {
+        const int32_t v = c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k + t), c, 0) : 0;
+        bad += tap_at(dwconv, row, columns, k, c, t) != tap_expected(dwconv, 0, v, c < C);
+      }
     }
   }
-  CHECK(bad == 0, "%s dwconv pair row with step 2: %d wrong entries", sel.name, bad);
-  free(pairs);
+  CHECK(bad == 0, "%s dwconv tap row with step 2: %d wrong entries", sel.name, bad);
+  free(row);
 }
 
 static void test_dwconv(struct kernel_table sel) {
@@ -765,13 +805,19 @@ static void test_dwconv(struct kernel_table sel) {
       }
     }
   }
-  /* 3x3 at strides 1 and 2 (the SIMD kernel's own paths: 4 and 2 outputs per step, their tails) at the extremes. */
+  /* 3x3 at strides 1 and 2 (the SIMD kernels' own paths: 4 outputs per step, their tails; the quad kernels' for
+   * symmetric weights) at the extremes, channels past 16 and not a multiple of 4 (the quad rows' 16-channel steps
+   * and their byte-by-byte rest). */
   for (int a_signed = 0; a_signed < 2; a_signed++) {
     for (size_t ow = 1; ow <= 11; ow++) {
       for (size_t step = 1; step <= 3; step++) {
         dwconv_test((struct dwconv_params){.ow = ow, .channels = 4 + ow * 3, .kh = 3, .kw = 3, .column_step = step,
                                            .dilation = 1, .pad_left = 1, .a_signed = a_signed, .w_signed = 1,
-                                           .extremes = 1},
+                                           .extremes = 1, .symmetric = (int)(ow % 2)},
+                    sel);
+        dwconv_test((struct dwconv_params){.ow = ow, .channels = 32 + ow % 4, .kh = 3, .kw = 3, .column_step = step,
+                                           .dilation = 1, .pad_left = 1, .a_signed = a_signed,
+                                           .w_signed = (int)(ow % 2), .extremes = ow % 3 == 0, .symmetric = 1},
                     sel);
       }
     }
@@ -779,7 +825,7 @@ static void test_dwconv(struct kernel_table sel) {
                                        .pad_left = 2, .a_signed = a_signed, .w_signed = 0, .extremes = 1},
                 sel);
   }
-  dwconv_pair_row_step(sel);
+  dwconv_tap_row_step(sel);
 }
 
 int main(void) {

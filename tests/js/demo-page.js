@@ -15,11 +15,14 @@ export const ARTIFACTS = new URL('../../test-artifacts/demo/', import.meta.url).
  */
 export const ONCE = process.env.QWASM_SIMD === '0' && 'the page runs the build Chromium picks, whatever QWASM_SIMD says: once is enough';
 
-/** Starts server and browser; returns { open(query, { viewport }) -> { page, errors }, close() }. */
-export async function startDemo() {
+/**
+ * Starts server and browser; returns { open(query, { viewport }) -> { page, errors }, close() }. isolate: false
+ * serves the page without the cross-origin isolation headers, as a static host that cannot send them would.
+ */
+export async function startDemo({ isolate = true } = {}) {
   const root = prepareDemo();
   mkdirSync(ARTIFACTS, { recursive: true });
-  const { server, url } = await serve(root);
+  const { server, url } = await serve(root, 0, '127.0.0.1', { isolate });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   return {
     url,
@@ -39,9 +42,9 @@ export async function startDemo() {
   };
 }
 
-/** Starts the demo and opens its Model view, ready: { demo, page, errors }. */
-export async function startModelView() {
-  const demo = await startDemo();
+/** Starts the demo (startDemo's options) and opens its Model view, ready: { demo, page, errors }. */
+export async function startModelView(options) {
+  const demo = await startDemo(options);
   const { page, errors } = await demo.open();
   await page.click('nav button[data-view="model"]');
   await page.waitForSelector('#model[data-ready]', { timeout: 20000 });

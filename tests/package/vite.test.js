@@ -34,7 +34,7 @@ for (const name of ['vite7', 'vite8']) {
       assert.doesNotMatch(log, /externalized for browser compatibility|node:fs|node:url/, log);
       assert.doesNotMatch(log, /warn/i, log);
       const assets = readdirSync(join(dir, 'dist/assets'));
-      for (const stem of ['qwasm-simd', 'qwasm-scalar', 'digits']) {
+      for (const stem of ['qwasm-simd', 'qwasm-scalar', 'qwasm-relaxed-threads', 'digits']) {
         assert.ok(assets.some((a) => a.startsWith(`${stem}-`)), `${stem} is not among the assets: ${assets}`);
       }
       const { server, url } = await serve(join(dir, 'dist'));
@@ -52,7 +52,8 @@ for (const name of ['vite7', 'vite8']) {
         assertDigits(run, `${name} dev`);
         // the page read qwasm from Vite's pre-bundled copy, so the URL fix-up was what found the files
         assert.ok(run.requests.some((r) => r.includes('/node_modules/.vite/deps/qwasm')), run.requests.join('\n'));
-        assert.ok(run.requests.some((r) => r.endsWith('/node_modules/qwasm/dist/qwasm-simd.wasm')), run.requests.join('\n'));
+        const build = run.relaxed ? 'qwasm-relaxed-threads' : 'qwasm-simd'; // the one init() picks here (assertDigits)
+        assert.ok(run.requests.some((r) => r.endsWith(`/node_modules/qwasm/dist/${build}.wasm`)), run.requests.join('\n'));
       } finally {
         child.kill();
       }

@@ -17,6 +17,6 @@ export async function runDigits() {
   t.dispose();
   return {
     isa: info.isa, ints, tie: roundHalfEven(2.5), logits: Array.from(output.data), expected: sample.logits,
-    liveBytes: qwasm.memoryStats().liveBytes, modelUrl: String(digits.model), isolated: globalThis.crossOriginIsolated === true,
+    liveBytes: qwasm.memoryStats().liveBytes, modelUrl: String(digits.model),
   };
 }

@@ -1,0 +1,197 @@
+/* Depthwise convolution on the relaxed-SIMD dot product over quad rows (dwconv.h): one
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s per 4 channels and group of 4 taps, so that a 3x3 kernel's row costs one
+ * instruction where the SIMD128 kernels over pair rows take two dots and two adds. The instruction is exact only
+ * under the semantics js/runtime/relaxed.js finds (usdot: the quad bytes unsigned; sdot: signed), and qwasm runs
+ * these kernels only there, with the quad rows built in that range (dwconv.h: x_offset). For 3x3 at column steps of
+ * one stored column (strides 1 and 2) with symmetric weights (every z of dwconv.h 0) and fp32_bounded parameters,
+ * each 4-channel block goes along the row four outputs at a time with the output stage fused; other shapes, weight
+ * zero points and parameters take a plain loop through the accumulator row. */
+#include "dwconv/dwconv-wasmsimd.h"
+
+enum { QUAD_COL = 16 }; /* bytes per stored column of a 4-channel block */
+
+/* The dot product under the kernel's semantics (the same instruction in the relaxed build). */
+#define DOT(w, q, acc) (B_SIGNED ? QW_RELAXED_SDOT(w, q, acc) : QW_RELAXED_USDOT(w, q, acc))
+
+/* The parts of packed weights after the quads (dwconv.h): the groups' tap masks and the int32 z per channel. */
+static const uint8_t* quad_masks(const void* w, size_t cp, size_t kh, size_t groups) {
+  return (const uint8_t*)w + cp * kh * groups * 4;
+}
+static const int32_t* quad_zero_points(const void* w, size_t cp, size_t kh, size_t groups) {
+  return (const int32_t*)(quad_masks(w, cp, kh, groups) + groups * QUAD_COL);
+}
+
+/* The int32 sums of channels c_begin..cp (a multiple of 4) of any shape into acc, output by output: sum_t b w8, minus
+ * z sum_t b for a block whose weights have zero points (z not all 0). */
+QW_ALWAYS_INLINE void quad_sums(size_t c_begin, size_t ow, size_t cp, size_t kh, size_t groups, size_t column_step,
+                                size_t group_step, const uint8_t* const* rows, const void* w, int32_t* acc,
+                                int B_SIGNED) {
+  const size_t step = qw_dwconv_row_step(column_step, group_step);
+  const size_t block = qw_dwconv_row_columns(ow, column_step, groups, group_step) * QUAD_COL;
+  const size_t cs = column_step / step * QUAD_COL, gs = group_step / step * QUAD_COL;
+  const uint8_t* masks = quad_masks(w, cp, kh, groups);
+  const int32_t* z = quad_zero_points(w, cp, kh, groups);
+  const int8_t* wt = (const int8_t*)w + c_begin / 4 * kh * groups * QUAD_COL;
+  for (size_t c0 = c_begin; c0 < cp; c0 += 4, wt += kh * groups * QUAD_COL) {
+    const v128_t vz = wasm_v128_load(z + c0);
+    const int zero_points = wasm_v128_any_true(vz);
+    for (size_t ox = 0; ox < ow; ox++) {
+      v128_t sum = wasm_i32x4_const(0, 0, 0, 0), bsum = sum;
+      const int8_t* wk = wt;
+      for (size_t ky = 0; ky < kh; ky++) {
+        const uint8_t* q = rows[ky] + c0 / 4 * block + ox * cs;
+        for (size_t j = 0; j < groups; j++, q += gs, wk += QUAD_COL) {
+          const v128_t taps = wasm_v128_load(q);
+          sum = DOT(wasm_v128_load(wk), taps, sum);
+          if (zero_points) bsum = DOT(wasm_v128_load(masks + j * QUAD_COL), taps, bsum);
+        }
+      }
+      wasm_v128_store(acc + ox * cp + c0, wasm_i32x4_sub(sum, wasm_i32x4_mul(vz, bsum)));
+    }
+  }
+}
+
+/* One group of g (1 to 4) outputs of one 4-channel block from output ox, 3x3 at one stored column per output:
+ * q[ky] the block's quad columns of kernel row ky, w its three weight vectors. The kernel rows go in a loop, not
+ * unrolled, as in the SIMD128 kernel (V8 issues a basic block's loads before its arithmetic). */
+QW_ALWAYS_INLINE void quad_group_3x3(size_t g, size_t ox, const uint8_t* const* q, const int8_t* w, v128_t init,
+                                     const struct fused_output* f, int y_signed, v128_t m, uint8_t* y, int B_SIGNED) {
+  v128_t s[4] = {init, init, init, init};
+  NO_UNROLL for (size_t ky = 0; ky < 3; ky++) {
+    const uint8_t* r = q[ky] + ox * QUAD_COL;
+    const v128_t wv = wasm_v128_load(w + ky * QUAD_COL);
+    for (size_t i = 0; i < g; i++) s[i] = DOT(wv, wasm_v128_load(r + i * QUAD_COL), s[i]);
+  }
+  store_outputs(y + ox * f->channels, f->channels, output_bytes(f, y_signed, 1, s, g, m), g);
+}
+
+/* 3x3, the whole blocks of 4 channels below `blocks_end`, fused for fp32_bounded parameters. The output stage is
+ * copied into locals: the output stores could overwrite *f as far as the compiler knows. */
+QW_ALWAYS_INLINE void quad_rows_3x3(size_t ow, size_t blocks_end, size_t columns, const uint8_t* const* rows,
+                                    const int8_t* w, const struct fused_output* f, int y_signed, int B_SIGNED) {
+  const struct fused_output out = *f;
+  const size_t block = columns * QUAD_COL;
+  for (size_t c0 = 0; c0 < blocks_end; c0 += 4, w += 3 * QUAD_COL) {
+    const uint8_t* q[3] = {rows[0] + c0 / 4 * block, rows[1] + c0 / 4 * block, rows[2] + c0 / 4 * block};
+    const v128_t init = wasm_v128_load(out.bias + c0), m = wasm_v128_load(out.multiplier + c0);
+    uint8_t* y = out.y + c0;
+    size_t ox = 0;
+    for (; ox + 4 <= ow; ox += 4) quad_group_3x3(4, ox, q, w, init, &out, y_signed, m, y, B_SIGNED);
+    if (ow - ox == 3) {
+      quad_group_3x3(3, ox, q, w, init, &out, y_signed, m, y, B_SIGNED);
+    } else if (ow - ox == 2) {
+      quad_group_3x3(2, ox, q, w, init, &out, y_signed, m, y, B_SIGNED);
+    } else if (ow - ox == 1) {
+      quad_group_3x3(1, ox, q, w, init, &out, y_signed, m, y, B_SIGNED);
+    }
+  }
+}
+
+/* Whether every weight zero point z of dwconv.h is 0 (symmetric weights: no sum_t b term). */
+static int symmetric(const int32_t* z, size_t cp) {
+  v128_t any = wasm_i32x4_const(0, 0, 0, 0);
+  for (size_t c = 0; c < cp; c += 4) any = wasm_v128_or(any, wasm_v128_load(z + c));
+  return !wasm_v128_any_true(any);
+}
+
+/* One output row to bytes: 3x3 at one stored column per output (strides 1 and 2) with symmetric weights and
+ * fp32_bounded parameters in quad_rows_3x3 (every real layer of MobileNet), the rest (a last partial block, other
+ * shapes) through acc, then requantized output by output. */
+QW_ALWAYS_INLINE void quad_fp32_plain(size_t ow, size_t channels, size_t cp, size_t kh, size_t groups,
+                                      size_t column_step, size_t group_step, const uint8_t* const* rows, const void* w,
+                                      const struct qw_requantization_params* params, int32_t* acc, void* y,
+                                      int y_signed, int B_SIGNED) {
+  const struct fused_output f = {.channels = channels, .bias = params->bias, .multiplier = params->multiplier,
+                                 .k = qw_fp32_constants(params), .qmin = wasm_i8x16_splat((int8_t)params->qmin),
+                                 .qmax = wasm_i8x16_splat((int8_t)params->qmax), .y = (uint8_t*)y};
+  size_t done = 0; /* channels written as bytes */
+  if (kh == 3 && groups == 1 && column_step == qw_dwconv_row_step(column_step, group_step) && params->fp32_bounded &&
+      symmetric(quad_zero_points(w, cp, kh, groups), cp)) {
+    done = channels / 4 * 4;
+    if (y_signed) {
+      quad_rows_3x3(ow, done, qw_dwconv_row_columns(ow, column_step, 1, group_step), rows, (const int8_t*)w, &f, 1,
+                    B_SIGNED);
+    } else {
+      quad_rows_3x3(ow, done, qw_dwconv_row_columns(ow, column_step, 1, group_step), rows, (const int8_t*)w, &f, 0,
+                    B_SIGNED);
+    }
+    if (done == channels) return;
+  }
+  quad_sums(done, ow, cp, kh, groups, column_step, group_step, rows, w, acc, B_SIGNED);
+  for (size_t ox = 0; ox < ow; ox++) {
+    for (size_t c0 = done; c0 < channels; c0 += 4) {
+      const v128_t sum = wasm_i32x4_add(wasm_v128_load(acc + ox * cp + c0), wasm_v128_load(f.bias + c0));
+      uint8_t lanes[16];
+      wasm_v128_store(lanes, output_bytes(&f, y_signed, 0, &sum, 1, wasm_v128_load(f.multiplier + c0)));
+      memcpy(f.y + ox * channels + c0, lanes, channels - c0 < 4 ? channels - c0 : 4);
+    }
+  }
+}
+
+#define QW_DWCONV_WASMRELAXED(SEMANTICS, B_SIGNED)                                                           \
+  QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c4__wasmrelaxed_##SEMANTICS) {                             \
+    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
+    quad_sums(0, ow, channels_padded, kh, groups, column_step, group_step, (const uint8_t* const*)rows, w, acc, \
+              B_SIGNED);                                                                                     \
+  }                                                                                                          \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
+    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
+    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
+    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
+                    (const uint8_t* const*)rows, w, params, acc, y, 0, B_SIGNED);                            \
+  }                                                                                                          \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
+    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
+    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
+    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
+                    (const uint8_t* const*)rows, w, params, acc, y, 1, B_SIGNED);                            \
+  }
+
+QW_DWCONV_WASMRELAXED(usdot, 0)
+#if !defined(__wasm_relaxed_simd__) /* in wasm both are the one instruction: the sdot table takes the usdot kernels */
+QW_DWCONV_WASMRELAXED(sdot, 1)
+#endif
+
+/* Quad rows (dwconv.h) of bytes b = input ^ FLIP: per stored column, the four taps' input columns (or the flipped
+ * zero point outside the row), 16 channels at a time transposed into four blocks' quads by two rounds of byte and
+ * 16-bit interleaves; the channels past the last 16 byte by byte (channels past the last: 0). Needs no relaxed
+ * instruction. */
+#define QW_DWCONV_QUAD_ROW(name, FLIP)                                                                       \
+  QW_DECLARE_DWCONV_TAP_ROW_UKERNEL(name) {                                                                  \
+    QW_ASSERT_DWCONV_TAP_ROW_UKERNEL();                                                                      \
+    uint8_t* out = (uint8_t*)taps;                                                                           \
+    const size_t block = columns * QUAD_COL, c16 = channels / 16 * 16;                                       \
+    const v128_t vflip = wasm_i8x16_splat((int8_t)(FLIP));                                                   \
+    const uint8_t zp = (uint8_t)((uint8_t)zero_point ^ (FLIP));                                              \
+    const v128_t vzp = wasm_i8x16_splat((int8_t)zp);                                                         \
+    for (size_t k = 0; k < columns; k++) {                                                                   \
+      const uint8_t* in[4]; /* the taps' input pixels, NULL outside the row */                              \
+      for (size_t t = 0; t < 4; t++) {                                                                       \
+        const size_t i = k * step - pad_left + t * dilation; /* below pad_left: wraps to >= in_w */          \
+        in[t] = i < in_w ? row + i * channels : NULL;                                                        \
+      }                                                                                                      \
+      uint8_t* col = out + k * QUAD_COL;                                                                     \
+      for (size_t c = 0; c < c16; c += 16) {                                                                 \
+        v128_t v[4];                                                                                         \
+        for (size_t t = 0; t < 4; t++) v[t] = in[t] != NULL ? wasm_v128_xor(wasm_v128_load(in[t] + c), vflip) : vzp; \
+        const v128_t a0 = wasm_i8x16_shuffle(v[0], v[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);  \
+        const v128_t a1 = wasm_i8x16_shuffle(v[0], v[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
+        const v128_t b0 = wasm_i8x16_shuffle(v[2], v[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);  \
+        const v128_t b1 = wasm_i8x16_shuffle(v[2], v[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
+        uint8_t* o = col + c / 4 * block;                                                                    \
+        wasm_v128_store(o, wasm_i16x8_shuffle(a0, b0, 0, 8, 1, 9, 2, 10, 3, 11));                            \
+        wasm_v128_store(o + block, wasm_i16x8_shuffle(a0, b0, 4, 12, 5, 13, 6, 14, 7, 15));                  \
+        wasm_v128_store(o + 2 * block, wasm_i16x8_shuffle(a1, b1, 0, 8, 1, 9, 2, 10, 3, 11));                \
+        wasm_v128_store(o + 3 * block, wasm_i16x8_shuffle(a1, b1, 4, 12, 5, 13, 6, 14, 7, 15));              \
+      }                                                                                                      \
+      for (size_t c = c16; c < channels_padded; c++) {                                                       \
+        uint8_t* quad = out + qw_dwconv_tap_offset(4, columns, k, c);                                        \
+        for (size_t t = 0; t < 4; t++) {                                                                     \
+          quad[t] = c >= channels ? 0 : in[t] != NULL ? (uint8_t)(in[t][c] ^ (FLIP)) : zp;                   \
+        }                                                                                                    \
+      }                                                                                                      \
+    }                                                                                                        \
+  }
+
+QW_DWCONV_QUAD_ROW(qw_x8_dwconv_quad_row_ukernel_c4__wasmsimd, 0)
+QW_DWCONV_QUAD_ROW(qw_x8_flip_dwconv_quad_row_ukernel_c4__wasmsimd, 0x80)
