@@ -2,7 +2,7 @@
 // own globals and thread pool in the one page: qwasm, onnxruntime-web or LiteRT.js (XNNPACK). Driven by page.js:
 //   { type: 'init', runtime, threads, root, relaxed, wasm } -> { info }   (wasm: a qwasm build's folder under root)
 //   { type: 'load', id, spec }                      -> { output } (after one untimed run)
-//   { type: 'time', id, reps }                      -> { ms: [per-run ms] }
+//   { type: 'time', id, reps, inner }               -> { ms: [per-run ms of each sample of `inner` runs] }
 //   { type: 'unload', id }                          -> {}
 //   { type: 'profile', id, reps }                   -> { nodes: [{ name, opType, ms }] } (qwasm models: median per node)
 // spec: { kind: 'op' | 'model' | 'transformer', case, data, modelUrl, input, inputs }: the same bytes for every
@@ -18,7 +18,7 @@ self.onmessage = async ({ data: m }) => {
   try {
     if (m.type === 'init') post(m.id, { info: await init(m) });
     else if (m.type === 'load') post(m.id, { output: await load(m.key, m.spec) });
-    else if (m.type === 'time') post(m.id, { ms: await time(m.key, m.reps) });
+    else if (m.type === 'time') post(m.id, { ms: await time(m.key, m.reps, m.inner) });
     else if (m.type === 'profile') post(m.id, { nodes: await profile(m.key, m.reps) });
     else if (m.type === 'unload') {
       await loaded.get(m.key)?.dispose();
@@ -78,13 +78,14 @@ async function load(key, spec) {
   return entry.run(true);
 }
 
-async function time(key, reps) {
+/** ms per run of reps samples, each the mean of `inner` consecutive runs (the page's clock steps by 5 us or more). */
+async function time(key, reps, inner = 1) {
   const entry = loaded.get(key);
   const ms = [];
   for (let r = 0; r < reps; r++) {
     const t0 = performance.now();
-    await entry.run(false);
-    ms.push(performance.now() - t0);
+    for (let i = 0; i < inner; i++) await entry.run(false);
+    ms.push((performance.now() - t0) / inner);
   }
   return ms;
 }
