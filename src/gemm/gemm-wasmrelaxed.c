@@ -75,6 +75,51 @@ struct panel_header {
     }                                                                                                        \
   }
 
+#define GEMV_TILES 4 /* tiles per pass of the one-row kernel: 32 columns, 8 accumulators */
+
+/* One row (GEMV), the int32 sums: four weight tiles per pass share each step's A splat (per 4 depth steps of 32
+ * columns 1 splat, 8 weight loads and 8 dots, where one tile at a time takes a splat per 2 dots); the compiler barrier
+ * between tiles keeps each tile's loads next to their dots (the SIMD128 GEMV's reason: gemm-wasmsimd.c). The columns
+ * after the last four-tile pass take one tile at a time. */
+#define QW_GEMM_GEMV_WASMRELAXED(name, DOT)                                                                  \
+  QW_DECLARE_GEMM_UKERNEL(name) {                                                                            \
+    QW_ASSERT_GEMM_UKERNEL(1, 4);                                                                            \
+    (void)mr;                                                                                                \
+    (void)c_stride;                                                                                          \
+    QW_GEMM_RELAXED_PANEL(1)                                                                                 \
+    const size_t tile_bytes = NR * kc + 64, trailer = NR * kc;                                               \
+    const v128_t zero = wasm_i32x4_const(0, 0, 0, 0);                                                        \
+    size_t n0 = 0;                                                                                           \
+    for (; n0 + (GEMV_TILES - 1) * NR < nc; n0 += GEMV_TILES * NR, wt += GEMV_TILES * tile_bytes) {          \
+      v128_t lo[GEMV_TILES], hi[GEMV_TILES];                                                                 \
+      for (size_t t = 0; t < GEMV_TILES; t++) {                                                              \
+        lo[t] = wasm_i32x4_mul(vza, wasm_v128_load(wt + t * tile_bytes + trailer));                          \
+        hi[t] = wasm_i32x4_mul(vza, wasm_v128_load(wt + t * tile_bytes + trailer + 16));                     \
+      }                                                                                                      \
+      const uint8_t* wk = wt;                                                                                \
+      for (const uint8_t* ak = a8; ak != a8_end; ak += 4, wk += 32) {                                        \
+        const v128_t vb = wasm_v128_load32_splat(ak);                                                        \
+        for (size_t t = 0; t < GEMV_TILES; t++) {                                                            \
+          __asm__ __volatile__("" ::: "memory");                                                             \
+          lo[t] = DOT(wasm_v128_load(wk + t * tile_bytes), vb, lo[t]);                                       \
+          hi[t] = DOT(wasm_v128_load(wk + t * tile_bytes + 16), vb, hi[t]);                                  \
+        }                                                                                                    \
+      }                                                                                                      \
+      const v128_t rowsum = wasm_v128_load32_splat(rowsums);                                                 \
+      for (size_t t = 0; t < GEMV_TILES; t++) {                                                              \
+        const v128_t zl = wasm_v128_load(wt + t * tile_bytes + trailer + 32);                                \
+        const v128_t zh = wasm_v128_load(wt + t * tile_bytes + trailer + 48);                                \
+        const size_t left = nc - n0 - t * NR;                                                                \
+        qw_store_i32_row8(c + n0 + t * NR, wasm_i32x4_sub(lo[t], wasm_i32x4_mul(zl, rowsum)),                \
+                          wasm_i32x4_sub(hi[t], wasm_i32x4_mul(zh, rowsum)), left < NR ? left : NR);         \
+      }                                                                                                      \
+    }                                                                                                        \
+    for (; n0 < nc; n0 += NR) {                                                                              \
+      QW_GEMM_RELAXED_TILE_SUMS(1, DOT, zero, zero)                                                          \
+      qw_store_i32_row8(c + n0, lo[0], hi[0], nc - n0 < NR ? nc - n0 : NR);                                  \
+    }                                                                                                        \
+  }
+
 /* The same with the fp32_plain output stage fused (gemm-wasmsimd.h), the sums started from the bias: without it the
  * relaxed kernels wrote every sum to an int32 block that the requantization kernel read back, and MobileNetV2's
  * K 16 layer (16 -> 96 at 112x112) ran slower than on SIMD128 in Chromium 156 (0.665 against 0.555 ms). */
@@ -93,7 +138,7 @@ struct panel_header {
   }
 
 #define QW_RELAXED_KERNELS(SEMANTICS, DOT)                                                                   \
-  QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, 1, DOT)                            \
+  QW_GEMM_GEMV_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, DOT)                           \
   QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT)                            \
   QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT)                            \
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 0) \
