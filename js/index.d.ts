@@ -122,9 +122,11 @@ export interface InitOptions {
    */
   numThreads?: number;
   /**
-   * Relaxed SIMD's dot product for the int8 GEMM, used only where the engine computes it exactly for full bytes
-   * (a runtime probe; needs a shared memory, so a cross-origin isolated page). 'auto' (default): in browsers where
-   * the probe passes; true: also in Node, with a warning when it cannot run; false: never.
+   * Relaxed SIMD's dot product for the int8 GEMM and depthwise convolution, used only where the engine computes it
+   * exactly for full bytes (a runtime probe), with the same results. Its build imports a shared memory: on one thread
+   * any page where the engine makes one (Chromium: every page), on more a cross-origin isolated one. 'auto'
+   * (default): in browsers where the probe passes; true: also in Node, with a warning when it cannot run; false:
+   * never.
    */
   relaxedSimd?: boolean | 'auto';
   /**
@@ -138,7 +140,7 @@ export interface InitOptions {
 
 /** Which build runs. */
 export interface BackendInfo {
-  /** 'wasmsimd' for the SIMD128 builds, 'wasmrelaxed' when the relaxed-SIMD GEMM runs, 'scalar' otherwise. */
+  /** 'wasmsimd' for the SIMD128 builds, 'wasmrelaxed' when the relaxed-SIMD kernels run, 'scalar' otherwise. */
   isa: 'wasmsimd' | 'wasmrelaxed' | 'scalar';
   /** true unless isa is 'scalar'. */
   simd: boolean;
