@@ -4,7 +4,7 @@
  * under the semantics js/runtime/relaxed.js finds (usdot: the quad bytes unsigned; sdot: signed), and qwasm runs
  * these kernels only there, with the quad rows built in that range (dwconv.h: x_offset). For 3x3 at column steps of
  * one stored column (strides 1 and 2) with symmetric weights (every z of dwconv.h 0) and fp32_bounded parameters,
- * each 4-channel block goes along the row four outputs at a time with the output stage fused; other shapes, weight
+ * each 4-channel block goes along the row eight outputs at a time with the output stage fused; other shapes, weight
  * zero points and parameters take a plain loop through the accumulator row. */
 #include "dwconv/dwconv-wasmsimd.h"
 
@@ -51,7 +51,7 @@ QW_ALWAYS_INLINE void quad_sums(size_t c_begin, size_t ow, size_t cp, size_t kh,
   }
 }
 
-/* One group of g (1 to 4) outputs of one 4-channel block from output ox, 3x3 at one stored column per output:
+/* One group of g (1 to 8) outputs of one 4-channel block from output ox, 3x3 at one stored column per output:
  * q[ky] the block's quad columns of kernel row ky, w its three weight vectors. The kernel rows go in a loop, not
  * unrolled, as in the SIMD128 kernel (V8 issues a basic block's loads before its arithmetic). */
 QW_ALWAYS_INLINE void quad_group_3x3(size_t g, size_t ox, const uint8_t* const* q, const int8_t* w, v128_t init,
