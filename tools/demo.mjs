@@ -20,9 +20,9 @@ import { serve } from './serve.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const demo = `${root}web_demo/`;
-// Every build qwasm may pick: the page is cross-origin isolated when served by tools/serve.mjs, and then init()
-// takes the relaxed-SIMD threads build where the engine's relaxed dot product is exact (AVX-VNNI, ARM).
-const WASM_BUILDS = ['qwasm-simd.wasm', 'qwasm-scalar.wasm', 'qwasm-simd-threads.wasm', 'qwasm-relaxed-threads.wasm'];
+// Every build the page's init() (one thread) may pick: SIMD128 or scalar, or the relaxed-SIMD build where the
+// engine's relaxed dot product is exact (AVX-VNNI, ARM) and it makes a shared memory (Chromium, isolated or not).
+const WASM_BUILDS = ['qwasm-simd.wasm', 'qwasm-scalar.wasm', 'qwasm-relaxed-threads.wasm'];
 export const ORT_FILES = ['ort.wasm.min.mjs', 'ort-wasm-simd-threaded.mjs', 'ort-wasm-simd-threaded.wasm'];
 
 export function prepareDemo() {

@@ -10,9 +10,9 @@
 
 #define NR 8
 
-/* The panel header: the depth K and za = a_zp + offset. */
+/* The panel header: za = a_zp + offset, padded to 16 bytes. */
 struct panel_header {
-  int32_t k, za, reserved[2];
+  int32_t za, reserved[3];
 };
 
 /* The sums of one tile, MR rows (aliased beyond mr) x 8 columns, into lo[r] / hi[r], started from init_lo / init_hi
@@ -168,7 +168,7 @@ QW_ALWAYS_INLINE void store_groups(uint8_t* out, size_t rows, v128_t b[4]) {
 /* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows (rows past mr copies of row mr - 1) of bytes
  * b = a ^ FLIP (0: a copy; 0x80: a - 128 for quint8, a + 128 for qint8, read as the other signedness), row r's group
  * of depth steps 4g..4g+3 at 4 (g rows + r), zero-padded to kc, then each row's sum of b as the kernels' dot reads b
- * (B_SIGNED); the header holds K and za = a_zp + OFFSET, OFFSET what the flip adds. usdot multiplies unsigned b
+ * (B_SIGNED); the header holds za = a_zp + OFFSET, OFFSET what the flip adds. usdot multiplies unsigned b
  * exactly, so quint8 is copied and qint8 flipped; sdot the reverse. 16 depth steps of every row at a time; the last
  * 1 to 15 through a copy filled with FLIP (so that the padding becomes b = 0), of which the groups up to kc are kept
  * (byte by byte, the last 11 steps of the stem convolution's K of 27 took a tenth of its time). */
@@ -176,9 +176,8 @@ QW_ALWAYS_INLINE void store_groups(uint8_t* out, size_t rows, v128_t b[4]) {
   QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                                                  \
     QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                                      \
     struct panel_header* header = (struct panel_header*)panel;                                            \
-    header->k = (int32_t)k;                                                                               \
     header->za = a_zero_point + (OFFSET);                                                                 \
-    header->reserved[0] = header->reserved[1] = 0;                                                        \
+    header->reserved[0] = header->reserved[1] = header->reserved[2] = 0;                                  \
     const v128_t vflip = wasm_i8x16_splat((int8_t)(FLIP));                                                \
     const size_t rows = qw_gemm_panel_rows(mr);                                                           \
     uint8_t* out = (uint8_t*)panel + sizeof(struct panel_header);                                         \

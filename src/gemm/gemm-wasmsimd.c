@@ -4,6 +4,13 @@
 
 #define NR 8 /* columns per weight tile: two vectors of 4 */
 
+/* The two accumulator vectors (columns 0-3, 4-7) of each of MR rows, zeroed. */
+#define QW_GEMM_ZEROED_ACCUMULATORS(MR) \
+  v128_t lo[MR], hi[MR];                \
+  for (size_t r = 0; r < MR; r++) {     \
+    lo[r] = hi[r] = wasm_i32x4_const(0, 0, 0, 0); \
+  }
+
 /* One row, one tile: the columns the four-tile loop below leaves (fewer than 4 tiles). Four k pairs
  * per step amortize the loop overhead (V8 adds a stack check per loop iteration); the dots are summed
  * pairwise before the two accumulators. kc % 8 == 4 ends with one half step. */

@@ -18,18 +18,6 @@
     rows[r] = r < mr ? rows[r - 1] + (stride) : rows[r - 1];         \
   }
 
-/* ap[r]: A panel rows `a_row` elements apart from a0; cp[r]: C rows c_stride apart; r >= mr alias row mr - 1. */
-#define QW_GEMM_ROW_POINTERS(MR, T, a0, a_row)                \
-  QW_GEMM_OUTPUT_ROWS(MR, const T, ap, a0, a_row)             \
-  QW_GEMM_OUTPUT_ROWS(MR, int32_t, cp, c, c_stride)
-
-/* The two accumulator vectors (columns 0-3, 4-7) of each of MR rows, zeroed. */
-#define QW_GEMM_ZEROED_ACCUMULATORS(MR) \
-  v128_t lo[MR], hi[MR];                \
-  for (size_t r = 0; r < MR; r++) {     \
-    lo[r] = hi[r] = wasm_i32x4_const(0, 0, 0, 0); \
-  }
-
 static inline void qw_store_i32_columns(int32_t* c, v128_t v, size_t columns) {
   if (columns >= 4) {
     wasm_v128_store(c, v);

@@ -151,7 +151,7 @@ void qw_pack_x16c2_gemm_weights(size_t nr, size_t kr, size_t n, size_t k, const 
  * kc / 4 blocks of nr * 4 bytes (column j's bytes k..k+3 at 4 * j), then per column the int32 column term
  * K z - sum_k w8 and int32 z = w_zp - c. The A panel holds b = a + offset as bytes (offset 0 or +-128, the operand
  * range the engine's relaxed dot multiplies exactly: unsigned for vpdpbusd, signed for ARM's sdot) behind a header
- * of {K, za = a_zp + offset}, its rows = qw_gemm_panel_rows(mr) rows interleaved by groups of 4 depth steps (rows
+ * of {za = a_zp + offset}, its rows = qw_gemm_panel_rows(mr) rows interleaved by groups of 4 depth steps (rows
  * past mr copies of row mr - 1), then each row's int32 sum_k b:
  *   [r0k0..k3 r1k0..k3 r2k0..k3 r3k0..k3][r0k4..k7 ...] ... [sum r0][sum r1][sum r2][sum r3]   (4 rows)
  * The kernels then add

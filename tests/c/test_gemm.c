@@ -230,12 +230,12 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
         }
       }
     } else {
-      /* X8_C4: {K, za = a_zp + offset}, then the rows of b = a + offset (mod 256) interleaved by groups of 4 depth
+      /* X8_C4: {za = a_zp + offset}, then the rows of b = a + offset (mod 256) interleaved by groups of 4 depth
        * steps (rows past m copies of row m - 1), then their sums of b. */
       const int32_t* header = (const int32_t*)panel;
-      const int32_t offset = header[1] - p.a_zero_point;
+      const int32_t offset = header[0] - p.a_zero_point;
       const int b_signed = offset < 0 || (offset == 0 && p.a_signed);
-      bad += header[0] != (int32_t)k || (offset != 0 && offset != 128 && offset != -128);
+      bad += offset != 0 && offset != 128 && offset != -128;
       const size_t rows = qw_gemm_panel_rows(m);
       const uint8_t* groups = panel + 16;
       for (size_t r = 0; r < rows; r++) {

@@ -28,7 +28,7 @@ import { serve } from '../serve.mjs';
 import { ALL_CASES, QPARAMS, caseData } from './cases.mjs';
 import { qlinearConvModel, qlinearMatMulModel } from './ort.mjs';
 import { benchCaseTflite, modelTflite } from './tflite.mjs';
-import { miniLmModels } from './transformer-bench.mjs';
+import { miniLmModels, profileByOp } from './transformer-bench.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : def);
@@ -174,11 +174,9 @@ for (const row of result.rows) {
 for (const row of result.rows) {
   for (const [label, nodes] of Object.entries(row.profiles ?? {})) {
     const total = nodes.reduce((sum, n) => sum + n.ms, 0);
-    const byType = new Map();
-    for (const n of nodes) byType.set(n.opType, (byType.get(n.opType) ?? 0) + n.ms);
     console.log(`\n${row.name}, ${label}: profile (medians of ${profileReps} runs per node; sum ${total.toFixed(3)} ms)`);
-    for (const [type, ms] of [...byType].sort((a, b) => b[1] - a[1])) {
-      console.log(`  ${type.padEnd(28)}${pad(ms.toFixed(3), 9)} ms ${pad((100 * ms / total).toFixed(1), 6)}%`);
+    for (const { opType, ms, count } of profileByOp(nodes)) {
+      console.log(`  ${opType.padEnd(28)}${pad(ms.toFixed(3), 9)} ms ${pad((100 * ms / total).toFixed(1), 6)}% ${pad(count, 4)} nodes`);
     }
     console.log('  slowest nodes:');
     for (const n of [...nodes].sort((a, b) => b.ms - a.ms).slice(0, 12)) {

@@ -52,7 +52,7 @@ export function miniLmModels(set = 'random', log = console.log) {
 }
 
 /** qwasm's per-operator time of one profiled run: [{ opType, ms, count }], slowest first. */
-function profileByOp(profile) {
+export function profileByOp(profile) {
   const byOp = new Map();
   for (const p of profile) {
     const e = byOp.get(p.opType) ?? { opType: p.opType, ms: 0, count: 0 };
