@@ -122,6 +122,8 @@ static const struct qw_kernels wasmsimd_kernels = {
                        {NULL, qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2,
                         qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2,
                         qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2}},
+        .f32_output = {NULL, qw_qs16_f32_gemm_ukernel_2x8c2__wasmsimd_dot16x2, qw_qs16_f32_gemm_ukernel_4x8c2__wasmsimd_dot16x2,
+                       qw_qs16_f32_gemm_ukernel_4x8c2__wasmsimd_dot16x2},
         .pack_a = {qw_qu8_gemm_pack_a_ukernel__wasmsimd, qw_qs8_gemm_pack_a_ukernel__wasmsimd},
     },
     .requantize = {
@@ -188,6 +190,8 @@ static const struct qw_kernels wasmsimd_kernels = {
                    {NULL, qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##S,                          \
                     qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S,                                \
                     qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##S}},                              \
+    .f32_output = {NULL, qw_qs8_f32_gemm_ukernel_2x8c4__wasmrelaxed_##S, qw_qs8_f32_gemm_ukernel_4x8c4__wasmrelaxed_##S, \
+                   qw_qs8_f32_gemm_ukernel_4x8c4__wasmrelaxed_##S},                                           \
     .pack_a = {qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_##P, qw_qs8_gemm_pack_a_ukernel_c4__wasmrelaxed_##P}, \
   }
 

@@ -137,6 +137,21 @@ struct panel_header {
     }                                                                                                        \
   }
 
+/* The dynamic matmul's float output (gemm-wasmsimd.h's QW_GEMM_F32_STORE_ROWS) fused: without it every sum went
+ * through an int32 block that qw_qs32_f32_scale_bias_ukernel read back. */
+#define QW_GEMM_F32_WASMRELAXED(name, MR, DOT)                                                               \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                               \
+    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);           \
+    QW_GEMM_F32_BEGIN(MR)                                                                                    \
+    QW_GEMM_RELAXED_PANEL(MR)                                                                                \
+    const v128_t zero = wasm_i32x4_const(0, 0, 0, 0);                                                        \
+    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
+      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
+      QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, zero, zero)                                                         \
+      QW_GEMM_F32_STORE_ROWS(MR, n0, columns)                                                                \
+    }                                                                                                        \
+  }
+
 #define QW_RELAXED_KERNELS(SEMANTICS, DOT)                                                                   \
   QW_GEMM_GEMV_WASMRELAXED(qw_qs8_gemm_ukernel_1x8c4__wasmrelaxed_##SEMANTICS, DOT)                           \
   QW_GEMM_WASMRELAXED(qw_qs8_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT)                            \
@@ -144,7 +159,9 @@ struct panel_header {
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 0) \
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 0) \
   QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT, 1) \
-  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 1)
+  QW_GEMM_FP32_PLAIN_WASMRELAXED(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT, 1) \
+  QW_GEMM_F32_WASMRELAXED(qw_qs8_f32_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS, 2, DOT)                    \
+  QW_GEMM_F32_WASMRELAXED(qw_qs8_f32_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS, 4, DOT)
 
 QW_RELAXED_KERNELS(usdot, QW_RELAXED_USDOT)
 #if !defined(__wasm_relaxed_simd__) /* in wasm both are the one instruction: the sdot table takes the usdot kernels */

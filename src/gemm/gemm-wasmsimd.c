@@ -177,6 +177,24 @@ QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qu8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_
 QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2, 2, 1)
 QW_GEMM_FP32_PLAIN_WASMSIMD(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2, 4, 1)
 
+/* The dynamic matmul's float output (gemm-wasmsimd.h's QW_GEMM_F32_STORE_ROWS) fused, the sums from zero. */
+#define QW_GEMM_F32_WASMSIMD(name, MR)                                                        \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                \
+    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL); \
+    QW_GEMM_F32_BEGIN(MR)                                                                     \
+    const int16_t* wt = (const int16_t*)w;                                                    \
+    const int16_t* a16 = (const int16_t*)a;                                                   \
+    const int16_t* a16_end = a16 + (MR) * kc;                                                 \
+    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                  \
+      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                     \
+      QW_GEMM_TILE_SUMS(MR)                                                                   \
+      QW_GEMM_F32_STORE_ROWS(MR, n0, columns)                                                 \
+    }                                                                                         \
+  }
+
+QW_GEMM_F32_WASMSIMD(qw_qs16_f32_gemm_ukernel_2x8c2__wasmsimd_dot16x2, 2)
+QW_GEMM_F32_WASMSIMD(qw_qs16_f32_gemm_ukernel_4x8c2__wasmsimd_dot16x2, 4)
+
 /* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows, row r's pair (k, k + 1) at (k / 2) * 2 rows
  * + 2 r, rows past mr copies of row mr - 1. One row is a plain row (16 bytes per step widened to two int16x8);
  * two or four rows take 8 bytes of each per step, widened with the zero point subtracted, then interleaved by

@@ -121,4 +121,47 @@ static inline void qw_gemm_store_row8(uint8_t* y, v128_t q, int half, size_t col
     }                                                                                         \
   }
 
+/* The float output stage of the dynamic int8 matmul fused (QW_DECLARE_GEMM_REQUANTIZING_UKERNEL with float y, rows
+ * y_stride bytes apart): the rule of scale-output-wasmsimd.c, (float)acc * multiplier (+ bias_f32), applied to the
+ * sums in lo[r] / hi[r] of a tile of 8 columns instead of an int32 block read back. The multipliers and biases are
+ * loaded once per tile for all its rows, from a zero-padded copy for a last partial tile (the arrays hold nc
+ * entries); highest rows first (aliased rows hold the values of the rows they alias). */
+#define QW_GEMM_F32_BEGIN(MR)                                                                 \
+  assert(params != NULL && params->multiplier != NULL && y != NULL && y_stride % sizeof(float) == 0); \
+  float tail[16];                                                                             \
+  QW_GEMM_OUTPUT_ROWS(MR, float, yp, y, y_stride / sizeof(float))
+
+#define QW_GEMM_F32_STORE_ROWS(MR, n0, columns)                                               \
+  {                                                                                           \
+    const float* multiplier = params->multiplier + (n0);                                      \
+    const float* bias = params->bias_f32 != NULL ? params->bias_f32 + (n0) : NULL;            \
+    if ((columns) < 8) {                                                                      \
+      memcpy(tail, multiplier, (columns) * sizeof(float));                                    \
+      multiplier = tail;                                                                      \
+      if (bias != NULL) {                                                                     \
+        memcpy(tail + 8, bias, (columns) * sizeof(float));                                    \
+        bias = tail + 8;                                                                      \
+      }                                                                                       \
+    }                                                                                         \
+    const v128_t m_lo = wasm_v128_load(multiplier), m_hi = wasm_v128_load(multiplier + 4);    \
+    for (size_t r = (MR); r-- > 0;) {                                                         \
+      v128_t f_lo = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lo[r]), m_lo);                    \
+      v128_t f_hi = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(hi[r]), m_hi);                    \
+      if (bias != NULL) {                                                                     \
+        f_lo = wasm_f32x4_add(f_lo, wasm_v128_load(bias));                                    \
+        f_hi = wasm_f32x4_add(f_hi, wasm_v128_load(bias + 4));                                \
+      }                                                                                       \
+      float* out = yp[r] + (n0);                                                              \
+      if ((columns) == 8) {                                                                   \
+        wasm_v128_store(out, f_lo);                                                           \
+        wasm_v128_store(out + 4, f_hi);                                                       \
+      } else {                                                                                \
+        float lanes[8];                                                                       \
+        wasm_v128_store(lanes, f_lo);                                                         \
+        wasm_v128_store(lanes + 4, f_hi);                                                     \
+        memcpy(out, lanes, (columns) * sizeof(float));                                        \
+      }                                                                                       \
+    }                                                                                         \
+  }
+
 #endif /* QWASM_GEMM_WASMSIMD_H */

@@ -105,6 +105,9 @@ struct qw_gemm_config {
   /* [output signed][rows - 1]: gemm with the fp32_plain output stage fused, or NULL (the driver then runs gemm and
    * the requantization kernel; the SIMD128 config leaves one row there, src/config.c says why). */
   qw_gemm_requantizing_ukernel fp32_plain[2][QW_GEMM_MR_LIMIT];
+  /* [rows - 1]: gemm with the dynamic matmul's float output stage fused (float y, requantization params'
+   * multiplier and optional bias_f32, scale_output's rule), or NULL (gemm, then the scale_output kernel) */
+  qw_gemm_requantizing_ukernel f32_output[QW_GEMM_MR_LIMIT];
   qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
   qw_gemm_pack_w_fn pack_w;
 };
@@ -198,7 +201,9 @@ QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__scalar);
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qu8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS); \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qu8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS); \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_2x8c4__wasmrelaxed_##SEMANTICS); \
-  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS);
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_qs8_gemm_fp32_plain_ukernel_4x8c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_f32_gemm_ukernel_2x8c4__wasmrelaxed_##SEMANTICS);          \
+  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs8_f32_gemm_ukernel_4x8c4__wasmrelaxed_##SEMANTICS);
 QW_DECLARE_RELAXED_GEMM_UKERNELS(usdot)
 QW_DECLARE_RELAXED_GEMM_UKERNELS(sdot) /* native builds only: in wasm the sdot table takes the usdot kernels */
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel_c4__wasmrelaxed_usdot);
@@ -214,6 +219,8 @@ QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qu8_gemm_fp32_plain_ukernel_2x8c2__
 QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qu8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qs8_gemm_fp32_plain_ukernel_2x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_qs8_gemm_fp32_plain_ukernel_4x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_f32_gemm_ukernel_2x8c2__wasmsimd_dot16x2);
+QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(qw_qs16_f32_gemm_ukernel_4x8c2__wasmsimd_dot16x2);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qu8_gemm_pack_a_ukernel__wasmsimd);
 QW_DECLARE_GEMM_PACK_A_UKERNEL(qw_qs8_gemm_pack_a_ukernel__wasmsimd);
 #endif

@@ -148,13 +148,15 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const int single_block = m <= mr_max;
   /* The fused kernels for the row counts the config has them for (src/config.c has none for one row: the 1-row
    * kernel sweeps the weights in wider passes, and one row's output stage is a small part of it). */
-  const qw_gemm_requantizing_ukernel* fused =
-      out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain ? gemm->fp32_plain[out->y_signed] : NULL;
+  const int fp32_fused = out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain;
+  const qw_gemm_requantizing_ukernel* fused = fp32_fused ? gemm->fp32_plain[out->y_signed]
+                                              : out->kernel == QW_REQUANT_KERNEL_F32 ? gemm->f32_output
+                                                                                     : NULL;
   struct qw_requantization_params params = *out->params;
-  /* the bound (a pass over the n columns in double) serves only the fused kernels: skipped when none runs, as for a
-   * single row (measured: about 1.5 us of a 1x1024x1024 GEMV's 36) */
-  const int fused_rows = fused != NULL && ((m >= mr_max && fused[mr_max - 1] != NULL) ||
-                                           (m % mr_max != 0 && fused[m % mr_max - 1] != NULL));
+  /* the bound (a pass over the n columns in double) serves only the fused fp32 kernels: skipped when none runs, as
+   * for a single row (measured: about 1.5 us of a 1x1024x1024 GEMV's 36) */
+  const int fused_rows = fp32_fused && ((m >= mr_max && fused[mr_max - 1] != NULL) ||
+                                        (m % mr_max != 0 && fused[m % mr_max - 1] != NULL));
   params.fp32_bounded = fused_rows && fp32_bounded(out->params, n, k);
   const size_t nc_block = single_block ? n : column_block(gemm, k);
   if (single_block && m != 0) {

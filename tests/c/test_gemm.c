@@ -140,6 +140,54 @@ static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_ta
   }
 }
 
+/* The config's kernels with the dynamic matmul's float output fused, against scale_output's scalar rule applied to c
+ * (the plain kernel's sums, already checked): (float)c * multiplier (+ bias_f32), every float's bits, with and without
+ * the bias, and nothing written past n in any row. */
+static void f32_output_gemm_test(const struct gemm_params* p, struct kernel_table sel, const int32_t* c,
+                                 size_t c_stride, const void* panel, const void* packed) {
+  const struct qw_gemm_config* gemm = &sel.kernels->gemm;
+  const size_t m = p->m, n = p->n, kc = qw_round_up(p->k, gemm->kr);
+  const qw_gemm_requantizing_ukernel fused = gemm->f32_output[m - 1];
+  if (fused == NULL) {
+    return;
+  }
+  for (int with_bias = 0; with_bias < 2; with_bias++) {
+    float* multiplier = exact_alloc(n * sizeof(float));
+    float* bias_f32 = exact_alloc(n * sizeof(float));
+    for (size_t j = 0; j < n; j++) {
+      multiplier[j] = ldexpf(rng_uniform(0.5f, 1.0f), -6 - (int)(rng_u32() % 20)) * (rng_u32() % 2 ? 1.0f : -1.0f);
+      bias_f32[j] = rng_uniform(-4.0f, 4.0f);
+    }
+    struct qw_requantization_params params = {.multiplier = multiplier, .bias_f32 = with_bias ? bias_f32 : NULL};
+    const size_t y_stride = n + (size_t)(rng_u32() % 3) * 3; /* floats */
+    const size_t y_elems = (m - 1) * y_stride + n;
+    float* y = exact_alloc(y_elems * sizeof(float));
+    for (size_t i = 0; i < y_elems; i++) y[i] = float_from_bits(0x7FC05A5Au);
+    fused(m, n, kc, panel, packed, &params, y, y_stride * sizeof(float));
+    int bad = 0;
+    for (size_t r = 0; r < m; r++) {
+      for (size_t j = 0; j < n; j++) {
+        const float expect = with_bias ? (float)c[r * c_stride + j] * multiplier[j] + bias_f32[j]
+                                       : (float)c[r * c_stride + j] * multiplier[j];
+        const float got = y[r * y_stride + j];
+        if (memcmp(&got, &expect, sizeof got) != 0 && bad++ == 0) {
+          CHECK(0, "%s f32_output[%zu] n=%zu k=%zu bias=%d: y[%zu][%zu] = %.9g, expected %.9g (sum %d)", sel.name,
+                m - 1, n, p->k, with_bias, r, j, (double)got, (double)expect, c[r * c_stride + j]);
+        }
+      }
+      for (size_t j = n; r + 1 < m && j < y_stride; j++) {
+        uint32_t bits;
+        memcpy(&bits, &y[r * y_stride + j], sizeof bits);
+        bad += bits != 0x7FC05A5Au;
+      }
+    }
+    CHECK(bad == 0, "%s f32_output[%zu] m=%zu n=%zu k=%zu: %d wrong or stray floats", sel.name, m - 1, m, n, p->k, bad);
+    free(multiplier);
+    free(bias_f32);
+    free(y);
+  }
+}
+
 static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   const size_t m = p.m, n = p.n, k = p.k;
@@ -290,6 +338,7 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   CHECK(bad == 0, "%s gemm: %d wrong outputs", sel.name, bad);
   if (bad == 0) {
     requantizing_gemm_test(&p, sel, c, c_stride, panel, packed);
+    f32_output_gemm_test(&p, sel, c, c_stride, panel, packed);
   }
 
   free(w_zp);
