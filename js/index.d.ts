@@ -125,8 +125,8 @@ export interface InitOptions {
    * Relaxed SIMD's dot product for the int8 GEMM and depthwise convolution, used only where the engine computes it
    * exactly for full bytes (a runtime probe), with the same results. Its build imports a shared memory: on one thread
    * any page where the engine makes one (Chromium: every page), on more a cross-origin isolated one. 'auto'
-   * (default): in browsers where the probe passes; true: also in Node, with a warning when it cannot run; false:
-   * never.
+   * (default): where the probe passes in browsers and in Node 24 or later; true: also in older Node, with a warning
+   * when it cannot run; false: never.
    */
   relaxedSimd?: boolean | 'auto';
   /**

@@ -32,3 +32,16 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   npm ci --ignore-scripts --no-audit --no-fund
   echo "$want" > "$stamp"
 fi
+
+# Node 24 (V8 13) beside Debian's Node 20, for tests/js/node24.test.js: qwasm probes relaxed SIMD by default there.
+# The npm registry's node-linux-<arch> package is the official binary; cached under build/.
+NODE24_VERSION=24.22.3
+case $(uname -m) in x86_64) node24_arch=x64 ;; aarch64) node24_arch=arm64 ;; *) node24_arch= ;; esac
+if [[ -n $node24_arch && ! -x build/node24/bin/node ]]; then
+  rm -rf build/node24 build/node24.tmp
+  mkdir -p build/node24.tmp
+  npm pack --silent "node-linux-$node24_arch@$NODE24_VERSION" --pack-destination build/node24.tmp > /dev/null
+  tar -xzf build/node24.tmp/node-linux-"$node24_arch"-"$NODE24_VERSION".tgz -C build/node24.tmp
+  mv build/node24.tmp/package build/node24
+  rm -rf build/node24.tmp
+fi

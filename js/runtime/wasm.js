@@ -240,6 +240,8 @@ function resolveUrl(wasmPaths, build) {
 }
 
 const isNode = typeof process !== 'undefined' && process.versions?.node != null;
+/** The major version of Node's V8 (0 where unknown). */
+const v8Major = () => Number.parseInt(process.versions?.v8 ?? '0', 10) || 0;
 
 const IMPORTS = {
   env: {
@@ -288,9 +290,11 @@ export function setRelaxedProbeForTests(probe) {
 function relaxedChoice(relaxedSimd, useSimd) {
   if (relaxedSimd === false) return { semantics: null, reason: 'relaxedSimd: false' };
   if (!useSimd) return { semantics: null, reason: 'the scalar build runs' };
-  if (relaxedSimd !== true && isNode) {
-    // Node 20 needs a flag for relaxed SIMD, and its baseline compiler computed the dot product wrongly.
-    return { semantics: null, reason: 'Node keeps SIMD128 unless relaxedSimd: true' };
+  if (relaxedSimd !== true && isNode && v8Major() < 13) {
+    // Node 20 (V8 11) needs a flag for relaxed SIMD, and its baseline compiler computed the dot product wrongly;
+    // Node 22's V8 12 lowers it to saturating pairs on x86 even with AVX-VNNI. Node 24 (V8 13) probes as browsers do:
+    // there tests/js/node24.test.js checks the relaxed kernels' bytes under each compiler tier.
+    return { semantics: null, reason: 'Node before 24 keeps SIMD128 unless relaxedSimd: true' };
   }
   return probeRelaxed();
 }
@@ -304,7 +308,8 @@ function relaxedChoice(relaxedSimd, useSimd) {
  * single-thread build runs instead, backendInfo().threadsFallback says why, and console.warn says so once.
  * The relaxed-SIMD build (a threads build: it needs a shared memory too, which for one thread Chromium makes in any
  * page) runs where the engine's relaxed dot product is exact for full bytes (relaxed.js), by default in browsers
- * only; relaxedSimd: true asks for it in Node too and warns once when it cannot run, false never uses it.
+ * and in Node 24 or later; relaxedSimd: true asks for it in older Node too and warns once when it cannot run, false
+ * never uses it.
  */
 export async function loadBackend(options = {}) {
   const { simd, wasmPaths, wasmBinary, relaxedSimd = 'auto' } = options;

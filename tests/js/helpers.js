@@ -1,6 +1,7 @@
 // Shared by the node:test suites. QWASM_SIMD=1 / QWASM_SIMD=0 (set by tools/test.sh) picks the
 // wasm build under test, so every suite runs against both; QWASM_THREADS=N runs the suite on the threads
-// build with N threads (tools/test.sh runs the model and operator suites so).
+// build with N threads (tools/test.sh runs the model and operator suites so); QWASM_RELAXED=1 requires the relaxed-SIMD
+// kernels (tools/test.sh's Node 24 pass, where the probe passes).
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
 import { checkCalls } from '../../tools/fuzz/signatures.mjs';
@@ -15,6 +16,9 @@ export async function setup() {
   const info = await qwasm.init({ simd: wantSimd, numThreads: wantThreads });
   if (wantSimd !== undefined && info.simd !== wantSimd) {
     throw new Error(`expected the ${wantSimd ? 'SIMD' : 'scalar'} build, got ${info.isa}`);
+  }
+  if (process.env.QWASM_RELAXED === '1' && info.relaxed === undefined) {
+    throw new Error(`expected the relaxed-SIMD kernels, got ${info.isa} (${info.relaxedFallback ?? 'not probed'})`);
   }
   if (wantThreads !== undefined && info.threads !== wantThreads) {
     throw new Error(`expected ${wantThreads} threads, got ${info.threads} (${info.threadsFallback})`);
