@@ -136,6 +136,7 @@ static inline void qw_gemm_store_row8(uint8_t* y, v128_t q, int half, size_t col
     const float* multiplier = params->multiplier + (n0);                                      \
     const float* bias = params->bias_f32 != NULL ? params->bias_f32 + (n0) : NULL;            \
     if ((columns) < 8) {                                                                      \
+      memset(tail, 0, sizeof tail);                                                           \
       memcpy(tail, multiplier, (columns) * sizeof(float));                                    \
       multiplier = tail;                                                                      \
       if (bias != NULL) {                                                                     \
