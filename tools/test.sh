@@ -78,7 +78,7 @@ run_node_tests() {
 for simd in 1 0; do
   name=$([[ $simd == 1 ]] && echo "SIMD128" || echo "scalar")
   echo "== node --test against the $name build"
-  QWASM_SIMD=$simd run_node_tests "$simd" tests/js/
+  QWASM_SIMD=$simd run_node_tests "$simd" tests/js/*.test.js
 done
 
 # The threads build with 2 threads: the suites that compare operators and models with their references (PyTorch,
@@ -103,7 +103,7 @@ fi
 # Once, not per build: the pages run whichever build the browser picks.
 echo "== the package as a user installs it (npm pack into fresh projects: Node, TypeScript, Vite 7 and 8, webpack 5, Worker)"
 start=$SECONDS
-run_node_tests package tests/package/
+run_node_tests package tests/package/*.test.js
 echo "tests/package: $((SECONDS - start)) s"
 
 echo "== TypeScript declarations"

@@ -4,6 +4,7 @@
 // kernels (tools/test.sh's Node 24 pass, where the probe passes).
 import { readFileSync } from 'node:fs';
 import * as qwasm from '../../js/index.js';
+import { relaxedDotSemantics } from '../../js/runtime/relaxed.js';
 import { checkCalls } from '../../tools/fuzz/signatures.mjs';
 
 export { qwasm };
@@ -11,6 +12,10 @@ export { qwasm };
 export const wantSimd = process.env.QWASM_SIMD === undefined ? undefined : process.env.QWASM_SIMD !== '0';
 
 export const wantThreads = process.env.QWASM_THREADS === undefined ? undefined : Number(process.env.QWASM_THREADS);
+
+/** Whether init() takes the relaxed-SIMD build by default in this Node: 24 (V8 13) or later, where the probe passes
+ * (npm test runs the suite on Node 20, and its reference suites again under Node 24). */
+export const relaxedByDefault = Number.parseInt(process.versions.v8, 10) >= 13 && relaxedDotSemantics().semantics !== null;
 
 export async function setup() {
   const info = await qwasm.init({ simd: wantSimd, numThreads: wantThreads });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadBackend, simdSupported } from '../../js/runtime/wasm.js';
-import { qwasm, setup, wantSimd } from './helpers.js';
+import { qwasm, relaxedByDefault, setup, wantSimd } from './helpers.js';
 
 const distUrl = new URL('../../dist/', import.meta.url);
 
@@ -13,14 +13,14 @@ test('Node 20 passes the i32x4.dot_i16x8_s probe', () => {
 
 test('init() picks the requested build and reports it', async () => {
   const info = await setup();
-  assert.equal(info.isa, wantSimd === false ? 'scalar' : 'wasmsimd');
-  assert.match(info.source, /qwasm-(simd|scalar)\.wasm$/);
+  assert.equal(info.isa, wantSimd === false ? 'scalar' : relaxedByDefault ? 'wasmrelaxed' : 'wasmsimd');
+  assert.match(info.source, wantSimd === false || !relaxedByDefault ? /qwasm-(simd|scalar)\.wasm$/ : /qwasm-relaxed-threads\.wasm$/);
   assert.deepEqual(await qwasm.init(), info, 'a second init() returns the same backend');
-  await assert.rejects(qwasm.init({ simd: !info.simd }), /already running the (wasmsimd|scalar) build/);
+  await assert.rejects(qwasm.init({ simd: !info.simd }), /already running the (wasmsimd|wasmrelaxed|scalar) build/);
 });
 
 test('both builds load from the package directory', async () => {
-  const simd = await loadBackend({ simd: true });
+  const simd = await loadBackend({ simd: true, relaxedSimd: false });
   const scalar = await loadBackend({ simd: false });
   assert.equal(simd.isa, 'wasmsimd');
   assert.equal(scalar.isa, 'scalar');

@@ -1,8 +1,8 @@
 // Node 24 (V8 13): qwasm probes relaxed SIMD there by default, as in browsers (js/runtime/wasm.js). Node 20, which
 // runs the rest of the suite, keeps SIMD128, so these tests run tests/js/threads-child.mjs under the Node 24 binary
 // that tools/setup.sh puts in build/node24 and compare its bytes (operators, MobileNetV2's and a q8 transformer's
-// every intermediate tensor) with Node 20's SIMD128 bytes, which the golden tests check against PyTorch and
-// onnxruntime. V8 first compiles wasm with its baseline compiler (Liftoff) and optimizes hot functions later (TurboFan);
+// every intermediate tensor) with the SIMD128 bytes of the Node running the suite, which the golden tests check
+// against PyTorch and onnxruntime. V8 first compiles wasm with its baseline compiler (Liftoff) and optimizes hot functions later (TurboFan);
 // Node 20's Liftoff computed the relaxed dot product wrongly, so each compiler runs alone here too.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -49,14 +49,14 @@ test('Node 24 runs the relaxed kernels where its probe passes, with the SIMD128 
   if (!existsSync(mobilenet)) t.diagnostic('build/models/mobilenet_v2_int8_qdq.onnx is missing (tools/test.sh writes it)');
   const jobs = [];
   for (const model of models) {
-    jobs.push(() => runChild(process.execPath, [], {}, model));
+    jobs.push(() => runChild(process.execPath, [], { relaxedSimd: false }, model));
     for (const flags of Object.values(TIERS)) jobs.push(() => runChild(node24, flags, {}, model));
   }
   const results = await pooled(jobs);
   const perModel = Object.keys(TIERS).length + 1;
   for (let m = 0; m < models.length; m++) {
     const [reference, ...tiers] = results.slice(m * perModel, (m + 1) * perModel);
-    assert.equal(reference.info.isa, 'wasmsimd', 'Node 20 keeps SIMD128 by default');
+    assert.equal(reference.info.isa, 'wasmsimd');
     assert.ok(Object.keys(reference.model).length > 10);
     Object.keys(TIERS).forEach((tier, i) => {
       const r = tiers[i];
@@ -77,7 +77,7 @@ test('Node 24 runs the relaxed kernels where its probe passes, with the SIMD128 
 
 test('Node 24 on two threads: the relaxed threads build gives the same bytes', { skip }, async () => {
   const [reference, two] = await pooled([
-    () => runChild(process.execPath, [], {}, bert),
+    () => runChild(process.execPath, [], { relaxedSimd: false }, bert),
     () => runChild(node24, [], { numThreads: 2 }, bert),
   ]);
   assert.equal(two.info.threads, 2);

@@ -13,8 +13,9 @@ const run = promisify(execFile);
 const child = new URL('./threads-child.mjs', import.meta.url).pathname;
 const mobilenet = new URL('../../build/models/mobilenet_v2_int8_qdq.onnx', import.meta.url).pathname;
 
+// The SIMD128 builds: Node 24 would take the relaxed-SIMD ones by default (tests/js/node24.test.js checks those).
 async function runChild(options, env = '', model = '', feeds = '') {
-  const { stdout } = await run(process.execPath, [child, JSON.stringify(options), env, model, feeds], { timeout: 120000 });
+  const { stdout } = await run(process.execPath, [child, JSON.stringify({ relaxedSimd: false, ...options }), env, model, feeds], { timeout: 120000 });
   return JSON.parse(stdout);
 }
 

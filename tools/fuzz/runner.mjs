@@ -91,7 +91,8 @@ class Worker {
     });
     child.on('exit', (code, signal) => {
       if (this.#child === child) this.#child = null;
-      if (this.#pending && !this.#pending.killed) {
+      // Only this child's case: a killed child's exit can come after the next case started on its successor (Node 24).
+      if (this.#pending && this.#pending.child === child && !this.#pending.killed) {
         const oom = /heap out of memory|Allocation failed/i.test(this.#stderr);
         this.#pending.finish({ outcome: oom ? 'blow-up' : 'trap', message: `worker died (${signal ?? code}): ${this.#stderr.slice(-1500)}` });
       }
@@ -113,7 +114,7 @@ class Worker {
     const child = this.#child;
     const t0 = performance.now();
     const result = await new Promise((resolve) => {
-      const pending = { id: c.id, killed: false };
+      const pending = { id: c.id, killed: false, child };
       const done = (r) => {
         clearTimeout(timer);
         clearInterval(poll);
