@@ -3,7 +3,9 @@
 // an i32x4.dot_i16x8_s chain. Each case also checks that qwasm's output equals ORT's byte for byte
 // (both run ONNX QLinearMatMul / QLinearConv semantics). Then two end-to-end models: MobileNetV2 int8
 // (model-bench.mjs) and a MiniLM-sized BERT encoder, q8 and float (transformer-bench.mjs).
-//   node tools/bench/bench.mjs [--filter S] [--min-ms N] [--json]
+// --channels-last gives qwasm's convolutions their input stored channels-last (NHWC bytes viewed as NCHW), as its
+// own layers and the browser bench hand it on, instead of NCHW (then converted inside the op).
+//   node tools/bench/bench.mjs [--filter S] [--min-ms N] [--json] [--channels-last]
 import * as qwasm from '../../js/index.js';
 import { ALL_CASES, QPARAMS as Q, caseData, checksum } from './cases.mjs';
 import { createOrtRunner, ort, ortCaseSetup, timeIt } from './ort.mjs';
@@ -21,6 +23,7 @@ const arg = (name, def) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] :
 const filter = arg('--filter', '');
 const minMs = Number(arg('--min-ms', 1500));
 const json = argv.includes('--json');
+const channelsLast = argv.includes('--channels-last');
 const log = json ? () => {} : console.log;
 
 /** qwasm's side of a case: returns { run() -> QTensor, dispose() }. */
@@ -33,7 +36,13 @@ function qwasmCase(c, d) {
     b.dispose();
     return { run: () => qwasm.matmul(a, packed, out), dispose: () => (a.dispose(), packed.dispose()) };
   }
-  const x = qwasm.fromIntRepr(d.x, [c.N, c.Cin, c.H, c.W], Q.xScale, Q.xZp, 'quint8');
+  let x = qwasm.fromIntRepr(d.x, [c.N, c.Cin, c.H, c.W], Q.xScale, Q.xZp, 'quint8');
+  if (channelsLast) {
+    const nhwc = x.permute([0, 2, 3, 1]).contiguous(); // the same values stored [N, H, W, C]
+    x.dispose();
+    x = nhwc.permute([0, 3, 1, 2]);
+    nhwc.dispose();
+  }
   const w = qwasm.fromIntRepr(d.w, [c.Cout, c.Cin / c.group, c.kh, c.kw], Q.wScale, Q.wZp, 'qint8');
   const packed = qwasm.packConv2d(w, d.bias, { stride: c.stride, padding: c.pad, groups: c.group, mode: 'onnx' });
   w.dispose();
