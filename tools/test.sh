@@ -81,23 +81,21 @@ for simd in 1 0; do
   QWASM_SIMD=$simd run_node_tests "$simd" tests/js/*.test.js
 done
 
-# The threads build with 2 threads: the suites that compare operators and models with their references (PyTorch,
-# ONNX, onnxruntime-web) bit for bit, so threads are held to the same numbers.
+# The suites that compare operators and models with their references (PyTorch, ONNX, onnxruntime-web) bit for bit,
+# run again on the threads build with 2 threads and under Node 24, so both are held to the same numbers.
+REFERENCE_SUITES=(tests/js/golden-*.test.js tests/js/model-*.test.js tests/js/conv-reference.test.js tests/js/ort-*.test.js
+  tests/js/requant-modes.test.js tests/js/output-range.test.js tests/js/transformer-ort.test.js tests/js/memory-plan.test.js)
 echo "== node --test against the threads build (numThreads 2)"
-QWASM_SIMD=1 QWASM_THREADS=2 run_node_tests threads tests/js/golden-*.test.js tests/js/model-*.test.js \
-  tests/js/conv-reference.test.js tests/js/ort-*.test.js tests/js/requant-modes.test.js tests/js/output-range.test.js \
-  tests/js/transformer-ort.test.js tests/js/memory-plan.test.js
+QWASM_SIMD=1 QWASM_THREADS=2 run_node_tests threads "${REFERENCE_SUITES[@]}"
 
-# Node 24 (tools/setup.sh puts it in build/node24) probes relaxed SIMD by default: the same suites run there, on the
-# relaxed kernels where this machine's probe passes (tests/js/node24.test.js also runs each V8 compiler alone).
+# Node 24 (tools/setup.sh puts it in build/node24) probes relaxed SIMD by default: the reference suites run there, on
+# the relaxed kernels where this machine's probe passes (tests/js/node24.test.js also runs each V8 compiler alone).
 if [[ -x build/node24/bin/node ]]; then
   probe=$(build/node24/bin/node --input-type=module -e \
     "import { relaxedDotSemantics as p } from '$PWD/js/runtime/relaxed.js'; const r = p(); console.log(r.semantics ?? r.reason)")
   relaxed=$([[ $probe == usdot || $probe == sdot ]] && echo 1 || echo 0)
   echo "== node --test under Node 24 ($(build/node24/bin/node --version); relaxed dot product: $probe)"
-  PATH="$PWD/build/node24/bin:$PATH" QWASM_SIMD=1 QWASM_RELAXED=$relaxed run_node_tests node24 tests/js/golden-*.test.js \
-    tests/js/model-*.test.js tests/js/conv-reference.test.js tests/js/ort-*.test.js tests/js/requant-modes.test.js \
-    tests/js/output-range.test.js tests/js/transformer-ort.test.js tests/js/memory-plan.test.js
+  PATH="$PWD/build/node24/bin:$PATH" QWASM_SIMD=1 QWASM_RELAXED=$relaxed run_node_tests node24 "${REFERENCE_SUITES[@]}"
 fi
 
 # Once, not per build: the pages run whichever build the browser picks.

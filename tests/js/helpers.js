@@ -13,9 +13,12 @@ export const wantSimd = process.env.QWASM_SIMD === undefined ? undefined : proce
 
 export const wantThreads = process.env.QWASM_THREADS === undefined ? undefined : Number(process.env.QWASM_THREADS);
 
-/** Whether init() takes the relaxed-SIMD build by default in this Node: 24 (V8 13) or later, where the probe passes
- * (npm test runs the suite on Node 20, and its reference suites again under Node 24). */
-export const relaxedByDefault = Number.parseInt(process.versions.v8, 10) >= 13 && relaxedDotSemantics().semantics !== null;
+/** Whether this Node probes relaxed SIMD by default: 24 (V8 13) or later (npm test runs the suite on Node 20, and
+ * its reference suites again under Node 24). */
+export const probesRelaxedByDefault = Number.parseInt(process.versions.v8, 10) >= 13;
+
+/** Whether init() takes the relaxed-SIMD build by default here: where this Node probes and the probe passes. */
+export const relaxedByDefault = probesRelaxedByDefault && relaxedDotSemantics().semantics !== null;
 
 export async function setup() {
   const info = await qwasm.init({ simd: wantSimd, numThreads: wantThreads });

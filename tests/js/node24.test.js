@@ -2,8 +2,9 @@
 // runs the rest of the suite, keeps SIMD128, so these tests run tests/js/threads-child.mjs under the Node 24 binary
 // that tools/setup.sh puts in build/node24 and compare its bytes (operators, MobileNetV2's and a q8 transformer's
 // every intermediate tensor) with the SIMD128 bytes of the Node running the suite, which the golden tests check
-// against PyTorch and onnxruntime. V8 first compiles wasm with its baseline compiler (Liftoff) and optimizes hot functions later (TurboFan);
-// Node 20's Liftoff computed the relaxed dot product wrongly, so each compiler runs alone here too.
+// against PyTorch and onnxruntime. V8 first compiles wasm with its baseline compiler (Liftoff) and optimizes hot
+// functions later (TurboFan); Node 20's Liftoff computed the relaxed dot product wrongly, so each compiler runs alone
+// here too.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { probesRelaxedByDefault } from './helpers.js';
 
 const run = promisify(execFile);
 const child = new URL('./threads-child.mjs', import.meta.url).pathname;
 const RELAXED_FLAGS = ['--experimental-wasm-relaxed-simd', '--no-liftoff'];
 // Node 20's flag and lowering; Node 24 runs relaxed SIMD without a flag (tests/js/node24.test.js).
-const NODE20 = { skip: Number.parseInt(process.versions.v8, 10) >= 13 && 'Node 20 only: tests/js/node24.test.js covers Node 24' };
+const NODE20 = { skip: probesRelaxedByDefault && 'Node 20 only: tests/js/node24.test.js covers Node 24' };
 
 async function runChild(options, env = '', flags = []) {
   const { stdout } = await run(process.execPath, [...flags, child, JSON.stringify(options), env], { timeout: 120000 });
