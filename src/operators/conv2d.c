@@ -611,7 +611,7 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
     struct qw_output_stage stage = *job->stage;
     stage.params = &rq;
     uint8_t* out = job->y + (b * job->out_pixels + p0) * y_stride + (g * job->cout_g + n0) * elem_size;
-    qw_gemm_run(job->kernels, pixels, nc, job->k, block, job->k, job->x_signed, job->x_zero_point,
+    qw_gemm_run(job->kernels, pixels, nc, job->k, block, job->k, job->x_signed, job->x_zero_point, NULL,
                 job->weights + g * job->group_bytes + n0 * column_bytes, &stage, out, y_stride, gemm_ws);
   }
 }
@@ -631,7 +631,7 @@ static void gemm_conv_run(const struct qw_kernels* kernels, const qw_conv2d_shap
         const struct qw_requantization_params rq_g = qw_requantization_params_at(stage->params, g * cout_g);
         struct qw_output_stage stage_g = *stage;
         stage_g.params = &rq_g;
-        qw_gemm_parallel(kernels, out_pixels, cout_g, k, x + b * in_image, (size_t)s->in_c, x_signed, x_zero_point,
+        qw_gemm_parallel(kernels, out_pixels, cout_g, k, x + b * in_image, (size_t)s->in_c, x_signed, x_zero_point, NULL,
                          weights + g * group_bytes, &stage_g, y + b * out_pixels * y_stride + g * cout_g * stage->elem_size,
                          y_stride, workspace);
       }

@@ -9,7 +9,8 @@
 #include "operators/operators.h"
 #include "qtypes.h"
 
-/* Workspace: the int8 GEMM's, then the per-column multipliers, then the quantized activations. */
+/* Workspace: the int8 GEMM's, then the per-column multipliers, then the quantized activations, then their
+ * packed row blocks (packed once: a row block sweeps every L2 block of the weights, a thread every column tile). */
 static size_t multipliers_offset(size_t n, size_t k) {
   return qw_round_up(qw_gemm_workspace_size(n, k), 16);
 }
@@ -18,12 +19,18 @@ static size_t activations_offset(size_t n, size_t k) {
   return multipliers_offset(n, k) + qw_round_up(n * sizeof(float), 16);
 }
 
+/* (within a workspace qw_dynamic_matmul_workspace_size accepted: m * k fits) */
+static size_t panels_offset(size_t m, size_t n, size_t k) {
+  return activations_offset(n, k) + qw_round_up(m * k, 16);
+}
+
 size_t qw_dynamic_matmul_workspace_size(size_t m, size_t n, size_t k) {
   const size_t gemm = qw_gemm_workspace_size(n, k); /* 0 when n or k is too large */
-  if (gemm == 0 || m > QW_MAX_BYTES || k > QW_MAX_BYTES) {
+  const size_t panels = qw_gemm_panels_size(qw_kernels(), m, k);
+  if (gemm == 0 || m > QW_MAX_BYTES || k > QW_MAX_BYTES || (m != 0 && panels == 0)) {
     return 0;
   }
-  return qw_size_or_zero((uint64_t)activations_offset(n, k) + (uint64_t)m * k);
+  return qw_size_or_zero((uint64_t)activations_offset(n, k) + ((uint64_t)m * k + 15) / 16 * 16 + panels);
 }
 
 qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t* a, int32_t a_zero_point,
@@ -48,7 +55,10 @@ qw_status qw_matmul_integer_to_float(size_t m, size_t n, size_t k, const uint8_t
   params.multiplier = multipliers;
   params.bias_f32 = bias;
   const struct qw_output_stage out = {.params = &params, .kernel = QW_REQUANT_KERNEL_F32, .mode = QW_REQUANT_NONE, .y_signed = 0, .elem_size = sizeof(float)};
-  qw_gemm_parallel(kernels, m, n, k, a, k, 0, a_zero_point, weights, &out, (uint8_t*)y, n * sizeof(float), workspace);
+  void* panels = (char*)workspace + panels_offset(m, n, k);
+  qw_gemm_pack_panels(kernels, m, k, a, k, 0, a_zero_point, panels);
+  qw_gemm_parallel(kernels, m, n, k, a, k, 0, a_zero_point, panels, weights, &out, (uint8_t*)y, n * sizeof(float),
+                   workspace);
   return QW_OK;
 }
 

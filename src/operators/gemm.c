@@ -131,9 +131,52 @@ static int fp32_bounded(const struct qw_requantization_params* p, size_t n, size
   return 1;
 }
 
+size_t qw_gemm_panel_stride(const struct qw_gemm_config* gemm, size_t k) {
+  return qw_round_up((size_t)qw_gemm_panel_bytes(gemm, gemm->mr, k), 16);
+}
+
+size_t qw_gemm_panels_size(const struct qw_kernels* kernels, size_t m, size_t k) {
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  if (m > QW_MAX_BYTES || k > QW_MAX_BYTES) {
+    return 0;
+  }
+  return qw_size_or_zero((uint64_t)((m + gemm->mr - 1) / gemm->mr) * qw_gemm_panel_stride(gemm, k));
+}
+
+struct pack_job {
+  const struct qw_gemm_config* gemm;
+  size_t m, k, a_stride, panel_stride;
+  const uint8_t* a;
+  int a_signed;
+  int32_t a_zero_point;
+  uint8_t* panels;
+};
+
+static void pack_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct pack_job* job = (const struct pack_job*)context;
+  const size_t mr_max = job->gemm->mr, kc = qw_round_up(job->k, job->gemm->kr);
+  for (size_t t = start; t < start + count; t++) {
+    const size_t m0 = t * mr_max, mr = job->m - m0 < mr_max ? job->m - m0 : mr_max;
+    job->gemm->pack_a[job->a_signed](mr, job->k, kc, job->a + m0 * job->a_stride, job->a_stride, job->a_zero_point,
+                                     job->panels + t * job->panel_stride);
+  }
+}
+
+void qw_gemm_pack_panels(const struct qw_kernels* kernels, size_t m, size_t k, const uint8_t* a, size_t a_stride,
+                         int a_signed, int32_t a_zero_point, void* panels) {
+  const struct qw_gemm_config* gemm = &kernels->gemm;
+  const struct pack_job job = {
+      .gemm = gemm, .m = m, .k = k, .a_stride = a_stride, .panel_stride = qw_gemm_panel_stride(gemm, k), .a = a,
+      .a_signed = a_signed, .a_zero_point = a_zero_point, .panels = (uint8_t*)panels,
+  };
+  const size_t blocks = (m + gemm->mr - 1) / gemm->mr;
+  qw_parallelize(pack_task, &job, blocks, qw_parallel_tile(blocks, 1, 1, 4));
+}
+
 void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
-                 int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
-                 size_t y_stride, void* workspace) {
+                 int a_signed, int32_t a_zero_point, const void* panels, const void* w,
+                 const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace) {
   const struct qw_gemm_config* gemm = &kernels->gemm;
   const qw_requantization_ukernel requantize = qw_output_kernel(kernels, out);
   const qw_gemm_pack_a_ukernel pack_a = gemm->pack_a[a_signed];
@@ -141,11 +184,13 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const size_t kc = qw_round_up(k, gemm->kr);
   const size_t column_bytes = qw_gemm_column_bytes(gemm, k); /* of packed weights */
   int32_t* cblock = (int32_t*)workspace;
-  void* panel = cblock + mr_max * qw_round_up(n, gemm->nr);
+  void* own_panel = cblock + mr_max * qw_round_up(n, gemm->nr); /* packed here unless the caller packed every panel */
+  const void* panel = own_panel;
   /* A single row block is packed once and sweeps all columns (the weights are read once anyway);
    * more rows are re-packed per column block, which keeps the weight block in cache (a few percent
-   * of the multiply-adds' time). */
-  const int single_block = m <= mr_max;
+   * of the multiply-adds' time), unless the caller packed every row block once (qw_gemm_pack_panels). */
+  const int single_block = m <= mr_max && panels == NULL;
+  const size_t panel_stride = qw_gemm_panel_stride(gemm, k);
   /* The fused kernels for the row counts the config has them for (src/config.c has none for one row: the 1-row
    * kernel sweeps the weights in wider passes, and one row's output stage is a small part of it). */
   const int fp32_fused = out->kernel == QW_REQUANT_KERNEL_FP32 && out->params->fp32_plain;
@@ -160,7 +205,7 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   params.fp32_bounded = fused_rows && fp32_bounded(out->params, n, k);
   const size_t nc_block = single_block ? n : column_block(gemm, k);
   if (single_block && m != 0) {
-    pack_a(m, k, kc, a, a_stride, a_zero_point, panel);
+    pack_a(m, k, kc, a, a_stride, a_zero_point, own_panel);
   }
   for (size_t n0 = 0; n0 < n; n0 += nc_block) {
     const size_t nc = n - n0 < nc_block ? n - n0 : nc_block;
@@ -168,8 +213,10 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
     const void* wb = (const char*)w + n0 * column_bytes; /* n0 is a multiple of nr */
     for (size_t m0 = 0; m0 < m; m0 += mr_max) {
       const size_t mr = m - m0 < mr_max ? m - m0 : mr_max;
-      if (!single_block) {
-        pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, panel);
+      if (panels != NULL) {
+        panel = (uint8_t*)panels + m0 / mr_max * panel_stride;
+      } else if (!single_block) {
+        pack_a(mr, k, kc, a + m0 * a_stride, a_stride, a_zero_point, own_panel);
       }
       uint8_t* yb = y + m0 * y_stride + n0 * out->elem_size;
       if (fused != NULL && fused[mr - 1] != NULL) {
@@ -191,6 +238,7 @@ struct gemm_job {
   const uint8_t* a;
   int a_signed;
   int32_t a_zero_point;
+  const uint8_t* panels; /* qw_gemm_pack_panels's, or NULL */
   const void* w;
   const struct qw_output_stage* out;
   uint8_t* y;
@@ -208,26 +256,30 @@ static void gemm_task(const void* context, size_t thread, size_t start, size_t c
     const struct qw_requantization_params rq = qw_requantization_params_at(job->out->params, n0);
     struct qw_output_stage out = *job->out;
     out.params = &rq;
+    const uint8_t* panels = job->panels != NULL
+                                ? job->panels + m0 / job->kernels->gemm.mr * qw_gemm_panel_stride(&job->kernels->gemm, job->k)
+                                : NULL;
     qw_gemm_run(job->kernels, mc, nc, job->k, job->a + m0 * job->a_stride, job->a_stride, job->a_signed,
-                job->a_zero_point, (const char*)job->w + n0 * column_bytes, &out,
+                job->a_zero_point, panels, (const char*)job->w + n0 * column_bytes, &out,
                 job->y + m0 * job->y_stride + n0 * job->out->elem_size, job->y_stride,
                 job->workspace + thread * job->thread_bytes);
   }
 }
 
 void qw_gemm_parallel(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a,
-                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* w,
+                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* panels, const void* w,
                       const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace) {
   const struct qw_gemm_config* gemm = &kernels->gemm;
   const size_t threads = qw_threads();
   if (threads == 1 || (uint64_t)m * n * k < PARALLEL_MIN_MACS) {
-    qw_gemm_run(kernels, m, n, k, a, a_stride, a_signed, a_zero_point, w, out, y, y_stride, workspace);
+    qw_gemm_run(kernels, m, n, k, a, a_stride, a_signed, a_zero_point, panels, w, out, y, y_stride, workspace);
     return;
   }
   struct gemm_job job = {
       .kernels = kernels, .m = m, .n = n, .k = k, .a_stride = a_stride, .y_stride = y_stride,
       .thread_bytes = qw_gemm_thread_workspace_size(kernels, n, k), .a = a, .a_signed = a_signed,
-      .a_zero_point = a_zero_point, .w = w, .out = out, .y = y, .workspace = (char*)workspace,
+      .a_zero_point = a_zero_point, .panels = (const uint8_t*)panels, .w = w, .out = out, .y = y,
+      .workspace = (char*)workspace,
   };
   /* One tile per thread, by rows or by columns (whole weight tiles), whichever gives the busiest thread the smaller
    * share: every thread then finishes at about the same time. Finer tiles, claimed dynamically, left a thread with
@@ -264,7 +316,7 @@ qw_status qw_gemm_with(const struct qw_kernels* kernels, size_t m, size_t n, siz
   if (!qw_zero_point_valid(a_dtype, a_zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  qw_gemm_parallel(kernels, m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point,
+  qw_gemm_parallel(kernels, m, n, k, (const uint8_t*)a, a_stride, a_dtype == QW_QINT8, a_zero_point, NULL,
                    (const char*)packed + HEADER_BYTES, &out, (uint8_t*)y, y_stride, workspace);
   return QW_OK;
 }

@@ -26,16 +26,26 @@ struct qw_output_stage {
 };
 
 /* y[m][n] = requantize(sum_k (a[m][k] - a_zp) * (W[k][n] - w_zp[n])) for W packed by kernels->gemm (no
- * header); y_stride in bytes; workspace of qw_gemm_thread_workspace_size bytes. One thread. */
+ * header); y_stride in bytes; workspace of qw_gemm_thread_workspace_size bytes. One thread. panels: A's row
+ * blocks packed by qw_gemm_pack_panels (then a is not read), or NULL to pack them here. */
 void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a, size_t a_stride,
-                 int a_signed, int32_t a_zero_point, const void* w, const struct qw_output_stage* out, uint8_t* y,
-                 size_t y_stride, void* workspace);
+                 int a_signed, int32_t a_zero_point, const void* panels, const void* w,
+                 const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace);
 
 /* qw_gemm_run split into tiles over the thread pool (threadpool.h); workspace of qw_gemm_workspace_size_with
  * bytes: one qw_gemm_thread_workspace_size slice per thread. */
 void qw_gemm_parallel(const struct qw_kernels* kernels, size_t m, size_t n, size_t k, const uint8_t* a,
-                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* w,
+                      size_t a_stride, int a_signed, int32_t a_zero_point, const void* panels, const void* w,
                       const struct qw_output_stage* out, uint8_t* y, size_t y_stride, void* workspace);
+
+/* Every row block of A packed once, for GEMMs whose rows would otherwise be packed again for each block of
+ * columns (more columns than one L2 block, or threads splitting the columns; several GEMMs over one A):
+ * ceil(m / mr) panels qw_gemm_panel_stride apart, qw_gemm_panels_size bytes (0 when too large), packed over the
+ * thread pool. */
+size_t qw_gemm_panel_stride(const struct qw_gemm_config* gemm, size_t k);
+size_t qw_gemm_panels_size(const struct qw_kernels* kernels, size_t m, size_t k);
+void qw_gemm_pack_panels(const struct qw_kernels* kernels, size_t m, size_t k, const uint8_t* a, size_t a_stride,
+                         int a_signed, int32_t a_zero_point, void* panels);
 
 /* The range of n floats widened to include 0 (lo = hi = 0 on entry), split over the thread pool: the build's
  * f32_range kernel per tile (f32/range.h), the tiles' ranges then combined. Min and max of finite values do not

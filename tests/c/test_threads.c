@@ -1,6 +1,6 @@
 /* The thread pool (src/threadpool.h) with pthreads standing in for the wasm workers: every parallel
  * driver (GEMM rows and columns, convolution as GEMM with and without im2col, grouped, depthwise, max and
- * average pooling, QLinearAdd, DynamicQuantizeLinear's range, strided copies) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
+ * average pooling, QLinearAdd, DynamicQuantizeLinear's range, the dynamic matmul, strided copies) gives the same bytes with 2, 3 and 4 threads as with one, and the int32
  * sums equal plain-loop references (so the comparison is not of the code with itself only); so do the float
  * operators of transformers (MatMul over several K blocks, Softmax, LayerNorm with skip, GELU). Buffers are
  * allocated with their exact sizes, so AddressSanitizer catches a tile that writes outside its own part. */
@@ -142,6 +142,50 @@ static void test_gemm(void) {
       free(y8);
     }
     free(a), free(w), free(w_zp), free(bias), free(w_scales), free(packed), free(sums), free(bytes), free(ref), free(ref8);
+  }
+}
+
+/* The dynamic matmul's float output (MatMulIntegerToFloat) over row blocks packed once (qw_gemm_pack_panels): every
+ * float equals (float)acc * (a_scale * b_scale) + bias from a plain loop, on 1 to 4 threads. The shapes take several
+ * L2 column blocks (k 1536: the weights of a few hundred columns fill one), a partial last row block, and a single
+ * row block. */
+static void test_dynamic_matmul(void) {
+  static const size_t shapes[][3] = {{3, 500, 3000}, {9, 1000, 300}, {37, 300, 1536}, {130, 100, 40}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    const size_t m = shapes[c][0], n = shapes[c][1], k = shapes[c][2];
+    uint8_t* a = random_bytes(m * k);
+    uint8_t* w = random_bytes(n * k);
+    float* b_scales = exact_alloc(n * sizeof(float));
+    float* bias = exact_alloc(n * sizeof(float));
+    for (size_t j = 0; j < n; j++) {
+      b_scales[j] = 0.001f + (float)(rng_u32() % 1000) * 1e-5f;
+      bias[j] = (float)((int32_t)(rng_u32() % 2001) - 1000) * 0.01f;
+    }
+    const int32_t a_zp = (int32_t)(rng_u32() % 256), w_zp = 0;
+    const float a_scale = 0.0173f;
+    void* packed = exact_alloc(qw_gemm_pack_size(n, k));
+    CHECK(qw_gemm_pack(n, k, w, QW_QINT8, k, 1, &w_zp, 1, packed) == QW_OK, "pack");
+    float* expected = exact_alloc(m * n * sizeof(float));
+    for (size_t r = 0; r < m; r++) {
+      for (size_t j = 0; j < n; j++) {
+        int32_t acc = 0;
+        for (size_t kk = 0; kk < k; kk++) {
+          acc += (a[r * k + kk] - a_zp) * value_of(w[j * k + kk], 1);
+        }
+        expected[r * n + j] = (float)acc * (a_scale * b_scales[j]) + bias[j];
+      }
+    }
+    for (size_t threads = 1; threads <= WORKERS + 1; threads++) {
+      CHECK(qw_threadpool_set_threads(threads) == QW_OK, "set_threads %zu", threads);
+      void* ws = exact_alloc(qw_dynamic_matmul_workspace_size(m, n, k));
+      float* y = exact_alloc(m * n * sizeof(float));
+      const qw_status st = qw_matmul_integer_to_float(m, n, k, a, a_zp, a_scale, packed, b_scales, n, bias, y, ws);
+      CHECK(st == QW_OK, "dynamic matmul %zux%zux%zu: status %d", m, n, k, st);
+      CHECK(memcmp(y, expected, m * n * sizeof(float)) == 0, "dynamic matmul %zux%zux%zu, %zu threads: floats differ from the plain loop", m, n, k, threads);
+      free(ws);
+      free(y);
+    }
+    free(a), free(w), free(b_scales), free(bias), free(packed), free(expected);
   }
 }
 
@@ -623,6 +667,7 @@ int main(void) {
   }
   test_pool();
   test_gemm();
+  test_dynamic_matmul();
   test_conv();
   test_pooling();
   test_add();
