@@ -27,6 +27,7 @@
 struct qw_kernels {
   const char* isa;
   qw_quantize_ukernel quantize[4][3]; /* [qw_rounding][qw_dtype] */
+  qw_quantize_ukernel quantize_dynamic; /* DynamicQuantizeLinear's (quantize.h) */
   qw_dequantize_ukernel dequantize[3]; /* [qw_dtype] */
   qw_dequantize_f64_ukernel dequantize_f64scale[3]; /* [qw_dtype] */
   struct qw_gemm_config gemm;                        /* int8 GEMM: layout, packing, kernels for 1..mr rows */

@@ -79,7 +79,7 @@ qw_status qw_dynamic_matmul(size_t m, size_t n, size_t k, const float* x, const 
   zp = zp < 0.0f ? 0.0f : zp > 255.0f ? 255.0f : zp;
   const int32_t a_zero_point = (int32_t)nearbyintf(zp);
   uint8_t* a = (uint8_t*)workspace + activations_offset(n, k);
-  const qw_status status = qw_quantize(m * k, x, a, QW_QUINT8, QW_ROUND_ONNX, a_scale, a_zero_point);
+  const qw_status status = qw_quantize_own_range(m * k, x, a, a_scale, a_zero_point);
   if (status != QW_OK) {
     return status;
   }

@@ -1,6 +1,7 @@
 /* ONNX DynamicQuantizeLinear: choose uint8 qparams from the data's range, then quantize with them.
  * The float steps follow ONNX Runtime (GetQuantizationParameter): scale = (max - min) / 255 with the
  * range widened to include 0, zero point = round_half_even(clamp(0 - min / scale, 0, 255)). */
+#include <float.h>
 #include <math.h>
 
 #include "config.h"
@@ -47,6 +48,34 @@ int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi) {
   return 1;
 }
 
+struct quantize_job {
+  qw_quantize_ukernel quantize;
+  struct qw_quantize_params params;
+  const float* x;
+  uint8_t* y;
+};
+
+static void quantize_task(const void* context, size_t thread, size_t start, size_t count) {
+  (void)thread;
+  const struct quantize_job* job = (const struct quantize_job*)context;
+  job->quantize(count, job->x + start, job->y + start, &job->params);
+}
+
+qw_status qw_quantize_own_range(size_t n, const float* x, uint8_t* y, float scale, int32_t zero_point) {
+  /* x within [lo, hi] (lo <= 0 <= hi) and scale = (hi - lo) / 255 rounded: |x| <= hi - lo, so |x / scale| is at most
+   * 255 and a little, far below the kernel's 2^22, for every normal scale */
+  if (!(scale >= FLT_MIN && scale <= FLT_MAX)) {
+    return qw_quantize(n, x, y, QW_QUINT8, QW_ROUND_ONNX, scale, zero_point);
+  }
+  if (zero_point < 0 || zero_point > 255) {
+    return QW_INVALID_QPARAMS;
+  }
+  struct quantize_job job = {.quantize = qw_kernels()->quantize_dynamic, .x = x, .y = y};
+  qw_quantize_params_init(&job.params, scale, zero_point, 0, 255);
+  qw_parallelize(quantize_task, &job, n, qw_elementwise_tile(n));
+  return QW_OK;
+}
+
 qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale, int32_t* zero_point) {
   if ((n != 0 && (x == NULL || y == NULL)) || scale == NULL || zero_point == NULL || !qw_count_fits(n, sizeof(float))) {
     return QW_INVALID_ARGUMENT;
@@ -70,5 +99,5 @@ qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float* scale
   zp = zp < qmin ? qmin : zp > qmax ? qmax : zp;
   *scale = s;
   *zero_point = (int32_t)nearbyintf(zp);
-  return qw_quantize(n, x, y, QW_QUINT8, QW_ROUND_ONNX, s, *zero_point);
+  return qw_quantize_own_range(n, x, y, s, *zero_point);
 }

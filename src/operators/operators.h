@@ -52,6 +52,11 @@ void qw_gemm_pack_panels(const struct qw_kernels* kernels, size_t m, size_t k, c
  * depend on the order, so the result is the kernel's over all n. 0 when a value is NaN or infinite. */
 int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi);
 
+/* DynamicQuantizeLinear's quantize (the ONNX rule to quint8) of n finite floats x with the scale and zero point
+ * chosen from their own range (lo <= x <= hi, lo <= 0 <= hi, scale (hi - lo) / 255 or 1 when hi == lo): the
+ * quantize_dynamic kernel over the thread pool, qw_quantize's for a scale below the normal range. */
+qw_status qw_quantize_own_range(size_t n, const float* x, uint8_t* y, float scale, int32_t zero_point);
+
 /* The workspace of one thread's qw_gemm_run (a multiple of 16 bytes). */
 size_t qw_gemm_thread_workspace_size(const struct qw_kernels* kernels, size_t n, size_t k);
 

@@ -132,6 +132,9 @@ static inline float qw_dequantize_f64_value(int32_t q, const struct qw_dequantiz
 #define QW_DECLARE_DEQUANTIZE_F64_UKERNEL(name) \
   void name(size_t n, const void* q, float* y, const struct qw_dequantize_f64_params* params)
 
+/* DynamicQuantizeLinear's quantize (qw_kernels()->quantize_dynamic): the ONNX rule to quint8 for finite x whose
+ * quotient |x / scale| is below 2^22, which data quantized with a scale from its own range guarantees
+ * (src/operators/dynamic.c). The scalar build runs the ONNX kernel itself. */
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_torch_ukernel__scalar);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs8_quantize_torch_ukernel__scalar);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__scalar);
@@ -157,6 +160,7 @@ QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_torch_ukernel__wasmsimd);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_onnx_ukernel__wasmsimd);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs8_quantize_onnx_ukernel__wasmsimd);
 QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qs32_quantize_onnx_ukernel__wasmsimd);
+QW_DECLARE_QUANTIZE_UKERNEL(qw_f32_qu8_quantize_dynamic_ukernel__wasmsimd);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qu8_f32_dequantize_ukernel__wasmsimd);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs8_f32_dequantize_ukernel__wasmsimd);
 QW_DECLARE_DEQUANTIZE_UKERNEL(qw_qs32_f32_dequantize_ukernel__wasmsimd);

@@ -72,6 +72,48 @@ static void test_simd_matches_scalar(void) {
   }
 }
 
+/* DynamicQuantizeLinear's kernel (quantize_dynamic) against the ONNX rule's scalar kernel, on data quantized with the
+ * scale and zero point of its own range as qw_dynamic_quantize chooses them: values across the range, its ends, zeros
+ * of both signs, and exact ties x / scale = k + 0.5 (counted, so that the rounding is exercised), for ranges from a
+ * scale near FLT_MIN to 1e30, one-sided ranges included. */
+static void test_dynamic_kernel(void) {
+  const struct qw_kernels* selected = qw_kernels();
+  const float ranges[][2] = {{-3.5f, 7.25f}, {-1.0f, 0.0f}, {0.0f, 2.0f}, {-0.013f, 11.9f}, {-1e30f, 3e29f},
+                             {-255.0f * FLT_MIN, 100.0f * FLT_MIN}, {-1e-3f, 1e-3f}, {-6.0f, 6.0f}};
+  size_t ties = 0;
+  for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+    const float lo = ranges[r][0], hi = ranges[r][1];
+    const float scale = (hi - lo) / 255.0f;
+    float zp_f = 0.0f - lo / scale;
+    zp_f = zp_f < 0.0f ? 0.0f : zp_f > 255.0f ? 255.0f : zp_f;
+    struct qw_quantize_params p;
+    qw_quantize_params_init(&p, scale, (int32_t)nearbyintf(zp_f), 0, 255);
+    for (size_t n = 1; n <= 300; n += (n < 40 ? 1 : 37)) {
+      float* x = exact_alloc(n * sizeof(float));
+      uint8_t* a = exact_alloc(n);
+      uint8_t* b = exact_alloc(n);
+      for (size_t i = 0; i < n; i++) {
+        switch (rng_u32() % 4) {
+          case 0: x[i] = rng_uniform(lo, hi); break;
+          case 1: x[i] = i % 2 ? lo : hi; break;
+          case 2: x[i] = i % 2 ? -0.0f : 0.0f; break;
+          default: {
+            const float t = ((float)((int32_t)(rng_u32() % 256) - p.zero_point) + 0.5f) * scale;
+            x[i] = t < lo ? lo : t > hi ? hi : t;
+            ties += x[i] / scale - nearbyintf(x[i] / scale) == 0.5f || x[i] / scale - nearbyintf(x[i] / scale) == -0.5f;
+          }
+        }
+      }
+      selected->quantize_dynamic(n, x, a, &p);
+      qw_scalar_kernels.quantize[QW_ROUND_ONNX][QW_QUINT8](n, x, b, &p);
+      CHECK(memcmp(a, b, n) == 0, "dynamic quantize of [%g, %g] (scale %g, zp %d), n=%zu: differs from the ONNX rule", lo,
+            hi, scale, p.zero_point, n);
+      free(x), free(a), free(b);
+    }
+  }
+  CHECK(ties > 1000, "only %zu exact ties", ties);
+}
+
 static void test_dequantize_simd_matches_scalar(void) {
   const struct qw_kernels* selected = qw_kernels();
   for (int dt = 0; dt < 3; dt++) {
@@ -297,6 +339,7 @@ static void test_requantize_kernels_match_scalar(void) {
 int main(void) {
   test_fbgemm_rules();
   test_simd_matches_scalar();
+  test_dynamic_kernel();
   test_dequantize_simd_matches_scalar();
   test_requantize_kernels_match_scalar();
   test_documented_values();
