@@ -137,19 +137,32 @@ QW_ALWAYS_INLINE void qw_mlas_exp_minus_max_n(size_t n, v128_t* x, v128_t negati
 }
 
 QW_ALWAYS_INLINE void qw_mlas_erf_n(size_t n, v128_t* x) {
-  v128_t sign[4], a[4], a2[4], small[4], p[4], r_big[4], biased[4], fx[4];
+  v128_t sign[4], a[4], a2[4], ab[4], small[4], p[4], r_big[4], biased[4], fx[4];
   QW_EACH(j, n) {
     sign[j] = wasm_v128_and(x[j], QW_SPLAT(-0.0f));
     a[j] = qw_min_const(QW_SPLAT(QW_MLAS_ERF_UPPER_ABS_RANGE), wasm_v128_andnot(x[j], QW_SPLAT(-0.0f)));
     a2[j] = wasm_f32x4_mul(a[j], a[j]);
+    ab[j] = wasm_v128_and(a[j], wasm_f32x4_gt(a[j], QW_SPLAT(QW_MLAS_ERF_SPLIT_BOUNDARY)));
   }
-  qw_horner_n(n, qw_mlas_erf_small_poly, 6, a2, p);
+  /* The two polynomials are independent: their chains interleaved, eight in flight (GELU 1.84 -> 1.70 ns per element
+   * in Chromium 156, 1.80 -> 1.69 in Node 24; Node 20, which reorders the code itself, 1.68 -> 1.78) */
+  QW_EACH(j, n) {
+    p[j] = QW_SPLAT(qw_mlas_erf_big_poly[0]);
+    small[j] = QW_SPLAT(qw_mlas_erf_small_poly[0]);
+  }
+  for (size_t i = 1; i < 7; i++) {
+    QW_EACH(j, n) p[j] = QW_MULADD(p[j], ab[j], QW_SPLAT(qw_mlas_erf_big_poly[i]));
+    if (i < 6) {
+      QW_EACH(j, n) small[j] = QW_MULADD(small[j], a2[j], QW_SPLAT(qw_mlas_erf_small_poly[i]));
+    }
+    qw_interleave(n, p);
+    qw_interleave(n, small);
+  }
   QW_EACH(j, n) {
     const v128_t big = wasm_f32x4_gt(a[j], QW_SPLAT(QW_MLAS_ERF_SPLIT_BOUNDARY));
-    small[j] = wasm_v128_andnot(QW_MULADD(p[j], a[j], a[j]), big);
-    a[j] = wasm_v128_and(a[j], big);
+    small[j] = wasm_v128_andnot(QW_MULADD(small[j], a[j], a[j]), big);
+    a[j] = ab[j];
   }
-  qw_horner_n(n, qw_mlas_erf_big_poly, 7, a, p);
   QW_EACH(j, n) {
     r_big[j] = QW_MULADD(p[j], a[j], a[j]);
     r_big[j] = qw_max_const(QW_SPLAT(QW_MLAS_ERF_EXP_LOWER_RANGE), wasm_v128_xor(r_big[j], QW_SPLAT(-0.0f)));
