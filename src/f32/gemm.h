@@ -27,6 +27,12 @@
 typedef void (*qw_f32_gemm_ukernel)(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride,
                                     float* c, size_t c_stride, float alpha);
 
+/* The same sums with the mr rows of weights read in place, row m at x + m * x_stride (k contiguous), from +0 (no
+ * bias): C[m][j] = (sum_k x[m][k] * A[k][j]) * alpha. The float matrix product takes the rows of A so, where packing
+ * them cost as much as a fifth of attention's products (K 128 against 32 columns). */
+typedef void (*qw_f32_gemm_rows_ukernel)(size_t mr, size_t nc, size_t kc, const float* x, size_t x_stride,
+                                         const float* a, size_t a_stride, float* c, size_t c_stride, float alpha);
+
 /* Transposing pack of up to `lanes` rows of x (rows ldx floats apart) for kc values of k, lane-interleaved:
  *   out[k * lanes + r] = r < rows ? x[r * ldx + k] : 0   for k < kc, r < lanes (rows <= lanes <= 16)
  * The float matrix product packs rows of A into a tile with it (lanes mr) and a transposed B into a panel (lanes
@@ -39,6 +45,7 @@ typedef void (*qw_f32_gemm_pack_fn)(size_t mr, size_t n, size_t k, const float* 
 struct qw_f32_gemm_config {
   uint8_t mr, nr;
   qw_f32_gemm_ukernel gemm[QW_F32_GEMM_MR_LIMIT]; /* [rows - 1], rows 1..mr */
+  qw_f32_gemm_rows_ukernel gemm_rows[QW_F32_GEMM_MR_LIMIT]; /* [rows - 1], or NULL: pack the rows for gemm */
   qw_f32_gemm_pack_fn pack;
   qw_x32_packx_ukernel packx;
 };
@@ -70,7 +77,12 @@ void qw_pack_f32_gemm_weights(size_t mr, size_t n, size_t k, const float* w, con
   void name(size_t mr, size_t nc, size_t kc, const float* w, const float* a, size_t a_stride, float* c, size_t c_stride, \
             float alpha)
 
+#define QW_DECLARE_F32_GEMM_ROWS_UKERNEL(name)                                                                    \
+  void name(size_t mr, size_t nc, size_t kc, const float* x, size_t x_stride, const float* a, size_t a_stride, float* c, \
+            size_t c_stride, float alpha)
+
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__scalar);
+QW_DECLARE_F32_GEMM_ROWS_UKERNEL(qw_f32_gemm_rows_ukernel_4x8__scalar);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_2x16__scalar);
 QW_DECLARE_X32_PACKX_UKERNEL(qw_x32_packx_ukernel__scalar);
 #if QW_SIMD
@@ -78,6 +90,9 @@ QW_DECLARE_X32_PACKX_UKERNEL(qw_x32_packx_ukernel_4x__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_1x8__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_2x8__wasmsimd);
 QW_DECLARE_F32_GEMM_UKERNEL(qw_f32_gemm_ukernel_4x8__wasmsimd);
+QW_DECLARE_F32_GEMM_ROWS_UKERNEL(qw_f32_gemm_rows_ukernel_1x8__wasmsimd);
+QW_DECLARE_F32_GEMM_ROWS_UKERNEL(qw_f32_gemm_rows_ukernel_2x8__wasmsimd);
+QW_DECLARE_F32_GEMM_ROWS_UKERNEL(qw_f32_gemm_rows_ukernel_4x8__wasmsimd);
 #endif
 
 #endif /* QWASM_F32_GEMM_H */
