@@ -88,6 +88,7 @@ const struct qw_kernels qw_scalar_kernels = {
     .f32_layernorm = qw_f32_layernorm_ukernel__scalar,
     .f32_layernorm4 = qw_f32_layernorm4_ukernel__scalar,
     .f32_layernorm8 = qw_f32_layernorm8_ukernel__scalar,
+    .f32_layernorm16 = qw_f32_layernorm16_ukernel__scalar,
     .f32_range = qw_f32_range_ukernel__scalar,
     .scale_output = {qw_qs32_f32_scale_ukernel__scalar, qw_qs32_f32_scale_bias_ukernel__scalar},
 };
@@ -165,6 +166,7 @@ static const struct qw_kernels wasmsimd_kernels = {
     .f32_layernorm = qw_f32_layernorm_ukernel_4__wasmsimd,
     .f32_layernorm4 = qw_f32_layernorm4_ukernel__wasmsimd,
     .f32_layernorm8 = qw_f32_layernorm8_ukernel__wasmsimd,
+    .f32_layernorm16 = qw_f32_layernorm16_ukernel__wasmsimd,
     .f32_range = qw_f32_range_ukernel_16__wasmsimd,
     .scale_output = {qw_qs32_f32_scale_ukernel__wasmsimd, qw_qs32_f32_scale_bias_ukernel__wasmsimd},
 };

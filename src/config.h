@@ -48,6 +48,7 @@ struct qw_kernels {
   qw_f32_layernorm_ukernel f32_layernorm;            /* one row, optional skip / bias / beta */
   qw_f32_layernorm4_ukernel f32_layernorm4;          /* four rows at once, the same arithmetic per row */
   qw_f32_layernorm4_ukernel f32_layernorm8;          /* eight rows at once, the same arithmetic per row */
+  qw_f32_layernorm4_ukernel f32_layernorm16;         /* sixteen rows at once, the same arithmetic per row */
   qw_f32_range_ukernel f32_range;                    /* min / max with 0, finiteness (dynamic quantization) */
   qw_requantization_ukernel scale_output[2];         /* int32 -> float (dynamic matmul): [with bias] */
 };

@@ -23,3 +23,10 @@ QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__scalar) {
                                      sum != NULL ? sum[r] : NULL);
   }
 }
+
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm16_ukernel__scalar) {
+  for (size_t r = 0; r < 16; r++) {
+    qw_f32_layernorm_ukernel__scalar(n, x[r], skip != NULL ? skip[r] : NULL, bias, gamma, beta, epsilon, y[r],
+                                     sum != NULL ? sum[r] : NULL);
+  }
+}

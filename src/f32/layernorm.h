@@ -25,8 +25,8 @@ typedef void (*qw_f32_layernorm_ukernel)(size_t n, const float* x, const float* 
   void name(size_t n, const float* x, const float* skip, const float* bias, const float* gamma, const float* beta, \
             float epsilon, float* y, float* sum)
 
-/* Four rows at once: x[r], y[r] (and skip[r], sum[r] when skip / sum are not NULL) for r < 4; the eight-row kernels
- * (the same type) for r < 8. */
+/* Four rows at once: x[r], y[r] (and skip[r], sum[r] when skip / sum are not NULL) for r < 4; the eight- and
+ * sixteen-row kernels (the same type) for r < 8 and r < 16. */
 typedef void (*qw_f32_layernorm4_ukernel)(size_t n, const float* const* x, const float* const* skip, const float* bias,
                                           const float* gamma, const float* beta, float epsilon, float* const* y,
                                           float* const* sum);
@@ -38,10 +38,12 @@ typedef void (*qw_f32_layernorm4_ukernel)(size_t n, const float* const* x, const
 QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel__scalar);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__scalar);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__scalar);
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm16_ukernel__scalar);
 #if QW_SIMD
 QW_DECLARE_F32_LAYERNORM_UKERNEL(qw_f32_layernorm_ukernel_4__wasmsimd);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm4_ukernel__wasmsimd);
 QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm8_ukernel__wasmsimd);
+QW_DECLARE_F32_LAYERNORM4_UKERNEL(qw_f32_layernorm16_ukernel__wasmsimd);
 #endif
 
 /* v[h] = x[h] (+ skip[h]) (+ bias[h]), stored in y (and sum). */

@@ -81,16 +81,17 @@ static void layer_norm_task(const void* context, size_t thread, size_t start, si
   (void)thread;
   const struct layer_norm_job* job = (const struct layer_norm_job*)context;
   const qw_f32_layernorm_ukernel layernorm = qw_kernels()->f32_layernorm;
-  const qw_f32_layernorm4_ukernel group_kernels[2] = {qw_kernels()->f32_layernorm8, qw_kernels()->f32_layernorm4};
-  const size_t group_rows[2] = {8, 4};
+  const qw_f32_layernorm4_ukernel group_kernels[3] = {qw_kernels()->f32_layernorm16, qw_kernels()->f32_layernorm8,
+                                                      qw_kernels()->f32_layernorm4};
+  const size_t group_rows[3] = {16, 8, 4};
   const size_t cols = job->cols, end = start + count;
   size_t r = start;
-  for (size_t g = 0; g < 2; g++) {
+  for (size_t g = 0; g < 3; g++) {
     for (const size_t rows = group_rows[g]; r + rows <= end; r += rows) {
-      const float* xs[8];
-      const float* ss[8];
-      float* ys[8];
-      float* sums[8];
+      const float* xs[16];
+      const float* ss[16];
+      float* ys[16];
+      float* sums[16];
       for (size_t i = 0; i < rows; i++) {
         xs[i] = job->x + (r + i) * cols;
         ss[i] = job->skip != NULL ? job->skip + ((r + i) % job->skip_rows) * cols : NULL;

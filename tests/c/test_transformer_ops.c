@@ -289,27 +289,28 @@ static void simd_matches_scalar(void) {
       k->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y0, NULL);
       s->f32_layernorm(n, x, NULL, NULL, g, NULL, 1e-12f, y1, NULL);
       CHECK(same_bits(y0, y1, n), "layer norm (no skip, bias, beta) n=%zu", n);
-      /* four and eight rows at once (the statistics in SIMD lanes), this build's and the scalar ones, against scalar
+      /* four, eight and sixteen rows at once (the statistics in SIMD lanes), this build's and the scalar ones, against scalar
        * one-row calls */
-      float rows[8][MAX + 1], skips[8][MAX + 1], outg[8][MAX + 1], out1[8][MAX + 1], sumsg[8][MAX + 1], sums1[8][MAX + 1];
-      for (size_t r = 0; r < 8; r++) {
+      float rows[16][MAX + 1], skips[16][MAX + 1], outg[16][MAX + 1], out1[16][MAX + 1], sumsg[16][MAX + 1], sums1[16][MAX + 1];
+      for (size_t r = 0; r < 16; r++) {
         for (size_t i = 0; i < n; i++) {
           rows[r][i] = rng_uniform(-30.0f, 30.0f) + (float)r * 1000.0f;
           skips[r][i] = rng_uniform(-3.0f, 3.0f);
         }
       }
-      const float* xs[8];
-      const float* ss[8];
-      float* ys[8];
-      float* sums[8];
-      for (size_t r = 0; r < 8; r++) {
+      const float* xs[16];
+      const float* ss[16];
+      float* ys[16];
+      float* sums[16];
+      for (size_t r = 0; r < 16; r++) {
         xs[r] = rows[r], ss[r] = skips[r], ys[r] = outg[r], sums[r] = sumsg[r];
       }
-      const struct { qw_f32_layernorm4_ukernel kernel; size_t rows; const char* name; } groups[4] = {
-          {k->f32_layernorm4, 4, "four-row"}, {k->f32_layernorm8, 8, "eight-row"},
+      const struct { qw_f32_layernorm4_ukernel kernel; size_t rows; const char* name; } groups[6] = {
+          {k->f32_layernorm4, 4, "four-row"}, {k->f32_layernorm8, 8, "eight-row"}, {k->f32_layernorm16, 16, "sixteen-row"},
           {s->f32_layernorm4, 4, "scalar four-row"}, {s->f32_layernorm8, 8, "scalar eight-row"},
+          {s->f32_layernorm16, 16, "scalar sixteen-row"},
       };
-      for (int gi = 0; gi < 4; gi++) {
+      for (int gi = 0; gi < 6; gi++) {
         for (int with_skip = 0; with_skip < 2; with_skip++) {
           groups[gi].kernel(n, xs, with_skip ? ss : NULL, with_skip ? b : NULL, g, with_skip ? b : NULL, 1e-5f, ys,
                             with_skip ? sums : NULL);
