@@ -322,6 +322,12 @@ QW_API qw_status qw_dynamic_quantize(size_t n, const float* x, uint8_t* y, float
 QW_API qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, const void* src,
                                  const int32_t* src_strides, void* dst, const int32_t* dst_strides);
 
+/* ONNX Gather of whole rows: y[o][i] = data[o][indices[i]] for o < outer, i < count, each a row of row_bytes bytes
+ * (data viewed as [outer][axis_size][row_bytes]); an index may be negative (counted from the end, as ONNX allows).
+ * QW_INVALID_ARGUMENT, with nothing written, when an index is outside [-axis_size, axis_size). y must not overlap data. */
+QW_API qw_status qw_gather(size_t outer, size_t axis_size, size_t row_bytes, const void* data, size_t count,
+                           const int32_t* indices, void* y);
+
 /* ---- requantization of int32 accumulators (GEMM, convolution) ---------------------------- */
 
 /* How an int32 accumulator becomes an 8-bit output; each is bit-exact with its reference

@@ -118,3 +118,25 @@ qw_status qw_copy_strided(size_t elem_size, size_t rank, const int32_t* shape, c
   qw_parallelize(copy_task, &job, count, qw_row_tile(count, count_all / count, 2));
   return QW_OK;
 }
+
+qw_status qw_gather(size_t outer, size_t axis_size, size_t row_bytes, const void* data, size_t count,
+                    const int32_t* indices, void* y) {
+  size_t table_bytes, y_bytes;
+  if (!qw_size3(outer, axis_size, row_bytes, &table_bytes) || !qw_size3(outer, count, row_bytes, &y_bytes) ||
+      (count != 0 && indices == NULL) || (table_bytes != 0 && data == NULL) || (y_bytes != 0 && y == NULL)) {
+    return QW_INVALID_ARGUMENT;
+  }
+  for (size_t i = 0; i < count; i++) {
+    const int64_t j = indices[i] < 0 ? (int64_t)indices[i] + (int64_t)axis_size : (int64_t)indices[i];
+    if (j < 0 || (uint64_t)j >= axis_size) {
+      return QW_INVALID_ARGUMENT;
+    }
+  }
+  for (size_t o = 0; o < outer; o++) {
+    for (size_t i = 0; i < count; i++) {
+      const size_t j = (size_t)(indices[i] < 0 ? (int64_t)indices[i] + (int64_t)axis_size : indices[i]);
+      memcpy((char*)y + (o * count + i) * row_bytes, (const char*)data + (o * axis_size + j) * row_bytes, row_bytes);
+    }
+  }
+  return QW_OK;
+}

@@ -1,4 +1,7 @@
-/* qw_copy_strided: transposes, broadcasts (stride 0), slices, rank 0, and argument checks. */
+/* qw_copy_strided: transposes, broadcasts (stride 0), slices, rank 0, and argument checks. qw_gather: rows picked by
+ * positive and negative indices against a plain loop, and refused indices. */
+#include <string.h>
+
 #include "check.h"
 #include "qwasm.h"
 
@@ -90,5 +93,36 @@ int main(void) {
   CHECK(qw_copy_strided(4, 1, pos, m, neg, t, pos) == QW_INVALID_ARGUMENT, "negative stride");
   CHECK(qw_copy_strided(3, 1, pos, m, pos, t, pos) == QW_INVALID_ARGUMENT, "element size 3");
   CHECK(qw_copy_strided(4, QW_MAX_RANK + 1, shape_t, m, strides_t, t, strides_t) == QW_INVALID_ARGUMENT, "rank too large");
+  /* Gather: data [outer 3][axis 5][row 7 bytes], 6 indices (negative ones from the end), exact buffers. */
+  {
+    const size_t outer = 3, axis = 5, row_bytes = 7, count = 6;
+    uint8_t* data = exact_alloc(outer * axis * row_bytes);
+    uint8_t* y = exact_alloc(outer * count * row_bytes);
+    for (size_t i = 0; i < outer * axis * row_bytes; i++) data[i] = (uint8_t)rng_u32();
+    const int32_t indices[6] = {4, 0, -1, 2, -5, 2};
+    CHECK(qw_gather(outer, axis, row_bytes, data, count, indices, y) == QW_OK, "gather status");
+    int ok = 1;
+    for (size_t o = 0; o < outer; o++) {
+      for (size_t i = 0; i < count; i++) {
+        const size_t j = (size_t)(indices[i] < 0 ? indices[i] + (int32_t)axis : indices[i]);
+        ok &= memcmp(y + (o * count + i) * row_bytes, data + (o * axis + j) * row_bytes, row_bytes) == 0;
+      }
+    }
+    CHECK(ok, "gather rows");
+    /* an index outside [-axis, axis) is refused before anything is written */
+    const int32_t bad_high[2] = {0, 5}, bad_low[2] = {1, -6};
+    memset(y, 0xA5, outer * count * row_bytes);
+    CHECK(qw_gather(outer, axis, row_bytes, data, 2, bad_high, y) == QW_INVALID_ARGUMENT, "gather index 5 of 5");
+    CHECK(qw_gather(outer, axis, row_bytes, data, 2, bad_low, y) == QW_INVALID_ARGUMENT, "gather index -6 of 5");
+    int untouched = 1;
+    for (size_t i = 0; i < outer * count * row_bytes; i++) untouched &= y[i] == 0xA5;
+    CHECK(untouched, "a refused gather wrote its output");
+    CHECK(qw_gather(outer, axis, row_bytes, NULL, count, indices, y) == QW_INVALID_ARGUMENT, "gather without data");
+    CHECK(qw_gather(outer, axis, row_bytes, data, count, NULL, y) == QW_INVALID_ARGUMENT, "gather without indices");
+    CHECK(qw_gather(outer, axis, (size_t)1 << 31, data, count, indices, y) == QW_INVALID_ARGUMENT, "gather too large");
+    CHECK(qw_gather(outer, axis, row_bytes, data, 0, NULL, NULL) == QW_OK, "gather of no index");
+    free(data);
+    free(y);
+  }
   return check_summary("test_layout");
 }

@@ -11,7 +11,7 @@ import { ARRAY, BYTES, dimsOf, dtypeOf, host, numel, ptrOf, qvalue, toHost, view
 import { MAX_RANK, isPermutation } from '../../tensor/check.js';
 import { transposeHost } from './float.js';
 import { A } from './attributes.js';
-import { axisOf, broadcastStrides } from './kernel-args.js';
+import { axisOf, broadcastStrides, produce, withWasm } from './kernel-args.js';
 
 const where = (node) => `${node.opType} node "${node.name}"`;
 
@@ -56,6 +56,10 @@ function axesOf(axes, rank, label) {
   if (new Set(norm).size !== norm.length) throw new ModelFormatError(`${label}: axes [${axes}] repeat an axis`);
   return norm;
 }
+
+/** Gather copies rows of a constant table of at least this many bytes in wasm (the table uploaded once); smaller
+ * ones, such as a shape's dimensions, stay on the host. */
+const GATHER_UPLOAD_BYTES = 256;
 
 /** 8-bit QTensor values are read as host data by the copying operators. */
 const plain = (v) => (v.kind === 'q' ? toHost(v) : v);
@@ -319,12 +323,23 @@ export const SHAPE_OPERATORS = {
       const inner = numel(d.dims.slice(a + 1)) * BYTES[d.dtype];
       const n = idx.data.length;
       // every index checked before the output is allocated (an error leaves nothing behind)
-      const rows = Int32Array.from(idx.data, (v) => {
-        const j = Number(v) < 0 ? Number(v) + size : Number(v);
-        if (!(j >= 0 && j < size)) throw new RangeError(`${w}: index ${v} is out of range for axis ${a} of size ${size}`);
-        return j;
-      });
-      const out = newValue([d], d.dtype, [...d.dims.slice(0, a), ...idx.dims, ...d.dims.slice(a + 1)]);
+      const rows = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = Number(idx.data[i]);
+        const j = v < 0 ? v + size : v;
+        if (!(j >= 0 && j < size)) throw new RangeError(`${w}: index ${idx.data[i]} is out of range for axis ${a} of size ${size}`);
+        rows[i] = j;
+      }
+      const outDims = [...d.dims.slice(0, a), ...idx.dims, ...d.dims.slice(a + 1)];
+      if (d.kind === 'wasm' || (ctx.isConstant(ctx.node.inputs[0]) && numel(d.dims) * BYTES[d.dtype] >= GATHER_UPLOAD_BYTES)) {
+        // rows copied in wasm (qw_gather), a constant table uploaded once: an embedding lookup's 128 rows took 66 us
+        // as typed-array copies out of the host table (a subarray per row), and its consumer then uploaded them
+        return withWasm(ctx, [d], (wd) => [produce(d.dtype, outDims, (py) => backend().withBuffers([4 * n], (pi) => {
+          backend().i32(pi, n).set(rows);
+          backend().call(w, 'qw_gather', outer, size, inner, ptrOf(wd), n, pi, py);
+        }))]);
+      }
+      const out = newValue([d], d.dtype, outDims);
       const src = bytesOf(d);
       const dst = bytesOf(out);
       for (let i = 0; i < n; i++) {

@@ -325,6 +325,13 @@ static void copy_strided(struct input* in) {
   void* src = empty ? tiny[0] : buffer(in, (src_span + 1) * elem);
   void* dst = empty ? tiny[1] : buffer(in, (dst_span + 1) * elem);
   if (src && dst) qw_copy_strided(elem, rank, shape, src, ss, dst, ds);
+  /* qw_gather: rows of `elem` bytes picked by any int32 indices (those outside [-axis, axis) must be refused) */
+  const size_t outer = u8(in) % 4, axis = u8(in) % 9, count = u8(in) % 9;
+  int32_t indices[8];
+  for (size_t i = 0; i < count; i++) indices[i] = u8(in) & 1 ? i32(in) : (int32_t)(u8(in) % 19) - 9;
+  void* table = buffer(in, (uint64_t)outer * axis * elem);
+  void* rows = buffer(in, (uint64_t)outer * count * elem);
+  if (table && rows) qw_gather(outer, axis, elem, table, count, indices, rows);
 }
 
 static void elementwise(struct input* in) {
