@@ -132,9 +132,9 @@ static void matmul_task(const void* context, size_t thread, size_t start, size_t
   float* panel = job->per_thread + thread * job->thread_floats;
   float* tile = panel + (job->kb < job->k ? job->kb : job->k) * nr;
   /* A's rows read in place where the config has the kernels and a row tile meets few column tiles (attention's
-   * probabilities times V, 32 columns: 1.65 -> 1.53 ms for MiniLM's six in Node 24); else packed per row tile and K
-   * block, which pays across more columns (Q K^T, 128 columns: 1.77 ms in place, 1.75 packed) */
-  const int rows_in_place = gemm->gemm_rows[mr_max - 1] != NULL && n <= 8 * nr;
+   * probabilities times V, 32 columns: 128x32x128 19.9 -> 19.3 us alone in Node 24, MiniLM's six MatMuls 1.65 ->
+   * 1.53 ms); else packed per row tile and K block, which pays across more columns (64: 38.0 packed, 38.6 in place) */
+  const int rows_in_place = gemm->gemm_rows[mr_max - 1] != NULL && n <= 4 * nr;
   for (size_t k0 = 0; k0 < job->k; k0 += job->kb) {
     const size_t kc = job->k - k0 < job->kb ? job->k - k0 : job->kb;
     /* rows of A, mr at a time: [0 x mr][a[r][k0] x mr][a[r][k0 + 1] x mr]... (rows past m are zeros) */

@@ -212,6 +212,36 @@ static void packx_matches_definition(void) {
   }
 }
 
+/* The float GEMM kernels that read the weight rows in place (gemm_rows, this build's and the scalar ones) against the
+ * packed-row kernels over the same rows packed with a zero bias: the same bits for every row count, column count up
+ * to 8, depths 1..70, alpha 1 and not, rows ldx apart and columns a_stride apart. */
+static void gemm_rows_match_packed(void) {
+  const struct qw_f32_gemm_config* configs[2] = {&qw_kernels()->f32_gemm, &qw_scalar_kernels.f32_gemm};
+  enum { KC_MAX = 70, LDX = KC_MAX + 5, A_STRIDE = 11 };
+  float x[4 * LDX], a[KC_MAX * A_STRIDE], packed[4 * (KC_MAX + 1)], y0[4 * 9], y1[4 * 9];
+  fill(x, 4 * LDX, 3.0f);
+  fill(a, KC_MAX * A_STRIDE, 3.0f);
+  for (int c = 0; c < 2; c++) {
+    const struct qw_f32_gemm_config* gemm = configs[c];
+    for (size_t mr = 1; mr <= gemm->mr; mr++) {
+      for (size_t kc = 1; kc <= KC_MAX; kc += kc < 10 ? 1 : 13) {
+        memset(packed, 0, sizeof packed);
+        gemm->packx(mr, gemm->mr, kc, x, LDX, packed + gemm->mr);
+        for (size_t nc = 1; nc <= 8; nc += 3) {
+          for (int with_alpha = 0; with_alpha < 2; with_alpha++) {
+            const float alpha = with_alpha ? 0.1767767f : 1.0f;
+            memset(y0, 0x5A, sizeof y0);
+            memset(y1, 0x5A, sizeof y1);
+            gemm->gemm_rows[mr - 1](mr, nc, kc, x, LDX, a, A_STRIDE, y0, 9, alpha);
+            gemm->gemm[mr - 1](mr, nc, kc, packed, a, A_STRIDE, y1, 9, alpha);
+            CHECK(memcmp(y0, y1, sizeof y0) == 0, "config %d gemm_rows mr %zu nc %zu kc %zu alpha %g", c, mr, nc, kc, alpha);
+          }
+        }
+      }
+    }
+  }
+}
+
 /* The selected kernels (wasmsimd in the SIMD builds) against the scalar ones: same bits (NaN payloads aside). */
 static void simd_matches_scalar(void) {
   const struct qw_kernels* k = qw_kernels();
@@ -443,6 +473,7 @@ int main(void) {
   replay_fixture();
   simd_matches_scalar();
   packx_matches_definition();
+  gemm_rows_match_packed();
   in_place();
   argument_checks();
   return check_summary("transformer_ops");
