@@ -81,3 +81,38 @@ test('a Transpose whose perm is not a permutation is not folded into the MatMul 
     assert.equal(live(), before, `${where}: the run's memory is back after dispose()`);
   }
 });
+
+test('a MatMul whose output a Transpose and Shapes read writes it transposed; the Shapes give the untransposed dimensions', async () => {
+  // Shape before and after the Transpose, sliced (opset 15's start / end): all three read the fused product's output
+  const spec = {
+    inputs: { a: ['float32', [1, 2, 3, 4]], b: ['float32', [1, 2, 4, 5]] },
+    nodes: [['MatMul', ['a', 'b'], ['m']], ['Shape', ['m'], ['s1']], ['Transpose', ['m'], ['y'], { perm: [0, 2, 1, 3] }],
+      ['Shape', ['m'], ['s2'], { start: 1, end: 3 }]],
+    outputs: { y: ['float32', [1, 3, 2, 5]], s1: ['int64', [4]], s2: ['int64', [2]] }, opset: 15,
+  };
+  const m = await qwasm.loadModel(await bytesOf(spec));
+  try {
+    assert.deepEqual(m.layers.map((l) => l.opType), ['MatMul', 'Shape', 'Shape'], 'the Transpose is folded into the MatMul');
+    assert.deepEqual(m.layers[0].attributes.qwasm_perm_y, [0, 2, 1, 3]);
+    const a = Float32Array.from({ length: 24 }, (_, i) => i / 8);
+    const b = Float32Array.from({ length: 40 }, (_, i) => 1 - i / 16);
+    const out = await m.run({ a, b });
+    assert.deepEqual([...out.s1.data], [1n, 2n, 3n, 5n]);
+    assert.deepEqual([...out.s2.data], [2n, 3n]);
+    assert.deepEqual(out.y.dims, [1, 3, 2, 5]);
+    for (let h = 0; h < 2; h++) {
+      for (let i = 0; i < 3; i++) {
+        for (let j = 0; j < 5; j++) {
+          let sum = 0;
+          for (let k = 0; k < 4; k++) sum = Math.fround(sum + Math.fround(a[(h * 3 + i) * 4 + k] * b[(h * 4 + k) * 5 + j]));
+          assert.equal(out.y.data[(i * 2 + h) * 5 + j], sum, `y[0][${i}][${h}][${j}]`);
+        }
+      }
+    }
+  } finally {
+    m.dispose();
+  }
+  // the attribute from a file, not a permutation of the input's dimensions, is named
+  await rejectsAtRun({ inputs: { x: ['float32', [2, 3]] }, nodes: [['Shape', ['x'], ['s'], { qwasm_perm: [0, 0] }]], outputs: { s: ['int64', [2]] } },
+    { x: new Float32Array(6) }, qwasm.ModelFormatError, /^Shape node "Shape_0": qwasm_perm \[0,0\] is not a permutation of 2 dimensions$/);
+});

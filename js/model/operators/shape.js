@@ -425,12 +425,17 @@ export const SHAPE_OPERATORS = {
   },
 
   /** Shape (opset 15: start / end select a range of the dimensions). */
+  /** Shape (start / end from opset 15); qwasm_perm (the transformer pass's): the dimensions of the input transposed by it. */
   Shape: {
     inputs: ['data'],
-    attributes: { start: A.int(0), end: A.int(undefined) },
+    attributes: { start: A.int(0), end: A.int(undefined), qwasm_perm: A.ints(undefined) },
     readsShapeOnly: true,
     run(ctx, [x], attrs) {
-      const dims = dimsOf(x);
+      let dims = dimsOf(x);
+      if (attrs.qwasm_perm) {
+        if (!isPermutation(attrs.qwasm_perm) || attrs.qwasm_perm.length !== dims.length) throw new ModelFormatError(`${where(ctx.node)}: qwasm_perm [${attrs.qwasm_perm}] is not a permutation of ${dims.length} dimensions`);
+        dims = attrs.qwasm_perm.map((p) => dims[p]);
+      }
       const clamp = (v) => Math.min(Math.max(v < 0 ? v + dims.length : v, 0), dims.length);
       const picked = dims.slice(clamp(attrs.start), attrs.end === undefined ? dims.length : clamp(attrs.end));
       return [host('int64', [picked.length], BigInt64Array.from(picked, BigInt))];

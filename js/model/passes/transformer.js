@@ -363,8 +363,9 @@ const NEUTRAL_RULES = [
 /**
  * qwasm's own layout fusions (no onnxruntime counterpart, the same bits): a Transpose that only feeds a float
  * MatMul becomes that operand's `qwasm_perm_a` / `qwasm_perm_b` (the product reads the strided view: attention's
- * per-head Q, K^T and V), and a Transpose that alone reads a MatMul's output becomes its `qwasm_perm_y` (the
- * product writes the heads back interleaved). operators/transformer.js falls back to a copy where the strides do
+ * per-head Q, K^T and V), and a Transpose that alone reads a MatMul's output (Shapes beside it read the transposed
+ * value with `qwasm_perm`, the inverse permutation) becomes its `qwasm_perm_y` (the product writes the heads back
+ * interleaved). operators/transformer.js falls back to a copy where the strides do
  * not allow it, and keeps MLAS's summation order either way.
  */
 const LAYOUT_RULES = [
@@ -384,15 +385,29 @@ const LAYOUT_RULES = [
         consumed.push(t);
       });
       let outputs = mm.outputs;
-      const next = g.edges(mm) === 1 && !g.isGraphOutput(mm.outputs[0]) ? g.child(mm) : null;
-      if (is(next, 'Transpose') && isPermutation(next.attributes.perm) && !attributes.qwasm_perm_y) {
-        attributes.qwasm_perm_y = next.attributes.perm.slice();
-        outputs = next.outputs.slice();
-        consumed.push(next);
+      // the output's readers: one Transpose, and Shapes (a torch export takes the heads' shape there) that then read
+      // the transposed value, its dimensions permuted back (qwasm_perm)
+      const readers = g.isGraphOutput(mm.outputs[0]) ? [] : g.consumers(mm.outputs[0]);
+      const next = readers.filter((r) => is(r, 'Transpose'));
+      const shapes = readers.filter((r) => is(r, 'Shape') && !r.attributes.qwasm_perm);
+      let rewrittenShapes = [];
+      if (next.length === 1 && next.length + shapes.length === readers.length && isPermutation(next[0].attributes.perm) &&
+          !attributes.qwasm_perm_y) {
+        const perm = next[0].attributes.perm;
+        attributes.qwasm_perm_y = perm.slice();
+        outputs = next[0].outputs.slice();
+        consumed.push(next[0], ...shapes);
+        const inverse = perm.map((_, i) => perm.indexOf(i));
+        rewrittenShapes = shapes.map((sh) => ({
+          ...sh, inputs: [outputs[0]], attributes: { ...sh.attributes, qwasm_perm: inverse }, attributeTypes: { ...sh.attributeTypes, qwasm_perm: 7 },
+        }));
       }
-      return consumed.length ? { attributes, inputs, outputs, consumed } : null;
+      return consumed.length ? { attributes, inputs, outputs, rewrittenShapes, consumed } : null;
     },
-    rewrite: ({ attributes, inputs, outputs }, mm) => [{ ...mm, inputs, outputs, attributes, attributeTypes: { ...mm.attributeTypes, qwasm_perm_a: 7, qwasm_perm_b: 7, qwasm_perm_y: 7 } }],
+    rewrite: ({ attributes, inputs, outputs, rewrittenShapes }, mm) => [
+      { ...mm, inputs, outputs, attributes, attributeTypes: { ...mm.attributeTypes, qwasm_perm_a: 7, qwasm_perm_b: 7, qwasm_perm_y: 7 } },
+      ...rewrittenShapes,
+    ],
   },
 ];
 
