@@ -182,16 +182,42 @@ QW_ALWAYS_INLINE void store_groups(uint8_t* out, size_t rows, v128_t b[4]) {
   }
 }
 
+/* len (1 to 15) bytes at p in the low lanes of a vector whose other lanes are fill's: one lane load per byte (a
+ * memset and a memcpy call per row before: the stem convolution's K of 27 ends every row with 11; the stem 0.41 ->
+ * about 0.31 ms in Node 24). */
+static inline v128_t load_partial(const uint8_t* p, size_t len, v128_t fill) {
+  v128_t v = fill;
+  switch (len) {
+    case 15: v = wasm_v128_load8_lane(p + 14, v, 14); /* fall through */
+    case 14: v = wasm_v128_load8_lane(p + 13, v, 13); /* fall through */
+    case 13: v = wasm_v128_load8_lane(p + 12, v, 12); /* fall through */
+    case 12: v = wasm_v128_load8_lane(p + 11, v, 11); /* fall through */
+    case 11: v = wasm_v128_load8_lane(p + 10, v, 10); /* fall through */
+    case 10: v = wasm_v128_load8_lane(p + 9, v, 9); /* fall through */
+    case 9: v = wasm_v128_load8_lane(p + 8, v, 8); /* fall through */
+    case 8: v = wasm_v128_load8_lane(p + 7, v, 7); /* fall through */
+    case 7: v = wasm_v128_load8_lane(p + 6, v, 6); /* fall through */
+    case 6: v = wasm_v128_load8_lane(p + 5, v, 5); /* fall through */
+    case 5: v = wasm_v128_load8_lane(p + 4, v, 4); /* fall through */
+    case 4: v = wasm_v128_load8_lane(p + 3, v, 3); /* fall through */
+    case 3: v = wasm_v128_load8_lane(p + 2, v, 2); /* fall through */
+    case 2: v = wasm_v128_load8_lane(p + 1, v, 1); /* fall through */
+    default: v = wasm_v128_load8_lane(p, v, 0);
+  }
+  return v;
+}
+
 /* The interleaved A panel (gemm.h): rows = qw_gemm_panel_rows(mr) rows (rows past mr copies of row mr - 1) of bytes
  * b = a ^ FLIP (0: a copy; 0x80: a - 128 for quint8, a + 128 for qint8, read as the other signedness), row r's group
  * of depth steps 4g..4g+3 at 4 (g rows + r), zero-padded to kc, then each row's sum of b as the kernels' dot reads b
  * (B_SIGNED); the header holds za = a_zp + OFFSET, OFFSET what the flip adds. usdot multiplies unsigned b
  * exactly, so quint8 is copied and qint8 flipped; sdot the reverse. 16 depth steps of every row at a time; the last
- * 1 to 15 through a copy filled with FLIP (so that the padding becomes b = 0), of which the groups up to kc are kept
- * (byte by byte, the last 11 steps of the stem convolution's K of 27 took a tenth of its time). The rows' sums come
+ * 1 to 15 loaded into a vector filled with FLIP (so that the padding becomes b = 0), of which the groups up to kc are
+ * kept (byte by byte, the last 11 steps of the stem convolution's K of 27 took a tenth of its time). The rows' sums come
  * from the dot product itself against ones (one instruction per 16 bytes of a row, where two widening pairwise adds
  * and an add took three) and, for four rows, leave as one vector transposed and added: MobileNetV2's convolutions
- * 4.61 -> 4.35 ms in Node 24, where packing A had been 11% of the model's time (a V8 profile). */
+ * 4.61 -> 4.35 ms in Node 24, where packing A had been 11% of the model's time (a V8 profile); in Chromium 156, one
+ * page alternating the builds, MobileNetV2 4.945 -> 4.857 ms, and 4.795 with the tails loaded lane by lane. */
 #define QW_PACK_A_C4(name, FLIP, OFFSET, B_SIGNED)                                                        \
   QW_DECLARE_GEMM_PACK_A_UKERNEL(name) {                                                                  \
     QW_ASSERT_GEMM_PACK_A_UKERNEL();                                                                      \
@@ -214,10 +240,7 @@ QW_ALWAYS_INLINE void store_groups(uint8_t* out, size_t rows, v128_t b[4]) {
         if (kk + 16 <= k) {                                                                               \
           b[r] = wasm_v128_load(src[r] + kk);                                                             \
         } else {                                                                                          \
-          uint8_t rest[16];                                                                               \
-          memset(rest, FLIP, sizeof rest);                                                                \
-          memcpy(rest, src[r] + kk, k - kk);                                                              \
-          b[r] = wasm_v128_load(rest);                                                                    \
+          b[r] = load_partial(src[r] + kk, k - kk, vflip);                                                \
         }                                                                                                 \
         b[r] = wasm_v128_xor(b[r], vflip);                                                                \
         /* the row's sum by the dot product itself, with ones: one instruction for three */                  \
@@ -225,6 +248,9 @@ QW_ALWAYS_INLINE void store_groups(uint8_t* out, size_t rows, v128_t b[4]) {
       }                                                                                                   \
       if (kk + 16 <= kc) {                                                                                \
         store_groups(out + rows * kk, rows, b);                                                           \
+      } else if (rows == 4) { /* a vector per group of the four rows: the first (kc - kk) / 4 */            \
+        qw_transpose_i32x4(b);                                                                            \
+        for (size_t g = 0; g < (kc - kk) / 4; g++) wasm_v128_store(out + rows * kk + 16 * g, b[g]);       \
       } else {                                                                                            \
         uint8_t groups[64];                                                                               \
         store_groups(groups, rows, b);                                                                    \
