@@ -1,5 +1,6 @@
 /* The GEMM driver: blocks the columns so a block of packed weights stays in L2 while the rows
- * stream past it; per block of up to mr rows it packs A, runs the microkernel for that row count
+ * stream past it; per block of up to mr rows it packs A (or hands a kernel that reads quint8 A in place its rows:
+ * fp32_plain_direct in gemm.h), runs the microkernel for that row count
  * into an int32 row block, then the requantization microkernel (or, for the fp32 rule where the config
  * has them, a kernel that does both in registers). Shared by
  * fully-connected layers, matmuls and convolutions. Tile sizes and packing: the kernel table's GEMM
@@ -203,8 +204,12 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const int fused_rows = fp32_fused && ((m >= mr_max && fused[mr_max - 1] != NULL) ||
                                         (m % mr_max != 0 && fused[m % mr_max - 1] != NULL));
   params.fp32_bounded = fused_rows && fp32_bounded(out->params, n, k);
+  /* quint8 A read in place by the row blocks of mr_max rows, where the config has those kernels (gemm.h
+   * fp32_plain_direct) and K needs no padding */
+  const qw_gemm_requantizing_ukernel direct =
+      fp32_fused && panels == NULL && !a_signed && k == kc ? gemm->fp32_plain_direct[out->y_signed][mr_max - 1] : NULL;
   const size_t nc_block = single_block ? n : column_block(gemm, k);
-  if (single_block && m != 0) {
+  if (single_block && m != 0 && !(direct != NULL && m == mr_max)) {
     pack_a(m, k, kc, a, a_stride, a_zero_point, own_panel);
   }
   for (size_t n0 = 0; n0 < n; n0 += nc_block) {
@@ -213,6 +218,14 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
     const void* wb = (const char*)w + n0 * column_bytes; /* n0 is a multiple of nr */
     for (size_t m0 = 0; m0 < m; m0 += mr_max) {
       const size_t mr = m - m0 < mr_max ? m - m0 : mr_max;
+      if (direct != NULL && mr == mr_max) {
+        struct qw_gemm_direct_a rows = {.za = a_zero_point};
+        for (size_t r = 0; r < sizeof rows.rows / sizeof rows.rows[0]; r++) {
+          rows.rows[r] = a + (m0 + (r < mr ? r : mr - 1)) * a_stride;
+        }
+        direct(mr, nc, kc, &rows, wb, &rq, y + m0 * y_stride + n0 * out->elem_size, y_stride);
+        continue;
+      }
       if (panels != NULL) {
         panel = (uint8_t*)panels + m0 / mr_max * panel_stride;
       } else if (!single_block) {

@@ -73,15 +73,27 @@ static void pack_matrix(const struct qw_gemm_config* gemm, size_t n, size_t k, c
  * scalar rule applied to c (the plain kernel's sums, already checked): every byte, for random biases, multipliers
  * from far below to far above one output step per sum, clamps at and inside the 8-bit range, fp32_bounded set
  * whenever these sums allow it (the kernels' contract), and nothing written past n in any row. */
+static size_t directs_tested; /* fp32_plain_direct kernel runs (the relaxed usdot table's), counted */
+
 static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_table sel, const int32_t* c,
-                                   size_t c_stride, const void* panel, const void* packed) {
+                                   size_t c_stride, const void* panel, const void* packed, const uint8_t* a,
+                                   size_t a_stride) {
   const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   const size_t m = p->m, n = p->n, kc = qw_round_up(p->k, gemm->kr);
-  for (int y_signed = 0; y_signed < 2; y_signed++) {
-    const qw_gemm_requantizing_ukernel fused = gemm->fp32_plain[y_signed][m - 1];
+  /* the kernels reading quint8 A's rows in place (fp32_plain_direct) where the table has them, on the same rows */
+  struct qw_gemm_direct_a rows = {.za = p->a_zero_point};
+  for (size_t r = 0; r < 4; r++) {
+    rows.rows[r] = a + (r < m ? r : m - 1) * a_stride;
+  }
+  for (int form = 0; form < 4; form++) { /* [output signed] from a panel, then from the rows in place */
+    const int is_direct = form >= 2, y_signed = form % 2;
+    const qw_gemm_requantizing_ukernel fused = !is_direct ? gemm->fp32_plain[y_signed][m - 1]
+                                               : !p->a_signed && p->k == kc ? gemm->fp32_plain_direct[y_signed][m - 1]
+                                                                            : NULL;
     if (fused == NULL) {
       continue;
     }
+    directs_tested += is_direct;
     for (int round = 0; round < 3; round++) {
       int32_t* bias = exact_alloc(n * sizeof(int32_t));
       float* multiplier = exact_alloc(n * sizeof(float));
@@ -114,15 +126,15 @@ static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_ta
       const size_t y_bytes = (m - 1) * y_stride + n;
       uint8_t* y = exact_alloc(y_bytes);
       memset(y, 0xA5, y_bytes);
-      fused(m, n, kc, panel, packed, &params, y, y_stride);
+      fused(m, n, kc, is_direct ? (const void*)&rows : panel, packed, &params, y, y_stride);
       int bad = 0;
       for (size_t r = 0; r < m; r++) {
         for (size_t j = 0; j < n; j++) {
           const int32_t expect = qw_requantize_fp32_value(qw_requant_input(c[r * c_stride + j], j, &params), j, &params);
           const int32_t got = value_of(y[r * y_stride + j], y_signed);
           if (got != expect && bad++ == 0) {
-            CHECK(0, "%s fp32_plain[%d][%zu] n=%zu k=%zu bounded=%d zp=%d [%d, %d]: y[%zu][%zu] = %d, expected %d "
-                  "(sum %d, bias %d, multiplier %g)", sel.name, y_signed, m - 1, n, p->k, bounded, zp, qmin, qmax, r, j,
+            CHECK(0, "%s fp32_plain%s[%d][%zu] n=%zu k=%zu bounded=%d zp=%d [%d, %d]: y[%zu][%zu] = %d, expected %d "
+                  "(sum %d, bias %d, multiplier %g)", sel.name, is_direct ? "_direct" : "", y_signed, m - 1, n, p->k, bounded, zp, qmin, qmax, r, j,
                   got, expect, c[r * c_stride + j], bias[j], (double)multiplier[j]);
           }
         }
@@ -130,8 +142,8 @@ static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_ta
           bad += y[r * y_stride + j] != 0xA5;
         }
       }
-      CHECK(bad == 0, "%s fp32_plain[%d][%zu] m=%zu n=%zu k=%zu: %d wrong or stray bytes", sel.name, y_signed, m - 1, m,
-            n, p->k, bad);
+      CHECK(bad == 0, "%s fp32_plain%s[%d][%zu] m=%zu n=%zu k=%zu: %d wrong or stray bytes", sel.name,
+            is_direct ? "_direct" : "", y_signed, m - 1, m, n, p->k, bad);
       free(bias);
       free(bias_f32);
       free(multiplier);
@@ -337,7 +349,7 @@ static void gemm_test(struct gemm_params p, struct kernel_table sel) {
   }
   CHECK(bad == 0, "%s gemm: %d wrong outputs", sel.name, bad);
   if (bad == 0) {
-    requantizing_gemm_test(&p, sel, c, c_stride, panel, packed);
+    requantizing_gemm_test(&p, sel, c, c_stride, panel, packed, a, a_stride);
     f32_output_gemm_test(&p, sel, c, c_stride, panel, packed);
   }
 
@@ -877,6 +889,54 @@ static void test_dwconv(struct kernel_table sel) {
   dwconv_tap_row_step(sel);
 }
 
+/* qw_gemm with the fp32 (ONNX) output stage, whose full row blocks read quint8 A in place where the table has
+ * fp32_plain_direct kernels (the relaxed usdot table): every byte equal to the scalar table's, over row counts with
+ * partial blocks, row strides, K with and without a multiple of 4, both activation types and asymmetric per-channel
+ * weights (the kernels' own row sums). */
+static void test_direct_driver(struct kernel_table sel) {
+  const struct qw_kernels* kernels = sel.kernels;
+  for (int iter = 0; iter < 120; iter++) {
+    const size_t m = 1 + rng_u32() % 13, n = 1 + rng_u32() % 40;
+    const size_t k = iter % 4 == 3 ? 1 + rng_u32() % 90 : 4 * (1 + rng_u32() % 60);
+    const size_t a_stride = k + (iter % 3 == 0 ? 0 : rng_u32() % 9);
+    const int a_signed = iter % 5 == 4, y_signed = iter % 2;
+    const qw_dtype a_dtype = a_signed ? QW_QINT8 : QW_QUINT8;
+    const int32_t a_zp = (a_signed ? -128 : 0) + (int32_t)(rng_u32() % 256);
+    int32_t* w_zp = exact_alloc(n * sizeof(int32_t));
+    double* w_scales = exact_alloc(n * sizeof(double));
+    int32_t* bias = exact_alloc(n * sizeof(int32_t));
+    for (size_t j = 0; j < n; j++) {
+      w_zp[j] = iter % 2 ? (int32_t)(rng_u32() % 256) - 128 : 0;
+      w_scales[j] = 0.0005 + (double)(rng_u32() % 1000) * 1e-6;
+      bias[j] = (int32_t)(rng_u32() % 20001) - 10000;
+    }
+    uint8_t* w = exact_alloc(n * k);
+    for (size_t i = 0; i < n * k; i++) w[i] = (uint8_t)rng_u32();
+    const size_t a_bytes = (m - 1) * a_stride + k;
+    uint8_t* a = exact_alloc(a_bytes);
+    for (size_t i = 0; i < a_bytes; i++) a[i] = (uint8_t)rng_u32();
+    void* blob = exact_alloc(qw_requantization_size(n));
+    CHECK(qw_requantization_init(blob, n, QW_REQUANT_ONNX, 0.02, w_scales, n, w_zp, QW_QINT8, NULL, bias, 0.7,
+                                 y_signed ? -3 : 125, y_signed ? QW_QINT8 : QW_QUINT8, -INFINITY, INFINITY, 1) == QW_OK,
+          "blob");
+    uint8_t* y[2];
+    for (int t = 0; t < 2; t++) {
+      const struct qw_kernels* table = t == 0 ? kernels : &qw_scalar_kernels;
+      void* packed = exact_alloc(qw_gemm_pack_size_with(table, n, k));
+      CHECK(qw_gemm_pack_with(table, n, k, w, QW_QINT8, k, 1, w_zp, n, packed) == QW_OK, "pack");
+      void* ws = exact_alloc(qw_gemm_workspace_size_with(table, n, k));
+      y[t] = exact_alloc(m * n);
+      const qw_status st = qw_gemm_with(table, m, n, k, a, a_stride, a_dtype, a_zp, packed, blob, y[t], n, ws);
+      CHECK(st == QW_OK, "qw_gemm status %d", st);
+      free(packed);
+      free(ws);
+    }
+    CHECK(memcmp(y[0], y[1], m * n) == 0, "%s qw_gemm (fp32 output) m=%zu n=%zu k=%zu a_stride=%zu a_signed=%d: differs "
+          "from the scalar table", sel.name, m, n, k, a_stride, a_signed);
+    free(w_zp), free(w_scales), free(bias), free(w), free(a), free(blob), free(y[0]), free(y[1]);
+  }
+}
+
 int main(void) {
   struct kernel_table tables[KERNEL_TABLES_MAX];
   const size_t count = kernel_tables(tables);
@@ -884,8 +944,12 @@ int main(void) {
     test_gemm_microkernels(tables[t]);
     test_dwconv(tables[t]);
     test_qw_gemm_driver(tables[t]);
+    test_direct_driver(tables[t]);
   }
   test_qw_gemm_arguments();
+#if QW_SIMD && QW_RELAXED
+  CHECK(directs_tested > 20, "the fp32_plain_direct kernels ran %zu times", directs_tested);
+#endif
   printf("isa: %s\n", qw_isa());
   return check_summary("test_gemm");
 }
