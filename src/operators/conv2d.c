@@ -254,7 +254,8 @@ static uint64_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_con
   if (gemm_ws == 0) {
     return TOO_LARGE;
   }
-  return direct_gemm(s) ? gemm_ws : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * gemm_k(s));
+  return direct_gemm(s) ? gemm_ws
+                        : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * qw_round_up(gemm_k(s), kernels->gemm.kr));
 }
 
 /* In 64 bits: the shared part, then one part per thread (checked before it is multiplied by the thread count). */
@@ -530,6 +531,10 @@ struct conv_gemm_job {
   size_t k, cin_g, cout_g, out_pixels, group_bytes, thread_bytes, gemm_bytes;
   size_t rows, blocks, columns, column_tiles;
   size_t run; /* bytes of one kernel row's window (kernel_w pixels) when it is one run of the input, else 0 */
+  /* the block's row stride: k, or k rounded up to the GEMM's kr with zero bytes after each row, handed to the GEMM
+   * as that depth, where the config's kernels then read the rows in place (gemm.h fp32_plain_direct: quint8 A, whose
+   * padding is 0; the zero weights past k make the products of those bytes 0, and their sums stay the rows') */
+  size_t a_stride;
   int x_signed;
   int32_t x_zero_point;
   const uint8_t* x;
@@ -581,24 +586,24 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
         const size_t run = job->run, row_step = (size_t)s->dilation_h * s->in_w * s->in_c;
         const size_t pixel_step = (size_t)s->stride_w * s->in_c;
         const uint8_t* src = image + ((size_t)(oy * s->stride_h - s->pad_top) * s->in_w + (size_t)(ox * s->stride_w - s->pad_left)) * s->in_c;
-        uint8_t* dst = block + i * job->k;
+        uint8_t* dst = block + i * job->a_stride;
         if (run >= 8 && run <= 16) {
           /* two 8-byte words, the second ending at the run's end (3 pixels of 3 channels: 9 bytes) */
-          for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->k) {
+          for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->a_stride) {
             for (int32_t ky = 0; ky < s->kernel_h; ky++) {
               memcpy(dst + ky * run, src + ky * row_step, 8);
               memcpy(dst + ky * run + run - 8, src + ky * row_step + run - 8, 8);
             }
           }
         } else {
-          for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->k) {
+          for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->a_stride) {
             for (int32_t ky = 0; ky < s->kernel_h; ky++) copy_bytes(dst + ky * run, src + ky * row_step, run);
           }
         }
         i += (size_t)n;
         ox += n;
       } else {
-        im2col_row(s, image, 1, oy, ox, g * job->cin_g, (uint8_t)job->x_zero_point, block + i * job->k);
+        im2col_row(s, image, 1, oy, ox, g * job->cin_g, (uint8_t)job->x_zero_point, block + i * job->a_stride);
         i++;
         ox++;
       }
@@ -611,7 +616,10 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
     struct qw_output_stage stage = *job->stage;
     stage.params = &rq;
     uint8_t* out = job->y + (b * job->out_pixels + p0) * y_stride + (g * job->cout_g + n0) * elem_size;
-    qw_gemm_run(job->kernels, pixels, nc, job->k, block, job->k, job->x_signed, job->x_zero_point, NULL,
+    if (job->a_stride != job->k) {
+      for (size_t i = 0; i < pixels; i++) memset(block + i * job->a_stride + job->k, 0, job->a_stride - job->k);
+    }
+    qw_gemm_run(job->kernels, pixels, nc, job->a_stride, block, job->a_stride, job->x_signed, job->x_zero_point, NULL,
                 job->weights + g * job->group_bytes + n0 * column_bytes, &stage, out, y_stride, gemm_ws);
   }
 }
@@ -650,7 +658,12 @@ static void gemm_conv_run(const struct qw_kernels* kernels, const qw_conv2d_shap
       .group_bytes = group_bytes, .thread_bytes = gemm_thread_bytes(kernels, s),
       .gemm_bytes = qw_gemm_thread_workspace_size(kernels, cout_g, k), .rows = rows, .blocks = blocks,
       .columns = columns, .column_tiles = (cout_g + columns - 1) / columns,
-      .run = s->groups == 1 && s->dilation_w == 1 ? (size_t)s->kernel_w * s->in_c : 0, .x_signed = x_signed,
+      .run = s->groups == 1 && s->dilation_w == 1 ? (size_t)s->kernel_w * s->in_c : 0,
+      .a_stride = !x_signed && stage->kernel == QW_REQUANT_KERNEL_FP32 && stage->params->fp32_plain &&
+                          gemm->fp32_plain_direct[stage->y_signed][gemm->mr - 1] != NULL
+                      ? qw_round_up(k, gemm->kr)
+                      : k,
+      .x_signed = x_signed,
       .x_zero_point = x_zero_point, .x = x, .weights = weights, .stage = stage, .y = y, .workspace = workspace,
   };
   qw_parallelize(conv_gemm_task, &job, blocks * s->batch * s->groups * job.column_tiles, 1);
