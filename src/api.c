@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "operators/operators.h"
 #include "qtypes.h"
 #include "threadpool.h"
 
@@ -56,11 +57,16 @@ qw_status qw_quantize(size_t n, const float* x, void* y, qw_dtype dtype, qw_roun
   if (!qw_qparams_valid(dtype, scale, zero_point)) {
     return QW_INVALID_QPARAMS;
   }
-  struct quantize_job job = {.quantize = qw_kernels()->quantize[rounding][dtype], .element_size = qw_dtype_size(dtype),
-                             .x = x, .y = y};
-  qw_quantize_params_init(&job.q, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
-  qw_parallelize(quantize_task, &job, n, qw_elementwise_tile(n));
+  struct qw_quantize_params params;
+  qw_quantize_params_init(&params, scale, zero_point, qw_dtype_min(dtype), qw_dtype_max(dtype));
+  qw_quantize_parallel(qw_kernels()->quantize[rounding][dtype], &params, n, x, y, qw_dtype_size(dtype));
   return QW_OK;
+}
+
+void qw_quantize_parallel(qw_quantize_ukernel quantize, const struct qw_quantize_params* params, size_t n,
+                          const float* x, void* y, size_t element_size) {
+  const struct quantize_job job = {.quantize = quantize, .q = *params, .element_size = element_size, .x = x, .y = y};
+  qw_parallelize(quantize_task, &job, n, qw_elementwise_tile(n));
 }
 
 qw_status qw_quantize_per_channel(size_t outer, size_t channels, size_t inner, const float* x, void* y, qw_dtype dtype,

@@ -48,19 +48,6 @@ int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi) {
   return 1;
 }
 
-struct quantize_job {
-  qw_quantize_ukernel quantize;
-  struct qw_quantize_params params;
-  const float* x;
-  uint8_t* y;
-};
-
-static void quantize_task(const void* context, size_t thread, size_t start, size_t count) {
-  (void)thread;
-  const struct quantize_job* job = (const struct quantize_job*)context;
-  job->quantize(count, job->x + start, job->y + start, &job->params);
-}
-
 qw_status qw_quantize_own_range(size_t n, const float* x, uint8_t* y, float scale, int32_t zero_point) {
   /* x within [lo, hi] (lo <= 0 <= hi) and scale = (hi - lo) / 255 rounded: |x| <= hi - lo, so |x / scale| is at most
    * 255 and a little, far below the kernel's 2^22, for every normal scale */
@@ -70,9 +57,9 @@ qw_status qw_quantize_own_range(size_t n, const float* x, uint8_t* y, float scal
   if (zero_point < 0 || zero_point > 255) {
     return QW_INVALID_QPARAMS;
   }
-  struct quantize_job job = {.quantize = qw_kernels()->quantize_dynamic, .x = x, .y = y};
-  qw_quantize_params_init(&job.params, scale, zero_point, 0, 255);
-  qw_parallelize(quantize_task, &job, n, qw_elementwise_tile(n));
+  struct qw_quantize_params params;
+  qw_quantize_params_init(&params, scale, zero_point, 0, 255);
+  qw_quantize_parallel(qw_kernels()->quantize_dynamic, &params, n, x, y, 1);
   return QW_OK;
 }
 

@@ -52,6 +52,10 @@ void qw_gemm_pack_panels(const struct qw_kernels* kernels, size_t m, size_t k, c
  * depend on the order, so the result is the kernel's over all n. 0 when a value is NaN or infinite. */
 int qw_f32_range_parallel(size_t n, const float* x, float* lo, float* hi);
 
+/* A quantize kernel over n elements split over the thread pool (elementwise tiles: any split gives the same bytes). */
+void qw_quantize_parallel(qw_quantize_ukernel quantize, const struct qw_quantize_params* params, size_t n,
+                          const float* x, void* y, size_t element_size);
+
 /* DynamicQuantizeLinear's quantize (the ONNX rule to quint8) of n finite floats x with the scale and zero point
  * chosen from their own range (lo <= x <= hi, lo <= 0 <= hi, scale (hi - lo) / 255 or 1 when hi == lo): the
  * quantize_dynamic kernel over the thread pool, qw_quantize's for a scale below the normal range. */
