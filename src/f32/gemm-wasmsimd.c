@@ -30,6 +30,19 @@
       }                                                                                 \
     }
 
+/* One depth step of the sums: the panel row's 8 columns (a, a + 4) times row m's weight at W_AT(m), added. */
+#define QW_F32_GEMM_STEP(MR, W_AT)                                                      \
+      const v128_t a0 = wasm_v128_load(a);                                              \
+      const v128_t a1 = wasm_v128_load(a + 4);                                          \
+      for (size_t m = 0; m < MR; m++) {                                                 \
+        const v128_t wm = wasm_v128_load32_splat(W_AT(m));                              \
+        lo[m] = wasm_f32x4_add(lo[m], wasm_f32x4_mul(wm, a0));                          \
+        hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
+      }
+
+#define QW_F32_GEMM_PACKED_W(m) (w + (m))
+#define QW_F32_GEMM_ROW_W(m) (xr[m] + k)
+
 #define QW_F32_GEMM_WASMSIMD(name, MR)                                                  \
   QW_DECLARE_F32_GEMM_UKERNEL(name) {                                                   \
     QW_ASSERT_F32_GEMM_UKERNEL(MR, 8);                                                  \
@@ -39,13 +52,7 @@
     }                                                                                   \
     w += 4;                                                                             \
     for (size_t k = 0; k < kc; k++, w += 4, a += a_stride) {                            \
-      const v128_t a0 = wasm_v128_load(a);                                              \
-      const v128_t a1 = wasm_v128_load(a + 4);                                          \
-      for (size_t m = 0; m < MR; m++) {                                                 \
-        const v128_t wm = wasm_v128_load32_splat(w + m);                                \
-        lo[m] = wasm_f32x4_add(lo[m], wasm_f32x4_mul(wm, a0));                          \
-        hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
-      }                                                                                 \
+      QW_F32_GEMM_STEP(MR, QW_F32_GEMM_PACKED_W)                                        \
     }                                                                                   \
     QW_F32_GEMM_STORE(MR)                                                               \
   }
@@ -66,13 +73,7 @@ QW_F32_GEMM_WASMSIMD(qw_f32_gemm_ukernel_4x8__wasmsimd, 4)
       lo[m] = hi[m] = wasm_f32x4_const(0, 0, 0, 0);                                     \
     }                                                                                   \
     for (size_t k = 0; k < kc; k++, a += a_stride) {                                    \
-      const v128_t a0 = wasm_v128_load(a);                                              \
-      const v128_t a1 = wasm_v128_load(a + 4);                                          \
-      for (size_t m = 0; m < MR; m++) {                                                 \
-        const v128_t wm = wasm_v128_load32_splat(xr[m] + k);                            \
-        lo[m] = wasm_f32x4_add(lo[m], wasm_f32x4_mul(wm, a0));                          \
-        hi[m] = wasm_f32x4_add(hi[m], wasm_f32x4_mul(wm, a1));                          \
-      }                                                                                 \
+      QW_F32_GEMM_STEP(MR, QW_F32_GEMM_ROW_W)                                           \
     }                                                                                   \
     QW_F32_GEMM_STORE(MR)                                                               \
   }

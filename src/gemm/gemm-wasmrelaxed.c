@@ -17,37 +17,49 @@ struct panel_header {
 
 /* The sums of one tile, MR rows (aliased beyond mr) x 8 columns, into lo[r] / hi[r], started from init_lo / init_hi
  * plus the tile's column term za (K z - sum_k w8) (gemm.h), ending with each row's term - z sum_k b unless every z
- * of the tile is 0 (symmetric weights). The A panel is interleaved by 4-byte groups (gemm.h), so every row's group
- * of one step sits at a fixed offset from one pointer: per step 2 weight loads, MR splat loads and 2 MR dots (8 sums,
- * 2 weights and a splat: 11 of the 15 xmm registers V8 allocates). Advances wt past the tile and its trailer. */
-#define QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, init_lo, init_hi)                                                 \
-  v128_t lo[MR], hi[MR];                                                                                    \
-  {                                                                                                         \
-    const v128_t l0 = wasm_i32x4_add(init_lo, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc)));           \
-    const v128_t h0 = wasm_i32x4_add(init_hi, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc + 16)));      \
-    for (size_t r = 0; r < MR; r++) {                                                                       \
-      lo[r] = l0;                                                                                           \
-      hi[r] = h0;                                                                                           \
-    }                                                                                                       \
-  }                                                                                                         \
-  for (const uint8_t* ak = a8; ak != a8_end; ak += 4 * (MR), wt += 32) {                                    \
-    const v128_t wl = wasm_v128_load(wt);                                                                   \
-    const v128_t wh = wasm_v128_load(wt + 16);                                                              \
-    for (size_t r = 0; r < MR; r++) {                                                                       \
-      const v128_t vb = wasm_v128_load32_splat(ak + 4 * r);                                                 \
-      lo[r] = DOT(wl, vb, lo[r]);                                                                           \
-      hi[r] = DOT(wh, vb, hi[r]);                                                                           \
-    }                                                                                                       \
-  }                                                                                                         \
-  const v128_t zl = wasm_v128_load(wt + 32), zh = wasm_v128_load(wt + 48);                                  \
-  wt += 64;                                                                                                 \
-  if (wasm_v128_any_true(wasm_v128_or(zl, zh))) {                                                           \
-    for (size_t r = 0; r < MR; r++) {                                                                       \
-      const v128_t rowsum = wasm_v128_load32_splat(rowsums + r);                                            \
-      lo[r] = wasm_i32x4_sub(lo[r], wasm_i32x4_mul(zl, rowsum));                                            \
-      hi[r] = wasm_i32x4_sub(hi[r], wasm_i32x4_mul(zh, rowsum));                                            \
-    }                                                                                                       \
+ * of the tile is 0 (symmetric weights). Per step 2 weight loads, MR splat loads and 2 MR dots (8 sums, 2 weights and a
+ * splat: 11 of the 15 xmm registers V8 allocates). Where A comes from: STEPS(MR) the loop header over the depth steps,
+ * SPLAT_AT(r) row r's 4 bytes of the step, ROWSUMS_READY() what makes ROWSUM(r), row r's splatted sum, readable.
+ * Advances wt past the tile and its trailer. */
+#define QW_GEMM_RELAXED_TILE_SUMS_(MR, DOT, init_lo, init_hi, STEPS, SPLAT_AT, ROWSUMS_READY, ROWSUM)         \
+  v128_t lo[MR], hi[MR];                                                                                      \
+  {                                                                                                           \
+    const v128_t l0 = wasm_i32x4_add(init_lo, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc)));             \
+    const v128_t h0 = wasm_i32x4_add(init_hi, wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc + 16)));        \
+    for (size_t r = 0; r < MR; r++) {                                                                         \
+      lo[r] = l0;                                                                                             \
+      hi[r] = h0;                                                                                             \
+    }                                                                                                         \
+  }                                                                                                           \
+  STEPS(MR) {                                                                                                 \
+    const v128_t wl = wasm_v128_load(wt);                                                                     \
+    const v128_t wh = wasm_v128_load(wt + 16);                                                                \
+    for (size_t r = 0; r < MR; r++) {                                                                         \
+      const v128_t vb = wasm_v128_load32_splat(SPLAT_AT(r));                                                  \
+      lo[r] = DOT(wl, vb, lo[r]);                                                                             \
+      hi[r] = DOT(wh, vb, hi[r]);                                                                             \
+    }                                                                                                         \
+  }                                                                                                           \
+  const v128_t zl = wasm_v128_load(wt + 32), zh = wasm_v128_load(wt + 48);                                    \
+  wt += 64;                                                                                                   \
+  if (wasm_v128_any_true(wasm_v128_or(zl, zh))) {                                                             \
+    ROWSUMS_READY()                                                                                           \
+    for (size_t r = 0; r < MR; r++) {                                                                         \
+      const v128_t rowsum = ROWSUM(r);                                                                        \
+      lo[r] = wasm_i32x4_sub(lo[r], wasm_i32x4_mul(zl, rowsum));                                              \
+      hi[r] = wasm_i32x4_sub(hi[r], wasm_i32x4_mul(zh, rowsum));                                              \
+    }                                                                                                         \
   }
+
+/* From the panel (below), interleaved by 4-byte groups (gemm.h): every row's group of one step at a fixed offset from
+ * one pointer, the rows' sums stored after the groups. */
+#define QW_GEMM_RELAXED_PANEL_STEPS(MR) for (const uint8_t* ak = a8; ak != a8_end; ak += 4 * (MR), wt += 32)
+#define QW_GEMM_RELAXED_PANEL_SPLAT(r) (ak + 4 * (r))
+#define QW_GEMM_RELAXED_PANEL_SUMS_READY()
+#define QW_GEMM_RELAXED_PANEL_ROWSUM(r) wasm_v128_load32_splat(rowsums + (r))
+#define QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, init_lo, init_hi)                                                 \
+  QW_GEMM_RELAXED_TILE_SUMS_(MR, DOT, init_lo, init_hi, QW_GEMM_RELAXED_PANEL_STEPS, QW_GEMM_RELAXED_PANEL_SPLAT, \
+                             QW_GEMM_RELAXED_PANEL_SUMS_READY, QW_GEMM_RELAXED_PANEL_ROWSUM)
 
 /* The panel of an MR-row kernel: its 4-byte groups (start, end), the rows' sums after them, and za. */
 #define QW_GEMM_RELAXED_PANEL(MR)                                                                            \
@@ -123,19 +135,21 @@ struct panel_header {
 /* The same with the fp32_plain output stage fused (gemm-wasmsimd.h), the sums started from the bias: without it the
  * relaxed kernels wrote every sum to an int32 block that the requantization kernel read back, and MobileNetV2's
  * K 16 layer (16 -> 96 at 112x112) ran slower than on SIMD128 in Chromium 156 (0.665 against 0.555 ms). */
-#define QW_GEMM_FP32_PLAIN_WASMRELAXED(name, MR, DOT, Y_SIGNED)                                              \
+#define QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, A_SOURCE, TILE_SUMS)                      \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                               \
     assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);           \
     QW_GEMM_FP32_BEGIN()                                                                                     \
-    QW_GEMM_RELAXED_PANEL(MR)                                                                                \
+    A_SOURCE(MR)                                                                                             \
     QW_GEMM_OUTPUT_ROWS(MR, uint8_t, yp, y, y_stride)                                                        \
     for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
       const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
       QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                                  \
-      QW_GEMM_RELAXED_TILE_SUMS(MR, DOT, wasm_v128_load(bias), wasm_v128_load(bias + 4))                     \
+      TILE_SUMS(MR, DOT, wasm_v128_load(bias), wasm_v128_load(bias + 4))                                     \
       QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                                 \
     }                                                                                                        \
   }
+#define QW_GEMM_FP32_PLAIN_WASMRELAXED(name, MR, DOT, Y_SIGNED) \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, QW_GEMM_RELAXED_PANEL, QW_GEMM_RELAXED_TILE_SUMS)
 
 /* The dynamic matmul's float output (gemm-wasmsimd.h's QW_GEMM_F32_STORE_ROWS) fused: without it every sum went
  * through an int32 block that qw_qs32_f32_scale_bias_ukernel read back. */
@@ -156,59 +170,31 @@ struct panel_header {
  * the same loads, splats and dots as from a panel, the splats from MR row pointers. The rows' sums of bytes, which
  * only weights with a zero point need, are computed once per call when the first such tile comes. MobileNetV2 in
  * Chromium 156 (one page alternating the builds): 4.800 -> 4.485 ms, its 1x1 convolutions no longer packing A. */
-#define QW_GEMM_FP32_PLAIN_DIRECT_WASMRELAXED(name, MR, DOT, Y_SIGNED)                                       \
-  QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                               \
-    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);           \
-    QW_GEMM_FP32_BEGIN()                                                                                     \
-    const struct qw_gemm_direct_a* direct = (const struct qw_gemm_direct_a*)a;                              \
-    const v128_t vza = wasm_i32x4_splat(direct->za);                                                        \
-    const uint8_t* ar[MR];                                                                                   \
-    for (size_t r = 0; r < (MR); r++) ar[r] = direct->rows[r];                                               \
-    int32_t rowsums[MR];                                                                                     \
-    int have_sums = 0;                                                                                       \
-    const uint8_t* wt = (const uint8_t*)w;                                                                   \
-    QW_GEMM_OUTPUT_ROWS(MR, uint8_t, yp, y, y_stride)                                                        \
-    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
-      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
-      QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                                  \
-      v128_t lo[MR], hi[MR];                                                                                 \
-      {                                                                                                      \
-        const v128_t l0 = wasm_i32x4_add(wasm_v128_load(bias), wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc))); \
-        const v128_t h0 = wasm_i32x4_add(wasm_v128_load(bias + 4), wasm_i32x4_mul(vza, wasm_v128_load(wt + NR * kc + 16))); \
-        for (size_t r = 0; r < (MR); r++) {                                                                  \
-          lo[r] = l0;                                                                                        \
-          hi[r] = h0;                                                                                        \
-        }                                                                                                    \
-      }                                                                                                      \
-      for (size_t k4 = 0; k4 < kc; k4 += 4, wt += 32) {                                                      \
-        const v128_t wl = wasm_v128_load(wt);                                                                \
-        const v128_t wh = wasm_v128_load(wt + 16);                                                           \
-        for (size_t r = 0; r < (MR); r++) {                                                                  \
-          const v128_t vb = wasm_v128_load32_splat(ar[r] + k4);                                              \
-          lo[r] = DOT(wl, vb, lo[r]);                                                                        \
-          hi[r] = DOT(wh, vb, hi[r]);                                                                        \
-        }                                                                                                    \
-      }                                                                                                      \
-      const v128_t zl = wasm_v128_load(wt + 32), zh = wasm_v128_load(wt + 48);                               \
-      wt += 64;                                                                                              \
-      if (wasm_v128_any_true(wasm_v128_or(zl, zh))) {                                                        \
-        if (!have_sums) {                                                                                    \
-          for (size_t r = 0; r < (MR); r++) {                                                                \
-            int32_t sum = 0;                                                                                 \
-            for (size_t kk = 0; kk < kc; kk++) sum += ar[r][kk];                                             \
-            rowsums[r] = sum;                                                                                \
-          }                                                                                                  \
-          have_sums = 1;                                                                                     \
-        }                                                                                                    \
-        for (size_t r = 0; r < (MR); r++) {                                                                  \
-          const v128_t rowsum = wasm_i32x4_splat(rowsums[r]);                                                \
-          lo[r] = wasm_i32x4_sub(lo[r], wasm_i32x4_mul(zl, rowsum));                                         \
-          hi[r] = wasm_i32x4_sub(hi[r], wasm_i32x4_mul(zh, rowsum));                                         \
-        }                                                                                                    \
-      }                                                                                                      \
-      QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                                 \
-    }                                                                                                        \
+#define QW_GEMM_RELAXED_ROWS(MR)                                                                             \
+  const struct qw_gemm_direct_a* direct = (const struct qw_gemm_direct_a*)a;                                \
+  const v128_t vza = wasm_i32x4_splat(direct->za);                                                          \
+  const uint8_t* ar[MR];                                                                                    \
+  for (size_t r = 0; r < (MR); r++) ar[r] = direct->rows[r];                                                \
+  int32_t rowsums[MR];                                                                                      \
+  int have_sums = 0;                                                                                        \
+  const uint8_t* wt = (const uint8_t*)w;
+#define QW_GEMM_RELAXED_ROWS_STEPS(MR) for (size_t k4 = 0; k4 < kc; k4 += 4, wt += 32)
+#define QW_GEMM_RELAXED_ROWS_SPLAT(r) (ar[r] + k4)
+#define QW_GEMM_RELAXED_ROWS_SUMS_READY()                                                                    \
+  if (!have_sums) {                                                                                         \
+    for (size_t r = 0; r < sizeof rowsums / sizeof rowsums[0]; r++) {                                       \
+      int32_t sum = 0;                                                                                      \
+      for (size_t kk = 0; kk < kc; kk++) sum += ar[r][kk];                                                  \
+      rowsums[r] = sum;                                                                                     \
+    }                                                                                                       \
+    have_sums = 1;                                                                                          \
   }
+#define QW_GEMM_RELAXED_ROWS_ROWSUM(r) wasm_i32x4_splat(rowsums[r])
+#define QW_GEMM_RELAXED_ROWS_TILE_SUMS(MR, DOT, init_lo, init_hi)                                            \
+  QW_GEMM_RELAXED_TILE_SUMS_(MR, DOT, init_lo, init_hi, QW_GEMM_RELAXED_ROWS_STEPS, QW_GEMM_RELAXED_ROWS_SPLAT, \
+                             QW_GEMM_RELAXED_ROWS_SUMS_READY, QW_GEMM_RELAXED_ROWS_ROWSUM)
+#define QW_GEMM_FP32_PLAIN_DIRECT_WASMRELAXED(name, MR, DOT, Y_SIGNED) \
+  QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, QW_GEMM_RELAXED_ROWS, QW_GEMM_RELAXED_ROWS_TILE_SUMS)
 
 QW_GEMM_FP32_PLAIN_DIRECT_WASMRELAXED(qw_qs8_qu8_gemm_fp32_plain_direct_ukernel_4x8c4__wasmrelaxed_usdot, 4,
                                       QW_RELAXED_USDOT, 0)
