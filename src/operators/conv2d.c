@@ -254,8 +254,9 @@ static uint64_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_con
   if (gemm_ws == 0) {
     return TOO_LARGE;
   }
+  /* the im2col block, and 16 bytes for the padding store of its last row (pad_row) */
   return direct_gemm(s) ? gemm_ws
-                        : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * qw_round_up(gemm_k(s), kernels->gemm.kr));
+                        : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * qw_round_up(gemm_k(s), kernels->gemm.kr)) + 16;
 }
 
 /* In 64 bits: the shared part, then one part per thread (checked before it is multiplied by the thread count). */
@@ -560,6 +561,17 @@ static int32_t interior_pixels(const struct conv_gemm_job* job, int32_t oy, int3
   return (size_t)n < limit ? n : (int32_t)limit;
 }
 
+/* Zeroes an im2col row's padding (a_stride - k < 4 bytes: kr is 4 where rows are padded) with one 4-byte store: its
+ * bytes past the row land in the next row, gathered after it, or in the block's slack (gemm_thread_bytes). A memset
+ * per row became a memory.fill, which V8 runs as a call out of the wasm code (7% of a 3x3 stem convolution). */
+static inline void pad_row(const struct conv_gemm_job* job, uint8_t* row) {
+  if (job->a_stride != job->k) {
+    assert(job->a_stride - job->k < 4);
+    static const uint8_t zeros[4] = {0, 0, 0, 0};
+    memcpy(row + job->k, zeros, 4);
+  }
+}
+
 static void conv_gemm_task(const void* context, size_t thread, size_t start, size_t count) {
   const struct conv_gemm_job* job = (const struct conv_gemm_job*)context;
   const qw_conv2d_shape* s = job->s;
@@ -588,22 +600,28 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
         const uint8_t* src = image + ((size_t)(oy * s->stride_h - s->pad_top) * s->in_w + (size_t)(ox * s->stride_w - s->pad_left)) * s->in_c;
         uint8_t* dst = block + i * job->a_stride;
         if (run >= 8 && run <= 16) {
-          /* two 8-byte words, the second ending at the run's end (3 pixels of 3 channels: 9 bytes) */
+          /* every kernel row but the last as one 16-byte word: its bytes past the run are the next kernel row's
+           * place, which the next copy overwrites (16 <= 2 run: none reaches past the last row's end), and it reads
+           * at most into the next input row, which the window's last row proves is inside the image; the last row
+           * as two 8-byte words, the second ending at the run's end (3 pixels of 3 channels: 9 bytes) */
+          const size_t last = (size_t)(s->kernel_h - 1);
           for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->a_stride) {
-            for (int32_t ky = 0; ky < s->kernel_h; ky++) {
-              memcpy(dst + ky * run, src + ky * row_step, 8);
-              memcpy(dst + ky * run + run - 8, src + ky * row_step + run - 8, 8);
-            }
+            for (size_t ky = 0; ky < last; ky++) memcpy(dst + ky * run, src + ky * row_step, 16);
+            memcpy(dst + last * run, src + last * row_step, 8);
+            memcpy(dst + last * run + run - 8, src + last * row_step + run - 8, 8);
+            pad_row(job, dst);
           }
         } else {
           for (int32_t j = 0; j < n; j++, src += pixel_step, dst += job->a_stride) {
             for (int32_t ky = 0; ky < s->kernel_h; ky++) copy_bytes(dst + ky * run, src + ky * row_step, run);
+            pad_row(job, dst);
           }
         }
         i += (size_t)n;
         ox += n;
       } else {
         im2col_row(s, image, 1, oy, ox, g * job->cin_g, (uint8_t)job->x_zero_point, block + i * job->a_stride);
+        pad_row(job, block + i * job->a_stride);
         i++;
         ox++;
       }
@@ -616,9 +634,6 @@ static void conv_gemm_task(const void* context, size_t thread, size_t start, siz
     struct qw_output_stage stage = *job->stage;
     stage.params = &rq;
     uint8_t* out = job->y + (b * job->out_pixels + p0) * y_stride + (g * job->cout_g + n0) * elem_size;
-    if (job->a_stride != job->k) {
-      for (size_t i = 0; i < pixels; i++) memset(block + i * job->a_stride + job->k, 0, job->a_stride - job->k);
-    }
     qw_gemm_run(job->kernels, pixels, nc, job->a_stride, block, job->a_stride, job->x_signed, job->x_zero_point, NULL,
                 job->weights + g * job->group_bytes + n0 * column_bytes, &stage, out, y_stride, gemm_ws);
   }
