@@ -209,6 +209,8 @@ static const struct qw_kernels wasmsimd_kernels = {
     .ukernel = qw_qs8_dwconv_ukernel_c4__wasmrelaxed_##S,                                                     \
     .fp32_plain = {qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##S,                                  \
                    qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##S},                                 \
+    .fp32_plain_pairs = {qw_qs8_qu8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##S,                      \
+                         qw_qs8_qs8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##S},                     \
     .tap_row = {QU8_ROW, QS8_ROW}, .pack = qw_pack_x8_row_quads_dwconv_weights,                               \
   }
 

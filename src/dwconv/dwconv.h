@@ -85,9 +85,29 @@ struct qw_dwconv_config {
   qw_dwconv_ukernel ukernel;
   /* [output signed]: ukernel with the fp32_plain output stage fused (no int32 row between them), or NULL */
   qw_dwconv_requantizing_ukernel fp32_plain[2];
+  /* [output signed]: fp32_plain over output pairs (below: quad rows, kernel rows of at most 3 taps, stride and
+   * dilation 1), or NULL */
+  qw_dwconv_requantizing_ukernel fp32_plain_pairs[2];
   qw_dwconv_tap_row_ukernel tap_row[2]; /* [activations signed] */
   qw_dwconv_pack_fn pack;
 };
+
+/* Output pairs (quad rows; kernel rows of at most 3 taps, stride 1, dilation 1): the tap rows store every other
+ * padded column (step 2, qw_dwconv_pair_columns of them), and outputs 2p and 2p + 1 both read stored column p, whose
+ * quads hold the taps of padded columns 2p..2p + 3: output 2p with the weights (w0, w1, w2, 0), output 2p + 1 with them
+ * shifted one tap up each 32-bit lane, (0, w0, w1, w2) (the masks of a block with zero points likewise). Half the
+ * quad row is built, and each quad loaded serves two outputs. The fp32_plain_pairs kernels take this contract with
+ * column_step 1 and group_step 4. */
+static inline int qw_dwconv_output_pairs(const struct qw_dwconv_config* config, int y_signed, size_t kernel_w,
+                                         size_t stride_w, size_t dilation_w) {
+  return config->fp32_plain_pairs[y_signed] != NULL && config->taps == 4 && kernel_w <= 3 && stride_w == 1 &&
+         dilation_w == 1;
+}
+
+/* Stored columns of output pairs' tap rows for ow outputs. */
+static inline size_t qw_dwconv_pair_columns(size_t ow) {
+  return (ow + 1) / 2;
+}
 
 /* Tap groups per kernel row. */
 static inline size_t qw_dwconv_groups(const struct qw_dwconv_config* config, size_t kw) {
@@ -216,7 +236,9 @@ QW_DECLARE_DWCONV_TAP_ROW_UKERNEL(qw_qs8_dwconv_pair_row_ukernel_c4__wasmsimd);
 #define QW_DECLARE_RELAXED_DWCONV_UKERNELS(SEMANTICS)                                                     \
   QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c4__wasmrelaxed_##SEMANTICS);                           \
   QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS); \
-  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS);
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qu8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS); \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS);
 QW_DECLARE_RELAXED_DWCONV_UKERNELS(usdot)
 QW_DECLARE_RELAXED_DWCONV_UKERNELS(sdot) /* native builds only: in wasm the sdot table takes the usdot kernels */
 QW_DECLARE_DWCONV_TAP_ROW_UKERNEL(qw_x8_dwconv_quad_row_ukernel_c4__wasmsimd);

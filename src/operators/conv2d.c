@@ -215,16 +215,17 @@ struct depthwise_geometry {
   uint64_t row_bytes; /* of one tap row, or TOO_LARGE */
 };
 
+/* paired: output pairs (dwconv.h), whose tap rows hold half the columns (the workspace is sized without them). */
 static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* kernels, const qw_conv2d_shape* s,
-                                                    int32_t ow) {
+                                                    int32_t ow, int paired) {
   struct depthwise_geometry g;
   g.cp = qw_round_up((size_t)s->out_c, kernels->dwconv.cr);
   g.groups = qw_dwconv_groups(&kernels->dwconv, (size_t)s->kernel_w);
   g.column_step = (size_t)s->stride_w;
   g.group_step = kernels->dwconv.taps * (size_t)s->dilation_w;
   /* at most the padded width, below 2^31 */
-  g.columns = qw_dwconv_row_columns((size_t)ow, g.column_step, g.groups, g.group_step);
-  g.step = qw_dwconv_row_step(g.column_step, g.group_step);
+  g.columns = paired ? qw_dwconv_pair_columns((size_t)ow) : qw_dwconv_row_columns((size_t)ow, g.column_step, g.groups, g.group_step);
+  g.step = paired ? 2 : qw_dwconv_row_step(g.column_step, g.group_step);
   /* 4 bytes per channel and stored column: a pair of int16 or a quad of bytes */
   g.row_bytes = qw_size_fits4(g.columns, g.cp, 4, 1) ? round_up_16((uint64_t)g.columns * g.cp * 4) : TOO_LARGE;
   return g;
@@ -237,10 +238,10 @@ static uint64_t depthwise_channel_bytes(const struct qw_kernels* kernels, const 
   return round_up_16((uint64_t)qw_round_up((size_t)s->out_c, kernels->dwconv.cr) * sizeof(int32_t));
 }
 static uint64_t depthwise_shared_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  return 2 * depthwise_channel_bytes(kernels, s) + depthwise_geometry(kernels, s, ow).row_bytes;
+  return 2 * depthwise_channel_bytes(kernels, s) + depthwise_geometry(kernels, s, ow, 0).row_bytes;
 }
 static uint64_t depthwise_thread_bytes(const struct qw_kernels* kernels, const qw_conv2d_shape* s, int32_t ow) {
-  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow, 0);
   const uint64_t acc_row = qw_size_fits4((uint64_t)ow, g.cp, sizeof(int32_t), 1)
                                ? round_up_16((uint64_t)ow * g.cp * sizeof(int32_t))
                                : TOO_LARGE;
@@ -470,7 +471,12 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
                           const struct qw_output_stage* stage, uint8_t* y, uint8_t* workspace) {
   const size_t channels = (size_t)s->out_c;
   const struct qw_dwconv_config* dwconv = &kernels->dwconv;
-  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow);
+  /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
+   * config has one: its multipliers padded to whole channel blocks; over output pairs where it has those. */
+  const int fused_stage = stage->kernel == QW_REQUANT_KERNEL_FP32 && stage->params->fp32_plain;
+  const int paired = fused_stage && qw_dwconv_output_pairs(dwconv, stage->y_signed, (size_t)s->kernel_w,
+                                                           (size_t)s->stride_w, (size_t)s->dilation_w);
+  const struct depthwise_geometry g = depthwise_geometry(kernels, s, ow, paired);
   const int32_t* wsum = (const int32_t*)(weights + qw_dwconv_packed_bytes(dwconv, channels, (size_t)s->kernel_h,
                                                                           (size_t)s->kernel_w) -
                                          channels * sizeof(int32_t));
@@ -493,10 +499,9 @@ static void depthwise_run(const struct qw_kernels* kernels, const qw_conv2d_shap
   struct qw_requantization_params rq_dw = *rq;
   rq_dw.bias = bias;
   rq_dw.fp32_bounded = 0;
-  /* The fp32 rule on plain parameters (no float bias, finite multipliers) runs inside the kernel where the
-   * config has one: its multipliers padded to whole channel blocks. */
-  const qw_dwconv_requantizing_ukernel fused =
-      stage->kernel == QW_REQUANT_KERNEL_FP32 && rq->fp32_plain ? dwconv->fp32_plain[stage->y_signed] : NULL;
+  const qw_dwconv_requantizing_ukernel fused = paired        ? dwconv->fp32_plain_pairs[stage->y_signed]
+                                               : fused_stage ? dwconv->fp32_plain[stage->y_signed]
+                                                             : NULL;
   if (fused != NULL) {
     /* fp32_bounded when no sum can reach 2^22 once scaled: |sum| <= |bias| + taps * 255 * max |x| (weights minus
      * their zero point within +-255, the kernels' inputs within [0, 255] or [-128, 127]). */

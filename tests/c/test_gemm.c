@@ -619,12 +619,13 @@ static int32_t pair_value(const uint8_t* row, size_t in_w, size_t pad_left, size
  * biases, multipliers (some so large that v passes 2^22 or overflows to infinity), zero points and [qmin, qmax]
  * (fused activations). */
 static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_table sel, size_t cp, size_t groups,
-                                   const void* const* rows, const void* packed, const int32_t* acc) {
+                                   const void* const* rows, const void* packed, const int32_t* acc, int pairs) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p->channels;
+  const qw_dwconv_requantizing_ukernel* kernels = pairs ? dwconv->fp32_plain_pairs : dwconv->fp32_plain;
   for (int run = 0; run < 4; run++) {
     const int y_signed = run % 2, bounded = run / 2;
-    if (dwconv->fp32_plain[y_signed] == NULL) {
+    if (kernels[y_signed] == NULL) {
       continue;
     }
     int32_t* bias = exact_alloc(cp * sizeof(int32_t));
@@ -655,16 +656,17 @@ static void dwconv_fp32_plain_test(const struct dwconv_params* p, struct kernel_
                                                     .fp32_bounded = bounded};
     uint8_t* y = exact_alloc(p->ow * C);
     int32_t* scratch = exact_alloc(p->ow * cp * sizeof(int32_t));
-    dwconv->fp32_plain[y_signed](p->ow, C, cp, p->kh, groups, p->column_step, dwconv->taps * p->dilation, rows, packed,
-                                 &params, scratch, y);
+    kernels[y_signed](p->ow, C, cp, p->kh, groups, p->column_step, dwconv->taps * p->dilation, rows, packed, &params,
+                      scratch, y);
     int bad = 0;
     for (size_t ox = 0; ox < p->ow; ox++) {
       for (size_t c = 0; c < C; c++) {
         const int32_t expect = qw_requantize_fp32_value(qw_requant_input(acc[ox * cp + c], c, &params), c, &params);
         const int32_t got = value_of(y[ox * C + c], y_signed);
         if (got != expect && bad++ == 0) {
-          CHECK(0, "%s dwconv fp32_plain y_signed=%d bounded=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, "
-                "expected %d", sel.name, y_signed, bounded, p->ow, C, p->kh, p->kw, p->column_step, ox, c, got, expect);
+          CHECK(0, "%s dwconv fp32_plain%s y_signed=%d bounded=%d ow=%zu C=%zu %zux%zu step=%zu: y[%zu][%zu] = %d, "
+                "expected %d", sel.name, pairs ? " (output pairs)" : "", y_signed, bounded, p->ow, C, p->kh, p->kw,
+                p->column_step, ox, c, got, expect);
         }
       }
     }
@@ -811,7 +813,29 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     }
   }
   CHECK(bad == 0, "%s dwconv: %d wrong outputs", sel.name, bad);
-  dwconv_fp32_plain_test(&p, sel, CP, GROUPS, (const void* const*)rows, packed, acc);
+  dwconv_fp32_plain_test(&p, sel, CP, GROUPS, (const void* const*)rows, packed, acc, 0);
+
+  /* Output pairs (dwconv.h) where the config has them: tap rows of every other column, the same sums requantized. */
+  if (qw_dwconv_output_pairs(dwconv, 0, KW, p.column_step, p.dilation)) {
+    const size_t pair_columns = qw_dwconv_pair_columns(p.ow);
+    int bad_pair_taps = 0;
+    for (size_t ky = 0; ky < KH; ky++) {
+      free(rows[ky]);
+      rows[ky] = exact_alloc(pair_columns * CP * 4);
+      dwconv->tap_row[p.a_signed](pair_columns, 2, C, CP, in[ky], in_w, p.pad_left, 1, a_zp, rows[ky]);
+      for (size_t k = 0; k < pair_columns; k++) {
+        for (size_t c = 0; c < CP; c++) {
+          for (size_t t = 0; t < TAPS; t++) {
+            const int32_t v = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(2 * k + t), c, p.a_signed) : 0;
+            bad_pair_taps += tap_at(dwconv, rows[ky], pair_columns, k, c, t) != tap_expected(dwconv, p.a_signed, v, c < C);
+          }
+        }
+      }
+    }
+    CHECK(bad_pair_taps == 0, "%s dwconv tap rows of output pairs C=%zu columns=%zu: %d wrong taps", sel.name, C,
+          pair_columns, bad_pair_taps);
+    dwconv_fp32_plain_test(&p, sel, CP, GROUPS, (const void* const*)rows, packed, acc, 1);
+  }
 
   for (size_t ky = 0; ky < KH; ky++) {
     free(in[ky]);
