@@ -225,8 +225,8 @@ const struct qw_kernels* qw_relaxed_kernels(qw_relaxed_semantics semantics) {
     usdot.isa = sdot.isa = "wasmrelaxed";
     usdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(usdot, usdot);
     /* quint8 A read in place (the sdot table flips it: none there) */
-    usdot.gemm.fp32_plain_direct[0][3] = qw_qs8_qu8_gemm_fp32_plain_direct_ukernel_4x8c4__wasmrelaxed_usdot;
-    usdot.gemm.fp32_plain_direct[1][3] = qw_qs8_qs8_gemm_fp32_plain_direct_ukernel_4x8c4__wasmrelaxed_usdot;
+    usdot.gemm.fp32_plain_direct[0] = qw_qs8_qu8_gemm_fp32_plain_direct_ukernel_4x8c4__wasmrelaxed_usdot;
+    usdot.gemm.fp32_plain_direct[1] = qw_qs8_qs8_gemm_fp32_plain_direct_ukernel_4x8c4__wasmrelaxed_usdot;
     sdot.gemm = (struct qw_gemm_config)RELAXED_GEMM(KERNELS_SDOT, sdot);
     usdot.dwconv = (struct qw_dwconv_config)RELAXED_DWCONV(usdot, 0, qw_x8_dwconv_quad_row_ukernel_c4__wasmsimd, 128,
                                                             qw_x8_flip_dwconv_quad_row_ukernel_c4__wasmsimd);

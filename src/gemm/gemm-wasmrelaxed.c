@@ -137,19 +137,26 @@ struct panel_header {
  * K 16 layer (16 -> 96 at 112x112) ran slower than on SIMD128 in Chromium 156 (0.665 against 0.555 ms). */
 #define QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, A_SOURCE, TILE_SUMS)                      \
   QW_DECLARE_GEMM_REQUANTIZING_UKERNEL(name) {                                                               \
-    assert(mr >= 1 && mr <= (MR) && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);           \
+    assert(mr >= 1 && nc != 0 && kc != 0 && kc % 4 == 0 && a != NULL && w != NULL);                         \
     QW_GEMM_FP32_BEGIN()                                                                                     \
-    A_SOURCE(MR)                                                                                             \
-    QW_GEMM_OUTPUT_ROWS(MR, uint8_t, yp, y, y_stride)                                                        \
-    for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                                 \
-      const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                    \
-      QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                                  \
-      TILE_SUMS(MR, DOT, wasm_v128_load(bias), wasm_v128_load(bias + 4))                                     \
-      QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                                 \
+    /* blocks of MR rows: one from a panel (mr <= MR), any number from A's rows in place */                 \
+    for (size_t m0 = 0; m0 < mr; m0 += (MR)) {                                                               \
+      const size_t block_rows = mr - m0 < (MR) ? mr - m0 : (MR);                                             \
+      A_SOURCE(MR)                                                                                           \
+      QW_GEMM_OUTPUT_ROWS_OF(MR, uint8_t, yp, y + m0 * y_stride, y_stride, block_rows)                       \
+      for (size_t n0 = 0; n0 < nc; n0 += NR) {                                                               \
+        const size_t columns = nc - n0 < NR ? nc - n0 : NR;                                                  \
+        QW_GEMM_FP32_TILE_PARAMS(n0, columns)                                                                \
+        TILE_SUMS(MR, DOT, wasm_v128_load(bias), wasm_v128_load(bias + 4))                                   \
+        QW_GEMM_FP32_STORE_ROWS(MR, yp, n0, columns, Y_SIGNED)                                               \
+      }                                                                                                      \
     }                                                                                                        \
   }
+#define QW_GEMM_RELAXED_ONE_PANEL(MR) \
+  assert(mr <= (MR));                 \
+  QW_GEMM_RELAXED_PANEL(MR)
 #define QW_GEMM_FP32_PLAIN_WASMRELAXED(name, MR, DOT, Y_SIGNED) \
-  QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, QW_GEMM_RELAXED_PANEL, QW_GEMM_RELAXED_TILE_SUMS)
+  QW_GEMM_FP32_PLAIN_WASMRELAXED_(name, MR, DOT, Y_SIGNED, QW_GEMM_RELAXED_ONE_PANEL, QW_GEMM_RELAXED_TILE_SUMS)
 
 /* The dynamic matmul's float output (gemm-wasmsimd.h's QW_GEMM_F32_STORE_ROWS) fused: without it every sum went
  * through an int32 block that qw_qs32_f32_scale_bias_ukernel read back. */
@@ -168,13 +175,16 @@ struct panel_header {
 
 /* The fp32_plain kernels with A's rows read in place (gemm.h struct qw_gemm_direct_a; quint8 A, usdot): per step
  * the same loads, splats and dots as from a panel, the splats from MR row pointers. The rows' sums of bytes, which
- * only weights with a zero point need, are computed once per call when the first such tile comes. MobileNetV2 in
- * Chromium 156 (one page alternating the builds): 4.800 -> 4.485 ms, its 1x1 convolutions no longer packing A. */
+ * only weights with a zero point need, are computed once per row block when the first such tile comes. MobileNetV2 in
+ * Chromium 156 (one page alternating the builds): 4.800 -> 4.485 ms, its 1x1 convolutions no longer packing A. All
+ * row blocks in one call: a call per block of 4 rows spent a tenth of a K 16 layer in calls and set-up. */
 #define QW_GEMM_RELAXED_ROWS(MR)                                                                             \
   const struct qw_gemm_direct_a* direct = (const struct qw_gemm_direct_a*)a;                                \
   const v128_t vza = wasm_i32x4_splat(direct->za);                                                          \
   const uint8_t* ar[MR];                                                                                    \
-  for (size_t r = 0; r < (MR); r++) ar[r] = direct->rows[r];                                                \
+  for (size_t r = 0; r < (MR); r++) {                                                                       \
+    ar[r] = direct->a + (m0 + (r < block_rows ? r : block_rows - 1)) * direct->a_stride;                    \
+  }                                                                                                         \
   int32_t rowsums[MR];                                                                                      \
   int have_sums = 0;                                                                                        \
   const uint8_t* wt = (const uint8_t*)w;

@@ -10,13 +10,14 @@
 #include "requantization/requantize-wasmsimd.h"
 #include "simd128.h"
 
-/* rows[r]: MR output rows of type T `stride` elements apart from out; r >= mr alias row mr - 1. */
-#define QW_GEMM_OUTPUT_ROWS(MR, T, rows, out, stride)                \
+/* rows[r]: MR output rows of type T `stride` elements apart from out; r >= count alias row count - 1. */
+#define QW_GEMM_OUTPUT_ROWS_OF(MR, T, rows, out, stride, count)      \
   T* rows[MR];                                                       \
   rows[0] = (T*)(out);                                               \
   for (size_t r = 1; r < MR; r++) {                                  \
-    rows[r] = r < mr ? rows[r - 1] + (stride) : rows[r - 1];         \
+    rows[r] = r < (count) ? rows[r - 1] + (stride) : rows[r - 1];    \
   }
+#define QW_GEMM_OUTPUT_ROWS(MR, T, rows, out, stride) QW_GEMM_OUTPUT_ROWS_OF(MR, T, rows, out, stride, mr)
 
 static inline void qw_store_i32_columns(int32_t* c, v128_t v, size_t columns) {
   if (columns >= 4) {

@@ -108,20 +108,21 @@ struct qw_gemm_config {
   /* [rows - 1]: gemm with the dynamic matmul's float output stage fused (float y, requantization params'
    * multiplier and optional bias_f32, scale_output's rule), or NULL (gemm, then the scale_output kernel) */
   qw_gemm_requantizing_ukernel f32_output[QW_GEMM_MR_LIMIT];
-  /* [output signed][rows - 1]: fp32_plain kernels that read quint8 A's rows in place (their `a` a struct
-   * qw_gemm_direct_a, not a panel) for K a multiple of kr, or NULL. The relaxed usdot table only, whose panels hold
-   * quint8 A unchanged: there packing A took a tenth of MobileNetV2's time, mostly for its 1x1 convolutions. */
-  qw_gemm_requantizing_ukernel fp32_plain_direct[2][QW_GEMM_MR_LIMIT];
+  /* [output signed]: fp32_plain kernels that read quint8 A's rows in place (their `a` a struct qw_gemm_direct_a,
+   * not a panel) for K a multiple of kr, or NULL: any number of rows (their mr), in blocks of the config's mr, the
+   * last block's missing rows aliasing its last. The relaxed usdot table only, whose panels hold quint8 A unchanged:
+   * there packing A took a tenth of MobileNetV2's time, mostly for its 1x1 convolutions. */
+  qw_gemm_requantizing_ukernel fp32_plain_direct[2];
   qw_gemm_pack_a_ukernel pack_a[2];       /* [activations signed] */
   qw_gemm_pack_w_fn pack_w;
 };
 
-/* A's rows for the fp32_plain_direct kernels: za = the zero point of quint8 A, rows[r] = the K bytes of row r (rows
- * past mr repeat row mr - 1). The kernels compute each row's sum of bytes themselves when a weight zero point needs
- * it. */
+/* A's rows for the fp32_plain_direct kernels: za = the zero point of quint8 A, row r's K bytes at a + r a_stride. The
+ * kernels compute each row's sum of bytes themselves when a weight zero point needs it. */
 struct qw_gemm_direct_a {
   int32_t za;
-  const uint8_t* rows[4];
+  const uint8_t* a;
+  size_t a_stride;
 };
 
 /* Bytes of packed weights per column of depth k, in 64 bits: column n0 (a multiple of nr) starts n0 times this in. */

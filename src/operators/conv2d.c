@@ -680,7 +680,7 @@ static void gemm_conv_run(const struct qw_kernels* kernels, const qw_conv2d_shap
       .columns = columns, .column_tiles = (cout_g + columns - 1) / columns,
       .run = s->groups == 1 && s->dilation_w == 1 ? (size_t)s->kernel_w * s->in_c : 0,
       .a_stride = !x_signed && stage->kernel == QW_REQUANT_KERNEL_FP32 && stage->params->fp32_plain &&
-                          gemm->fp32_plain_direct[stage->y_signed][gemm->mr - 1] != NULL
+                          gemm->fp32_plain_direct[stage->y_signed] != NULL
                       ? qw_round_up(k, gemm->kr)
                       : k,
       .x_signed = x_signed,

@@ -204,28 +204,25 @@ void qw_gemm_run(const struct qw_kernels* kernels, size_t m, size_t n, size_t k,
   const int fused_rows = fp32_fused && ((m >= mr_max && fused[mr_max - 1] != NULL) ||
                                         (m % mr_max != 0 && fused[m % mr_max - 1] != NULL));
   params.fp32_bounded = fused_rows && fp32_bounded(out->params, n, k);
-  /* quint8 A read in place by the row blocks of mr_max rows, where the config has those kernels (gemm.h
-   * fp32_plain_direct) and K needs no padding */
+  /* quint8 A read in place by the whole row blocks of mr_max rows, all in one call, where the config has those
+   * kernels (gemm.h fp32_plain_direct) and K needs no padding; the rows after them as below */
   const qw_gemm_requantizing_ukernel direct =
-      fp32_fused && panels == NULL && !a_signed && k == kc ? gemm->fp32_plain_direct[out->y_signed][mr_max - 1] : NULL;
+      fp32_fused && panels == NULL && !a_signed && k == kc ? gemm->fp32_plain_direct[out->y_signed] : NULL;
+  const size_t m_direct = direct != NULL ? m / mr_max * mr_max : 0;
   const size_t nc_block = single_block ? n : column_block(gemm, k);
-  if (single_block && m != 0 && !(direct != NULL && m == mr_max)) {
+  if (single_block && m != m_direct) {
     pack_a(m, k, kc, a, a_stride, a_zero_point, own_panel);
   }
   for (size_t n0 = 0; n0 < n; n0 += nc_block) {
     const size_t nc = n - n0 < nc_block ? n - n0 : nc_block;
     const struct qw_requantization_params rq = qw_requantization_params_at(&params, n0);
     const void* wb = (const char*)w + n0 * column_bytes; /* n0 is a multiple of nr */
-    for (size_t m0 = 0; m0 < m; m0 += mr_max) {
+    if (m_direct != 0) {
+      const struct qw_gemm_direct_a rows = {.za = a_zero_point, .a = a, .a_stride = a_stride};
+      direct(m_direct, nc, kc, &rows, wb, &rq, y + n0 * out->elem_size, y_stride);
+    }
+    for (size_t m0 = m_direct; m0 < m; m0 += mr_max) {
       const size_t mr = m - m0 < mr_max ? m - m0 : mr_max;
-      if (direct != NULL && mr == mr_max) {
-        struct qw_gemm_direct_a rows = {.za = a_zero_point};
-        for (size_t r = 0; r < sizeof rows.rows / sizeof rows.rows[0]; r++) {
-          rows.rows[r] = a + (m0 + (r < mr ? r : mr - 1)) * a_stride;
-        }
-        direct(mr, nc, kc, &rows, wb, &rq, y + m0 * y_stride + n0 * out->elem_size, y_stride);
-        continue;
-      }
       if (panels != NULL) {
         panel = (uint8_t*)panels + m0 / mr_max * panel_stride;
       } else if (!single_block) {

@@ -81,14 +81,11 @@ static void requantizing_gemm_test(const struct gemm_params* p, struct kernel_ta
   const struct qw_gemm_config* gemm = &sel.kernels->gemm;
   const size_t m = p->m, n = p->n, kc = qw_round_up(p->k, gemm->kr);
   /* the kernels reading quint8 A's rows in place (fp32_plain_direct) where the table has them, on the same rows */
-  struct qw_gemm_direct_a rows = {.za = p->a_zero_point};
-  for (size_t r = 0; r < 4; r++) {
-    rows.rows[r] = a + (r < m ? r : m - 1) * a_stride;
-  }
+  const struct qw_gemm_direct_a rows = {.za = p->a_zero_point, .a = a, .a_stride = a_stride};
   for (int form = 0; form < 4; form++) { /* [output signed] from a panel, then from the rows in place */
     const int is_direct = form >= 2, y_signed = form % 2;
     const qw_gemm_requantizing_ukernel fused = !is_direct ? gemm->fp32_plain[y_signed][m - 1]
-                                               : !p->a_signed && p->k == kc ? gemm->fp32_plain_direct[y_signed][m - 1]
+                                               : !p->a_signed && p->k == kc ? gemm->fp32_plain_direct[y_signed]
                                                                             : NULL;
     if (fused == NULL) {
       continue;
