@@ -157,6 +157,11 @@ export class MemoryPlan {
     this.#blocks.push(block);
   }
 
+  /** Backend hook: whether ptr is an arena slot this run holds. */
+  holds(ptr) {
+    return this.#live !== null && this.#live.has(ptr);
+  }
+
   /** Backend hook: true when ptr is an arena slot (nothing to free). */
   free(ptr) {
     this.#events++;

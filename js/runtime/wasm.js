@@ -78,7 +78,8 @@ export class Backend {
 
   /**
    * Routes allocations through a placement ({ alloc(bytes) -> ptr | 0, allocated(ptr, bytes),
-   * free(ptr) -> handled }) until called with null: how a model's planned arena serves its layers.
+   * free(ptr) -> handled, holds(ptr) -> whether ptr is one of its slots }) until called with null: how a model's
+   * planned arena serves its layers.
    */
   setPlacement(placement) {
     this.#placement = placement;
@@ -123,6 +124,11 @@ export class Backend {
     this.#liveBytes += size;
     this.#placement?.allocated(ptr, size);
     return ptr;
+  }
+
+  /** Whether ptr is a slot of the active placement (a model run's arena), not a plain allocation. */
+  inArena(ptr) {
+    return this.#placement !== null && this.#placement.holds(ptr);
   }
 
   free(ptr) {

@@ -7,6 +7,7 @@ import { afterEach, before, test } from 'node:test';
 import { assertBitEqual, failOnLeaks, qwasm } from './helpers.js';
 import { MemoryPlan, placeByLifetime } from '../../js/model/memory-plan.js';
 import { backend } from '../../js/runtime/runtime.js';
+import { rawTensor } from '../../js/tensor/qtensor.js';
 import { mulberry32 } from '../../tools/bench/cases.mjs';
 
 failOnLeaks(before, afterEach);
@@ -99,6 +100,28 @@ test('MemoryPlan: records, replays from the arena, falls back when the pattern c
   plan.dispose();
 });
 
+
+test('arena slots: the backend tells them from plain allocations; tensors on them are marked for no finalizer', async () => {
+  await qwasm.init();
+  const b = backend();
+  const plan = new MemoryPlan(b);
+  const seen = [];
+  const pattern = () => {
+    const p = b.alloc(64);
+    // a tensor made inside the run: on an arena slot when the run replays (its storage then registers no finalizer)
+    const t = qwasm.fromIntRepr(new Int8Array(32), [32], 0.5, 0, 'qint8');
+    seen.push([b.inArena(p), rawTensor(t, 'test').storage.inArena, t.intRepr().length]);
+    t.dispose();
+    b.free(p);
+  };
+  plan.run('k', pattern); // records: plain allocations
+  plan.run('k', pattern); // replays: arena slots
+  assert.deepEqual(seen, [[false, false, 32], [true, true, 32]]);
+  const outside = b.alloc(64);
+  assert.equal(b.inArena(outside), false, 'outside any run');
+  b.free(outside);
+  plan.dispose();
+});
 test('digits model: every run after the first is served from one arena, outputs still equal PyTorch', async () => {
   const digits = JSON.parse(readFileSync(new URL('models/digits.json', root), 'utf8'));
   const model = await qwasm.loadModel(new Uint8Array(readFileSync(new URL('models/digits.onnx', root))));
