@@ -206,9 +206,9 @@ QW_ALWAYS_INLINE void store_quads(uint8_t* o, size_t block, v128_t v0, v128_t v1
 
 /* Quad rows (dwconv.h) of bytes b = input ^ FLIP, 16 channels (four blocks) at a time along the row: the columns
  * whose four taps all lie inside the row take a loop without tests, at step and dilation 1 loading one input column
- * per stored column (the other three taps are the previous columns'), at step 2 two; the columns at the ends take the flipped zero
- * point for their taps outside the row. The channels past the last 16 go byte by byte (channels past the last: 0).
- * Needs no relaxed instruction. (Column by column with every tap tested, the rows took a third of MobileNetV2's
+ * per stored column (the other three taps are the previous columns'), at step 2 (output pairs) two; the columns at the
+ * ends take the flipped zero point for their taps outside the row. The channels past the last 16 go byte by byte
+ * (channels past the last: 0). Needs no relaxed instruction. (Column by column with every tap tested, the rows took a third of MobileNetV2's
  * depthwise time in Chromium.) */
 #define QW_DWCONV_QUAD_ROW(name, FLIP)                                                                       \
   QW_DECLARE_DWCONV_TAP_ROW_UKERNEL(name) {                                                                  \

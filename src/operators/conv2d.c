@@ -224,7 +224,8 @@ static struct depthwise_geometry depthwise_geometry(const struct qw_kernels* ker
   g.column_step = (size_t)s->stride_w;
   g.group_step = kernels->dwconv.taps * (size_t)s->dilation_w;
   /* at most the padded width, below 2^31 */
-  g.columns = paired ? qw_dwconv_pair_columns((size_t)ow) : qw_dwconv_row_columns((size_t)ow, g.column_step, g.groups, g.group_step);
+  g.columns = paired ? qw_dwconv_pair_columns((size_t)ow)
+                     : qw_dwconv_row_columns((size_t)ow, g.column_step, g.groups, g.group_step);
   g.step = paired ? 2 : qw_dwconv_row_step(g.column_step, g.group_step);
   /* 4 bytes per channel and stored column: a pair of int16 or a quad of bytes */
   g.row_bytes = qw_size_fits4(g.columns, g.cp, 4, 1) ? round_up_16((uint64_t)g.columns * g.cp * 4) : TOO_LARGE;
@@ -256,8 +257,8 @@ static uint64_t gemm_thread_bytes(const struct qw_kernels* kernels, const qw_con
     return TOO_LARGE;
   }
   /* the im2col block, and 16 bytes for the padding store of its last row (pad_row) */
-  return direct_gemm(s) ? gemm_ws
-                        : gemm_ws + round_up_16((uint64_t)im2col_rows(&kernels->gemm, s) * qw_round_up(gemm_k(s), kernels->gemm.kr)) + 16;
+  const uint64_t block = (uint64_t)im2col_rows(&kernels->gemm, s) * qw_round_up(gemm_k(s), kernels->gemm.kr);
+  return direct_gemm(s) ? gemm_ws : gemm_ws + round_up_16(block) + 16;
 }
 
 /* In 64 bits: the shared part, then one part per thread (checked before it is multiplied by the thread count). */
