@@ -2,7 +2,8 @@
 // torch.onnx.export writes for a qnnpack-quantized model, in qwasm and in onnxruntime-web (wasm, 1 thread),
 // plus onnxruntime-web on the float export of the same weights. The files are generated on first use by
 // tools/bench/mobilenet_v2.py (Debian's python3-torch + python3-torchvision) into build/models/.
-//   node tools/bench/model-bench.mjs [--min-ms N]
+// --threads N runs qwasm on N threads (onnxruntime-web keeps one): Node's measure of how the model scales.
+//   node tools/bench/model-bench.mjs [--min-ms N] [--threads N]
 import * as qwasm from '../../js/index.js';
 import { createOrtRunner, timeIt } from './ort.mjs';
 import { mulberry32 } from './cases.mjs';
@@ -53,8 +54,9 @@ export async function benchMobileNetV2({ minMs = 3000, log = console.log } = {})
       identical, distinctOutputs: distinct, peakBytes: model.peakBytes,
       layers: model.layers.length,
     };
-    log(`MobileNetV2 1x3x224x224, torch.onnx.export QDQ int8 (qnnpack), ${row.layers} layers after fusion:`);
-    log(`  qwasm int8 ${row.qwasmInt8Ms.toFixed(1)} ms | ORT-web int8 ${row.ortInt8Ms.toFixed(1)} ms (${row.vsOrtInt8.toFixed(2)}x)` +
+    log(`MobileNetV2 1x3x224x224, torch.onnx.export QDQ int8 (qnnpack), ${row.layers} layers after fusion` +
+      ` (qwasm: ${qwasm.backendInfo().isa}, ${qwasm.backendInfo().threads} thread(s)):`);
+    log(`  qwasm int8 ${row.qwasmInt8Ms.toFixed(3)} ms | ORT-web int8 ${row.ortInt8Ms.toFixed(1)} ms (${row.vsOrtInt8.toFixed(2)}x)` +
       ` | ORT-web float ${row.ortFloatMs.toFixed(1)} ms (${row.vsOrtFloat.toFixed(2)}x)`);
     log(`  output ${identical ? 'identical to' : 'DIFFERS from'} ORT-web int8 (${distinct} distinct values of 1000);` +
       ` activation peak ${(row.peakBytes / 2 ** 20).toFixed(1)} MiB`);
@@ -67,8 +69,8 @@ export async function benchMobileNetV2({ minMs = 3000, log = console.log } = {})
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await qwasm.init();
   const argv = process.argv.slice(2);
+  await qwasm.init({ numThreads: Number(argv.includes('--threads') ? argv[argv.indexOf('--threads') + 1] : 1) });
   const row = await benchMobileNetV2({ minMs: Number(argv.includes('--min-ms') ? argv[argv.indexOf('--min-ms') + 1] : 3000) });
   if (row && !row.identical) process.exitCode = 1;
 }
