@@ -152,39 +152,26 @@ QW_ALWAYS_INLINE void quad_fp32_plain(size_t ow, size_t channels, size_t cp, siz
   }
 }
 
+/* One requantizing entry point: Y_SIGNED the output type, PAIRED the output-pair contract (dwconv.h). */
+#define QW_DWCONV_FP32_WASMRELAXED(name, B_SIGNED, Y_SIGNED, PAIRED)                                         \
+  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(name) {                                                             \
+    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
+    assert(!(PAIRED) || (groups == 1 && column_step == 1 && group_step == 4));                               \
+    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
+    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
+                    (const uint8_t* const*)rows, w, params, acc, y, Y_SIGNED, B_SIGNED, PAIRED);             \
+  }
+
 #define QW_DWCONV_WASMRELAXED(SEMANTICS, B_SIGNED)                                                           \
   QW_DECLARE_DWCONV_UKERNEL(qw_qs8_dwconv_ukernel_c4__wasmrelaxed_##SEMANTICS) {                             \
     QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
     quad_sums(0, ow, channels_padded, kh, groups, column_step, group_step, (const uint8_t* const*)rows, w, acc, \
               B_SIGNED, 0);                                                                                  \
   }                                                                                                          \
-  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
-    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
-    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
-    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
-                    (const uint8_t* const*)rows, w, params, acc, y, 0, B_SIGNED, 0);                         \
-  }                                                                                                          \
-  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
-    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
-    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
-    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
-                    (const uint8_t* const*)rows, w, params, acc, y, 1, B_SIGNED, 0);                         \
-  }                                                                                                          \
-  /* output pairs (dwconv.h) */                                                                              \
-  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qu8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
-    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
-    assert(groups == 1 && column_step == 1 && group_step == 4);                                              \
-    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
-    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
-                    (const uint8_t* const*)rows, w, params, acc, y, 0, B_SIGNED, 1);                         \
-  }                                                                                                          \
-  QW_DECLARE_DWCONV_REQUANTIZING_UKERNEL(qw_qs8_qs8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS) { \
-    QW_ASSERT_DWCONV_UKERNEL(4);                                                                             \
-    assert(groups == 1 && column_step == 1 && group_step == 4);                                              \
-    assert(channels != 0 && channels <= channels_padded && params != NULL && params->fp32_plain && y != NULL); \
-    quad_fp32_plain(ow, channels, channels_padded, kh, groups, column_step, group_step,                      \
-                    (const uint8_t* const*)rows, w, params, acc, y, 1, B_SIGNED, 1);                         \
-  }
+  QW_DWCONV_FP32_WASMRELAXED(qw_qs8_qu8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS, B_SIGNED, 0, 0) \
+  QW_DWCONV_FP32_WASMRELAXED(qw_qs8_qs8_dwconv_fp32_plain_ukernel_c4__wasmrelaxed_##SEMANTICS, B_SIGNED, 1, 0) \
+  QW_DWCONV_FP32_WASMRELAXED(qw_qs8_qu8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS, B_SIGNED, 0, 1) \
+  QW_DWCONV_FP32_WASMRELAXED(qw_qs8_qs8_dwconv_fp32_plain_pairs_ukernel_c4__wasmrelaxed_##SEMANTICS, B_SIGNED, 1, 1)
 
 QW_DWCONV_WASMRELAXED(usdot, 0)
 #if !defined(__wasm_relaxed_simd__) /* in wasm both are the one instruction: the sdot table takes the usdot kernels */
