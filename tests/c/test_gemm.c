@@ -734,6 +734,24 @@ static int32_t tap_expected(const struct qw_dwconv_config* dwconv, int a_signed,
   return dwconv->taps == 2 ? value : (uint8_t)(value + dwconv->x_offset[a_signed]);
 }
 
+/* The entries of a tap row (`columns` stored columns of padded column k * step) that differ from the input row it was
+ * built from (in_w pixels of C channels, CP padded; zero point a_zp outside it). */
+static int tap_row_errors(const struct qw_dwconv_config* dwconv, const void* row, size_t columns, size_t step,
+                          size_t dilation, const uint8_t* in, size_t in_w, size_t pad_left, size_t C, size_t CP,
+                          int32_t a_zp, int a_signed) {
+  int bad = 0;
+  for (size_t k = 0; k < columns; k++) {
+    for (size_t c = 0; c < CP; c++) {
+      for (size_t t = 0; t < dwconv->taps; t++) {
+        const int32_t v = c < C ? pair_value(in, in_w, pad_left, C, a_zp, (long)(k * step + t * dilation), c, a_signed)
+                                : 0;
+        bad += tap_at(dwconv, row, columns, k, c, t) != tap_expected(dwconv, a_signed, v, c < C);
+      }
+    }
+  }
+  return bad;
+}
+
 static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
   const struct qw_dwconv_config* dwconv = &sel.kernels->dwconv;
   const size_t C = p.channels, KH = p.kh, KW = p.kw, CP = qw_round_up(C, dwconv->cr);
@@ -772,16 +790,8 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
     for (size_t i = 0; i < in_w * C; i++) in[ky][i] = gen_byte(p.a_signed, p.extremes, a_zp);
     rows[ky] = exact_alloc(columns * CP * 4);
     dwconv->tap_row[p.a_signed](columns, step, C, CP, in[ky], in_w, p.pad_left, p.dilation, a_zp, rows[ky]);
-    for (size_t k = 0; k < columns; k++) {
-      for (size_t c = 0; c < CP; c++) {
-        for (size_t t = 0; t < TAPS; t++) {
-          const int32_t v = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(k * step + t * p.dilation), c,
-                                               p.a_signed)
-                                  : 0;
-          bad_taps += tap_at(dwconv, rows[ky], columns, k, c, t) != tap_expected(dwconv, p.a_signed, v, c < C);
-        }
-      }
-    }
+    bad_taps += tap_row_errors(dwconv, rows[ky], columns, step, p.dilation, in[ky], in_w, p.pad_left, C, CP, a_zp,
+                               p.a_signed);
   }
   CHECK(bad_taps == 0, "%s dwconv tap rows C=%zu columns=%zu step=%zu pad_left=%zu dilation=%zu: %d wrong taps",
         sel.name, C, columns, step, p.pad_left, p.dilation, bad_taps);
@@ -820,14 +830,8 @@ static void dwconv_test(struct dwconv_params p, struct kernel_table sel) {
       free(rows[ky]);
       rows[ky] = exact_alloc(pair_columns * CP * 4);
       dwconv->tap_row[p.a_signed](pair_columns, 2, C, CP, in[ky], in_w, p.pad_left, 1, a_zp, rows[ky]);
-      for (size_t k = 0; k < pair_columns; k++) {
-        for (size_t c = 0; c < CP; c++) {
-          for (size_t t = 0; t < TAPS; t++) {
-            const int32_t v = c < C ? pair_value(in[ky], in_w, p.pad_left, C, a_zp, (long)(2 * k + t), c, p.a_signed) : 0;
-            bad_pair_taps += tap_at(dwconv, rows[ky], pair_columns, k, c, t) != tap_expected(dwconv, p.a_signed, v, c < C);
-          }
-        }
-      }
+      bad_pair_taps += tap_row_errors(dwconv, rows[ky], pair_columns, 2, 1, in[ky], in_w, p.pad_left, C, CP, a_zp,
+                                      p.a_signed);
     }
     CHECK(bad_pair_taps == 0, "%s dwconv tap rows of output pairs C=%zu columns=%zu: %d wrong taps", sel.name, C,
           pair_columns, bad_pair_taps);
@@ -860,14 +864,7 @@ static void dwconv_tap_row_step(struct kernel_table sel) {
   for (size_t i = columns * CP * 4; i < room * CP * 4; i++) {
     bad += row[i] != 0xA5;
   }
-  for (size_t k = 0; k < columns; k++) {
-    for (size_t c = 0; c < CP; c++) {
-      for (size_t t = 0; t < dwconv->taps; t++) {
-        const int32_t v = c < C ? pair_value(in, 5, 1, C, 7, (long)(2 * k + t), c, 0) : 0;
-        bad += tap_at(dwconv, row, columns, k, c, t) != tap_expected(dwconv, 0, v, c < C);
-      }
-    }
-  }
+  bad += tap_row_errors(dwconv, row, columns, 2, 1, in, 5, 1, C, CP, 7, 0);
   CHECK(bad == 0, "%s dwconv tap row with step 2: %d wrong entries", sel.name, bad);
   free(row);
 }
